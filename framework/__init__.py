@@ -1,0 +1,1 @@
+"""A client-go-style controller framework for Python."""

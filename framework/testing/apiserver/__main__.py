@@ -1,0 +1,56 @@
+"""``python -m framework.testing.apiserver --port PORT --kubeconfig FILE [--crds DIR]``.
+
+Runs in the foreground until SIGINT or SIGTERM. FILE is written only once the server answers requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+
+import structlog
+
+from framework.testing.apiserver.server import APIServer
+
+log = structlog.get_logger("framework.testing.apiserver")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m framework.testing.apiserver", description=__doc__)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks one)")
+    p.add_argument("--kubeconfig", required=True, help="where to write a kubeconfig for this server")
+    p.add_argument("--crds", help="directory or file of CustomResourceDefinition YAML to install")
+    p.add_argument("--http", action="store_true", help="serve plain HTTP instead of HTTPS")
+    p.add_argument(
+        "--watch-cache-size", type=int, default=1000, help="events kept per resource (default 1000)"
+    )
+    args = p.parse_args(argv)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    server = APIServer(
+        args.host, args.port, scheme="http" if args.http else "https", watch_cache_size=args.watch_cache_size
+    )
+    try:
+        server.start()
+    except OSError as e:
+        log.error("cannot listen", host=args.host, port=args.port, error=str(e))
+        return 1
+    try:
+        if args.crds:
+            server.install_crds(args.crds)
+        server.write_kubeconfig(args.kubeconfig)
+        log.info("serving", url=server.url, kubeconfig=args.kubeconfig)
+        stop.wait()
+    finally:
+        server.stop()
+        log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""Which resources are served right now: the built-in ones plus those of Established CRDs (16-3)."""
+
+from __future__ import annotations
+
+from .resources import BUILTIN, ResourceType, custom_resource_types
+
+
+class Registry:
+    def __init__(self) -> None:
+        self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
+        self._custom: dict[str, list[ResourceType]] = {}  # CRD name -> its served types
+        for rt in BUILTIN:
+            self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
+
+    def get(self, group: str, version: str, resource: str) -> ResourceType | None:
+        return self._by_gvr.get((group, version, resource))
+
+    def all(self) -> list[ResourceType]:
+        return list(self._by_gvr.values())
+
+    def group_versions(self) -> dict[str, list[str]]:
+        """Served groups with their versions, preferred (first) version first."""
+        out: dict[str, list[str]] = {}
+        for rt in self._by_gvr.values():
+            versions = out.setdefault(rt.group, [])
+            if rt.version not in versions:
+                versions.append(rt.version)
+        for group, versions in out.items():
+            crd_order = [
+                v["name"]
+                for types in self._custom.values()
+                for t in types[:1]
+                if t.group == group and t.crd
+                for v in t.crd["spec"]["versions"]
+            ]
+            versions.sort(key=lambda v: (crd_order.index(v) if v in crd_order else -1, _version_priority(v)))
+        return out
+
+    def by_kind(self, api_version: str, kind: str) -> ResourceType | None:
+        group, _, version = api_version.rpartition("/")
+        for rt in self._by_gvr.values():
+            if rt.group == group and rt.version == version and rt.kind == kind:
+                return rt
+        # Owner references may name another version of the same group/kind.
+        for rt in self._by_gvr.values():
+            if rt.group == group and rt.kind == kind:
+                return rt
+        return None
+
+    def storage_types(self) -> list[ResourceType]:
+        """One type per storage table (the events.k8s.io view shares the core Event table)."""
+        seen: dict[str, ResourceType] = {}
+        for rt in self._by_gvr.values():
+            seen.setdefault(rt.storage, rt)
+        return list(seen.values())
+
+    def custom_types(self, crd_name: str) -> list[ResourceType]:
+        return self._custom.get(crd_name, [])
+
+    def set_crd(self, crd: dict) -> None:
+        """Serve (or re-serve, after an update) the versions of an Established CRD."""
+        self.remove_crd(crd["metadata"]["name"])
+        types = custom_resource_types(crd)
+        self._custom[crd["metadata"]["name"]] = types
+        for rt in types:
+            self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
+
+    def remove_crd(self, name: str) -> None:
+        for rt in self._custom.pop(name, []):
+            self._by_gvr.pop((rt.group, rt.version, rt.resource), None)
+
+    def builtin_conflict(self, group: str, plural: str) -> bool:
+        return any(rt.group == group and rt.resource == plural for rt in BUILTIN)
+
+
+def _version_priority(v: str) -> tuple:
+    """Kubernetes version ordering: GA > beta > alpha, higher numbers first."""
+    import re
+
+    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
+    if not m:
+        return (3, v)
+    major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)
+    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
+    return (rank, -major, -minor)

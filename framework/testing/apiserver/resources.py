@@ -1,0 +1,469 @@
+"""The resource types the server serves: built-in kinds (spec §17) and custom resources (§16).
+
+A :class:`ResourceType` is one resource in one group/version, with the per-kind rules the generic
+REST code needs: scope, subresources, generation tracking, PUT semantics, name rules, field selectors,
+strategic-merge strategies and the kind's own defaulting and validation hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import crd_schema, event_conversion, timefmt, validation
+from .errors import FieldError
+from .patch import BUILTIN_SMP_STRATEGIES
+
+PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+CREATE_ONLY = ("create",)
+
+Hook = Callable[[dict, dict | None], None]
+Validator = Callable[[dict, dict | None], list[FieldError]]
+
+
+@dataclass(eq=False)
+class ResourceType:
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool
+    singular: str
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    tracks_generation: bool = False
+    # Top-level keys whose change bumps generation; None means everything but metadata (6-4).
+    generation_keys: tuple[str, ...] | None = None
+    put_requires_rv: bool = False
+    put_creates: bool = False
+    name_rule: str = "subdomain"
+    verbs: tuple[str, ...] = PERSISTED_VERBS
+    storage: str = ""  # key of the shared storage table; two views (events) share one
+    supports_gc: bool = True
+    time_fields: tuple[str, ...] = ()
+    microtime_fields: tuple[str, ...] = ()
+    normalize: Hook | None = None  # defaulting/normalising on create (old None) and update
+    validate: Validator | None = None
+    fields: Callable[[dict], dict[str, str]] | None = None  # extra field-selector values
+    field_names: tuple[str, ...] = ()
+    smp: dict[str, Any] | None = None  # None: strategic merge patch not supported (CRs)
+    crd: dict | None = None  # the CRD a custom resource type comes from
+    # Conversion between this view and the stored form (events.k8s.io ↔ core/v1 Event).
+    to_storage: Callable[[dict], dict] | None = None
+    from_storage: Callable[[dict], dict] | None = None
+    persisted: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.storage:
+            self.storage = self.qualified
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """``plural`` for the core group, ``plural.group`` otherwise (the ``RES`` of spec 5-3)."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    @property
+    def list_kind(self) -> str:
+        if self.crd:
+            return self.crd["spec"]["names"].get("listKind") or self.kind + "List"
+        return self.kind + "List"
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    @property
+    def is_custom(self) -> bool:
+        return self.crd is not None
+
+    def selectable_fields(self) -> tuple[str, ...]:
+        base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
+        if not self.is_custom:
+            base = ("metadata.name", "metadata.namespace")
+        return base + self.field_names
+
+    def field_set(self, obj: dict) -> dict[str, str]:
+        meta = obj.get("metadata", {})
+        out = {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
+        if self.fields:
+            out.update(self.fields(obj))
+        return out
+
+
+# --- kind hooks ------------------------------------------------------------------------------------
+
+
+def _namespace_normalize(obj: dict, old: dict | None) -> None:
+    meta = obj["metadata"]
+    labels = meta.setdefault("labels", {})
+    labels["kubernetes.io/metadata.name"] = meta["name"]  # 6-11
+    if old is None:
+        spec = obj.setdefault("spec", {})
+        fins = list(spec.get("finalizers") or [])
+        if "kubernetes" not in fins:
+            fins.append("kubernetes")
+        spec["finalizers"] = fins
+        obj["status"] = {"phase": "Active"}
+
+
+def _namespace_fields(obj: dict) -> dict[str, str]:
+    return {"status.phase": obj.get("status", {}).get("phase", ""), "name": obj["metadata"]["name"]}
+
+
+def _secret_fields(obj: dict) -> dict[str, str]:
+    return {"type": obj.get("type", "")}
+
+
+def _secret_normalize(obj: dict, old: dict | None) -> None:
+    validation.normalize_secret(obj)
+
+
+def _sa_normalize(obj: dict, old: dict | None) -> None:
+    validation.normalize_service_account(obj)
+
+
+def _rq_normalize(obj: dict, old: dict | None) -> None:
+    if old is None:
+        obj.pop("status", None)
+
+
+def _webhook_normalize(mutating: bool) -> Hook:
+    def hook(obj: dict, old: dict | None) -> None:
+        validation.default_webhook_configuration(obj, mutating)
+
+    return hook
+
+
+def _crd_normalize(obj: dict, old: dict | None) -> None:
+    crd_schema.default_crd(obj)
+    if old is None:
+        obj["status"] = {
+            "acceptedNames": {"kind": "", "plural": ""},
+            "conditions": [],
+            "storedVersions": [],
+        }
+
+
+def _core_event_fields(obj: dict) -> dict[str, str]:
+    return event_conversion.event_field_set(obj)
+
+
+CORE_EVENT_FIELDS = (
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+)
+
+EVENT_TIME_FIELDS = ("firstTimestamp", "lastTimestamp")
+EVENT_MICROTIME_FIELDS = ("eventTime", "series.lastObservedTime")
+
+
+def _core_event_validate(obj: dict, old: dict | None) -> list[FieldError]:
+    return validation.validate_event(obj, created_via_events_v1=False, old_core=old)
+
+
+def _events_v1_validate(obj: dict, old: dict | None) -> list[FieldError]:
+    # Hooks run on the stored (core) form; the events.k8s.io view adds its stricter rules.
+    return validation.validate_event(
+        obj, created_via_events_v1=old is None, old_core=old, updated_via_events_v1=old is not None
+    )
+
+
+def _rbac_validator(fn: Callable[..., list[FieldError]], cluster: bool, binding: bool) -> Validator:
+    if binding:
+        return lambda obj, old: fn(obj, cluster, old)
+    return lambda obj, old: fn(obj, cluster)
+
+
+def _builtin() -> list[ResourceType]:
+    smp = BUILTIN_SMP_STRATEGIES
+    rbac = "rbac.authorization.k8s.io"
+    return [
+        ResourceType(
+            "",
+            "v1",
+            "namespaces",
+            "Namespace",
+            False,
+            "namespace",
+            short_names=("ns",),
+            subresources=("status", "finalize"),
+            name_rule="label",
+            normalize=_namespace_normalize,
+            validate=lambda o, old: validation.validate_namespace(o),
+            fields=_namespace_fields,
+            field_names=("status.phase", "name"),
+            smp=smp["Namespace"],
+            time_fields=("status.conditions[].lastTransitionTime",),
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "configmaps",
+            "ConfigMap",
+            True,
+            "configmap",
+            short_names=("cm",),
+            validate=validation.validate_configmap,
+            smp=smp["ConfigMap"],
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "secrets",
+            "Secret",
+            True,
+            "secret",
+            normalize=_secret_normalize,
+            validate=validation.validate_secret,
+            fields=_secret_fields,
+            field_names=("type",),
+            smp=smp["Secret"],
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "serviceaccounts",
+            "ServiceAccount",
+            True,
+            "serviceaccount",
+            short_names=("sa",),
+            normalize=_sa_normalize,
+            validate=lambda o, old: validation.validate_service_account(o),
+            smp=smp["ServiceAccount"],
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "resourcequotas",
+            "ResourceQuota",
+            True,
+            "resourcequota",
+            short_names=("quota",),
+            subresources=("status",),
+            normalize=_rq_normalize,
+            validate=lambda o, old: validation.validate_resource_quota(o),
+            smp=smp["ResourceQuota"],
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "events",
+            "Event",
+            True,
+            "event",
+            short_names=("ev",),
+            put_creates=True,
+            supports_gc=False,
+            validate=_core_event_validate,
+            fields=_core_event_fields,
+            field_names=CORE_EVENT_FIELDS,
+            smp=smp["Event"],
+            storage="events",
+            time_fields=EVENT_TIME_FIELDS,
+            microtime_fields=EVENT_MICROTIME_FIELDS,
+        ),
+        ResourceType(
+            "events.k8s.io",
+            "v1",
+            "events",
+            "Event",
+            True,
+            "event",
+            short_names=("ev",),
+            put_creates=True,
+            supports_gc=False,
+            validate=_events_v1_validate,
+            fields=_core_event_fields,
+            field_names=CORE_EVENT_FIELDS,
+            smp=smp["Event"],
+            storage="events",
+            time_fields=EVENT_TIME_FIELDS,
+            microtime_fields=EVENT_MICROTIME_FIELDS,
+            to_storage=event_conversion.events_v1_to_core,
+            from_storage=event_conversion.core_to_events_v1,
+        ),
+        ResourceType(
+            rbac,
+            "v1",
+            "roles",
+            "Role",
+            True,
+            "role",
+            put_creates=True,
+            name_rule="path",
+            validate=_rbac_validator(validation.validate_role, False, False),
+            smp=smp["Role"],
+        ),
+        ResourceType(
+            rbac,
+            "v1",
+            "rolebindings",
+            "RoleBinding",
+            True,
+            "rolebinding",
+            put_creates=True,
+            name_rule="path",
+            validate=_rbac_validator(validation.validate_binding, False, True),
+            smp=smp["RoleBinding"],
+        ),
+        ResourceType(
+            rbac,
+            "v1",
+            "clusterroles",
+            "ClusterRole",
+            False,
+            "clusterrole",
+            put_creates=True,
+            name_rule="path",
+            validate=_rbac_validator(validation.validate_role, True, False),
+            smp=smp["ClusterRole"],
+        ),
+        ResourceType(
+            rbac,
+            "v1",
+            "clusterrolebindings",
+            "ClusterRoleBinding",
+            False,
+            "clusterrolebinding",
+            put_creates=True,
+            name_rule="path",
+            validate=_rbac_validator(validation.validate_binding, True, True),
+            smp=smp["ClusterRoleBinding"],
+        ),
+        ResourceType(
+            "coordination.k8s.io",
+            "v1",
+            "leases",
+            "Lease",
+            True,
+            "lease",
+            put_requires_rv=True,
+            put_creates=True,
+            validate=lambda o, old: validation.validate_lease(o),
+            smp=smp["Lease"],
+            microtime_fields=("spec.acquireTime", "spec.renewTime"),
+        ),
+        ResourceType(
+            "admissionregistration.k8s.io",
+            "v1",
+            "validatingwebhookconfigurations",
+            "ValidatingWebhookConfiguration",
+            False,
+            "validatingwebhookconfiguration",
+            tracks_generation=True,
+            generation_keys=("webhooks",),
+            put_requires_rv=True,
+            normalize=_webhook_normalize(False),
+            validate=lambda o, old: validation.validate_webhook_configuration(o, False),
+            smp=smp["ValidatingWebhookConfiguration"],
+        ),
+        ResourceType(
+            "admissionregistration.k8s.io",
+            "v1",
+            "mutatingwebhookconfigurations",
+            "MutatingWebhookConfiguration",
+            False,
+            "mutatingwebhookconfiguration",
+            tracks_generation=True,
+            generation_keys=("webhooks",),
+            put_requires_rv=True,
+            normalize=_webhook_normalize(True),
+            validate=lambda o, old: validation.validate_webhook_configuration(o, True),
+            smp=smp["MutatingWebhookConfiguration"],
+        ),
+        ResourceType(
+            "apiextensions.k8s.io",
+            "v1",
+            "customresourcedefinitions",
+            "CustomResourceDefinition",
+            False,
+            "customresourcedefinition",
+            short_names=("crd", "crds"),
+            categories=("api-extensions",),
+            subresources=("status",),
+            tracks_generation=True,
+            generation_keys=("spec",),
+            put_requires_rv=True,
+            normalize=_crd_normalize,
+            validate=crd_schema.validate_crd,
+            smp=smp["CustomResourceDefinition"],
+            time_fields=("status.conditions[].lastTransitionTime",),
+        ),
+    ]
+
+
+BUILTIN: list[ResourceType] = _builtin()
+
+
+def custom_resource_types(crd: dict) -> list[ResourceType]:
+    """One :class:`ResourceType` per served version of an established CRD (16-4)."""
+    spec = crd["spec"]
+    names = spec["names"]
+    group = spec["group"]
+    out = []
+    for version in crd_schema.served_versions(crd):
+        subs = ("status",) if crd_schema.has_status_subresource(crd, version) else ()
+        entry = crd_schema.version_entry(crd, version) or {}
+        if (entry.get("subresources") or {}).get("scale") is not None:
+            subs += ("scale",)
+        selectable = tuple(crd_schema.selectable_fields(crd, version))
+        out.append(
+            ResourceType(
+                group,
+                version,
+                names["plural"],
+                names["kind"],
+                spec["scope"] == "Namespaced",
+                names.get("singular") or names["kind"].lower(),
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                subresources=subs,
+                tracks_generation=True,
+                put_requires_rv=True,
+                crd=crd,
+                field_names=selectable,
+                fields=_selectable_getter(selectable) if selectable else None,
+                storage=f"{names['plural']}.{group}",
+            )
+        )
+    return out
+
+
+def _selectable_getter(paths: tuple[str, ...]) -> Callable[[dict], dict[str, str]]:
+    def get(obj: dict) -> dict[str, str]:
+        out = {}
+        for p in paths:
+            cur: Any = obj
+            for part in p.split("."):
+                cur = cur.get(part) if isinstance(cur, dict) else None
+            if cur is not None:
+                out[p] = (
+                    cur if isinstance(cur, str) else str(cur).lower() if isinstance(cur, bool) else str(cur)
+                )
+        return out
+
+    return get
+
+
+def normalize_times(rt: ResourceType, obj: dict) -> None:
+    """Normalise Time / MicroTime fields of the kind (6-12); raises 400 for undecodable values."""
+    if rt.time_fields or rt.microtime_fields:
+        timefmt.normalize_object_times(
+            obj, rt.time_fields, rt.microtime_fields, kind=rt.kind, version=rt.version
+        )

@@ -1,0 +1,320 @@
+"""``APIServer``: the in-process Kubernetes API server, its lifecycle, kubeconfig and fault injection."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import secrets
+import shutil
+import ssl
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import structlog
+import yaml
+from aiohttp import web
+
+from . import certs
+from .controllers import CRD_STORAGE, Controllers
+from .errors import StatusError
+from .http import Fault, Handler
+from .registry import Registry
+from .rest import API
+from .storage import Storage
+
+log = structlog.get_logger("framework.testing.apiserver")
+
+T = TypeVar("T")
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class APIServer:
+    """A pure-Python kube-apiserver for tests, the embedded run mode and benchmarks.
+
+    Use as a context manager or call :meth:`start` / :meth:`stop`. All state lives on one asyncio
+    event loop in a background thread named ``apiserver``; public methods are thread-safe.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        scheme: str = "https",
+        watch_cache_size: int = 1000,
+        kubeconfig: str | os.PathLike | None = None,
+        bookmark_interval: float = 60.0,
+        min_request_timeout: float = 1800.0,
+        watch_buffer: int = 10_000,
+        future_rv_wait: float = 3.0,
+    ) -> None:
+        if scheme not in ("https", "http"):
+            raise ValueError(f"scheme must be https or http, not {scheme!r}")
+        self.host = host
+        self.port = port
+        self.scheme = scheme
+        self.bookmark_interval = bookmark_interval
+        self.min_request_timeout = min_request_timeout
+        self.watch_buffer = watch_buffer
+        self.future_rv_wait = future_rv_wait
+        self.token = "gcm-testing-" + secrets.token_hex(16)
+        self.storage = Storage(watch_cache_size)
+        self.registry = Registry()
+        self.api = API(self.storage, self.registry)
+        self._dir = Path(tempfile.mkdtemp(prefix="gcm-apiserver-"))
+        self._kubeconfig_path = Path(kubeconfig) if kubeconfig else self._dir / "kubeconfig"
+        self.ca = certs.generate_ca()
+        self.serving = certs.issue_serving_cert(self.ca)
+        self.ca_path, _ = self.ca.write(self._dir, "ca")
+        self._cert_path, self._key_path = self.serving.write(self._dir, "serving")
+        self.controllers = Controllers(self.storage, self.registry, self.api, self.ca.cert_pem)
+        self.handler = Handler(self)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._started = False
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{self.scheme}://{host}:{self.port}"
+
+    @property
+    def kubeconfig(self) -> str:
+        """Path of a kubeconfig for this server (cluster CA, bearer token, namespace ``default``)."""
+        return str(self._kubeconfig_path)
+
+    def start(self) -> APIServer:
+        if self._started:
+            return self
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(self._start_async())
+            except BaseException as e:
+                failure.append(e)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._shutdown_async())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="apiserver", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+        self._started = True
+        self.write_kubeconfig(self._kubeconfig_path)
+        return self
+
+    async def _start_async(self) -> None:
+        self.controllers.start()
+        for name in SYSTEM_NAMESPACES:
+            if self.storage.get("namespaces", ("", name)) is None:
+                self.api.create(self.registry.get("", "v1", "namespaces"), None, {"metadata": {"name": name}})
+        await self._start_site()
+
+    async def _start_site(self) -> None:
+        app = web.Application(client_max_size=4 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self.handler.handle)
+        # handler_cancellation: a client that disconnects cancels its handler, releasing watches (15-10).
+        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
+        await self._runner.setup()
+        ctx = None
+        if self.scheme == "https":
+            ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            ctx.load_cert_chain(self._cert_path, self._key_path)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx, reuse_address=True)
+        await site.start()
+        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+
+    async def _stop_site(self) -> None:
+        self.handler.drop_watches()
+        if self._runner:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _shutdown_async(self) -> None:
+        await self._stop_site()
+        self.controllers.stop()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def stop(self) -> None:
+        if not self._started or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        assert self._thread is not None
+        self._thread.join(timeout=10)
+        self._started = False
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def restart(self) -> None:
+        """Stop serving and serve again on the same address, keeping all data (open watches end)."""
+        self._run(self._stop_site())
+        self._run(self._start_site())
+
+    def __enter__(self) -> APIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _run(self, coro: Any) -> Any:
+        assert self._loop is not None, "APIServer is not started"
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=30)
+
+    def call(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` on the server's event loop (where all state lives) and return its result."""
+
+        async def wrapper() -> T:
+            return fn()
+
+        return self._run(wrapper())
+
+    # -- clients -------------------------------------------------------------------------------------
+
+    def kubeconfig_dict(self, namespace: str = "default") -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": "gcm-testing",
+                    "cluster": {
+                        "server": self.url,
+                        "certificate-authority-data": base64.b64encode(self.ca.cert_pem).decode(),
+                    },
+                }
+            ],
+            "users": [{"name": "admin", "user": {"token": self.token}}],
+            "contexts": [
+                {
+                    "name": "gcm-testing",
+                    "context": {"cluster": "gcm-testing", "user": "admin", "namespace": namespace},
+                }
+            ],
+            "current-context": "gcm-testing",
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
+        """Write a kubeconfig atomically (a reader never sees half a file) and return its path."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(yaml.safe_dump(self.kubeconfig_dict(namespace)))
+        os.chmod(tmp, 0o600)
+        tmp.replace(path)
+        return str(path)
+
+    def api_client(self) -> Any:
+        """An official ``kubernetes.client.ApiClient`` configured for this server."""
+        from kubernetes import client
+
+        cfg = client.Configuration()
+        cfg.host = self.url
+        cfg.ssl_ca_cert = str(self.ca_path)
+        cfg.api_key = {"authorization": self.token}
+        cfg.api_key_prefix = {"authorization": "Bearer"}
+        return client.ApiClient(cfg)
+
+    # -- CRDs ----------------------------------------------------------------------------------------
+
+    def install_crds(self, source: str | os.PathLike | Iterable[dict], timeout: float = 10.0) -> list[str]:
+        """Create or update the CRDs of a YAML directory or file (or dicts); wait until Established."""
+        docs = list(_load_docs(source)) if isinstance(source, str | os.PathLike) else list(source)
+        crds = [d for d in docs if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"]
+        rt = self.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        assert rt is not None
+
+        def apply(crd: dict) -> None:
+            name = crd.get("metadata", {}).get("name", "")
+            existing = self.storage.get(CRD_STORAGE, ("", name))
+            if existing is None:
+                self.api.create(rt, None, crd)
+            else:
+                body = {
+                    **crd,
+                    "metadata": {
+                        **crd.get("metadata", {}),
+                        "resourceVersion": existing["metadata"]["resourceVersion"],
+                    },
+                }
+                self.api.update(rt, None, name, body)
+
+        names = []
+        for crd in crds:
+            self.call(lambda crd=crd: apply(crd))
+            names.append(crd["metadata"]["name"])
+        deadline = time.monotonic() + timeout
+        for name in names:
+            while not self.call(lambda name=name: bool(self.registry.custom_types(name))):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"CRD {name} was not established within {timeout}s")
+                time.sleep(0.01)
+        return names
+
+    # -- fault injection -----------------------------------------------------------------------------
+
+    def drop_watches(self) -> None:
+        """Close every open watch stream (clients see a clean end of stream and re-watch)."""
+        self.call(self.handler.drop_watches)
+
+    def compact(self) -> None:
+        """Make every resourceVersion older than now too old: watches, exact lists and continues get 410."""
+        self.call(self.storage.compact)
+
+    def inject_failure(
+        self,
+        verb: str,
+        resource: str,
+        status: int,
+        count: int | None = 1,
+        retry_after: int | None = None,
+        namespace: str | None = None,
+    ) -> None:
+        """Fail the next ``count`` matching requests (``None``: until :meth:`clear_failures`)."""
+        plural, _, group = resource.partition(".")
+        fault = Fault(verb, plural, group if "." in resource else None, namespace, status, count, retry_after)
+        self.call(lambda: self.handler.faults.append(fault))
+
+    def clear_failures(self) -> None:
+        self.call(self.handler.faults.clear)
+
+    @property
+    def resource_version(self) -> int:
+        return self.storage.rv
+
+
+def _load_docs(source: str | os.PathLike) -> Iterable[Any]:
+    path = Path(source)
+    files = (
+        sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+        if path.is_dir()
+        else [path]
+    )
+    for f in files:
+        yield from yaml.safe_load_all(f.read_text())
+
+
+__all__ = ["APIServer", "StatusError"]

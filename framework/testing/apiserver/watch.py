@@ -1,0 +1,115 @@
+"""Watch streams (spec §15): filtering, ADDED/DELETED on selector transitions, bookmarks, overflow."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+
+import orjson
+
+from .resources import ResourceType
+from .storage import WatchEvent
+
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+
+
+class Watcher:
+    """One open watch: a bounded buffer of encoded lines filled synchronously by storage writes.
+
+    A reader that falls more than ``max_buffer`` events behind is closed rather than allowed to hold up
+    writers or grow without bound (15-10); clients re-watch from their last resourceVersion.
+    """
+
+    def __init__(
+        self,
+        rt: ResourceType,
+        match: Callable[[dict], bool],
+        external: Callable[[ResourceType, dict], dict],
+        max_buffer: int = 10_000,
+    ) -> None:
+        self.rt = rt
+        self.match = match
+        self.external = external
+        self.max_buffer = max_buffer
+        self.buffer: deque[bytes] = deque()
+        self.closed = False
+        self.overflowed = False
+        self._wake = asyncio.Event()
+
+    def encode(self, etype: str, obj: dict, ev: WatchEvent | None = None) -> bytes:
+        if ev is not None and obj is ev.obj:
+            key = (self.rt.api_version, etype)
+            line = ev.encoded.get(key)
+            if line is None:
+                line = ev.encoded[key] = _line(etype, self.external(self.rt, obj))
+            return line
+        return _line(etype, self.external(self.rt, obj))
+
+    def push(self, ev: WatchEvent) -> None:
+        if self.closed:
+            return
+        line = self.filter(ev)
+        if line is None:
+            return
+        self.buffer.append(line)
+        if len(self.buffer) > self.max_buffer:
+            self.overflowed = True
+            self.close()
+        self._wake.set()
+
+    def filter(self, ev: WatchEvent) -> bytes | None:
+        """The line this watcher sees for an event, or None (15-4)."""
+        if ev.type == "ADDED":
+            return self.encode("ADDED", ev.obj, ev) if self.match(ev.obj) else None
+        if ev.type == "DELETED":
+            assert ev.prev is not None
+            return self.encode("DELETED", ev.obj, ev) if self.match(ev.prev) else None
+        assert ev.prev is not None
+        now, before = self.match(ev.obj), self.match(ev.prev)
+        if now and before:
+            return self.encode("MODIFIED", ev.obj, ev)
+        if now:
+            return self.encode("ADDED", ev.obj, ev)
+        if before:
+            # Leaving the selection: the last matching state, stamped with the new resourceVersion.
+            gone = {**ev.prev, "metadata": {**ev.prev["metadata"], "resourceVersion": str(ev.rv)}}
+            return self.encode("DELETED", gone)
+        return None
+
+    def send_line(self, line: bytes) -> None:
+        self.buffer.append(line)
+        self._wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake.set()
+
+    async def wait(self, timeout: float) -> None:
+        if self.buffer or self.closed:
+            return
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        except TimeoutError:
+            pass
+
+    def drain(self) -> bytes:
+        data = b"".join(self.buffer)
+        self.buffer.clear()
+        return data
+
+
+def _line(etype: str, obj: dict) -> bytes:
+    return orjson.dumps({"type": etype, "object": obj}) + b"\n"
+
+
+def bookmark(rt: ResourceType, rv: int, initial_end: bool = False) -> bytes:
+    meta: dict = {"resourceVersion": str(rv)}
+    if initial_end:
+        meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+    return _line("BOOKMARK", {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta})
+
+
+def error_line(status: dict) -> bytes:
+    return _line("ERROR", status)
