@@ -25,7 +25,8 @@ class Raw:
 
     def __init__(self, server) -> None:
         self.server = server
-        self.http = urllib3.PoolManager(ca_certs=str(server.ca_path))
+        # No retries: tests must see exactly what the server answered (urllib3 retries 429 by default).
+        self.http = urllib3.PoolManager(ca_certs=str(server.ca_path), retries=False)
 
     def request(
         self,

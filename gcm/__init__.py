@@ -1,0 +1,1 @@
+"""gcm: the Gardener Controller Manager, on the ``framework`` controller library."""
