@@ -133,7 +133,7 @@ def test_kopf_style_event_is_accepted(raw):
 
 def test_event_put_creates_and_supports_no_gc(core, raw):
     """7-6: PUT of a missing Event creates it."""
-    code, ev = raw.json("PUT", "/api/v1/namespaces/default/events/put1", core_event("put1"))
+    code, _ = raw.json("PUT", "/api/v1/namespaces/default/events/put1", core_event("put1"))
     assert code == 201
     with pytest.raises(ApiException) as e:
         core.create_namespaced_event(

@@ -91,7 +91,7 @@ def test_table_is_declined(raw):
 
 
 def test_patch_types(core, raw):
-    """8-1..8-6: strategic (finalizers set union, $deleteFromPrimitiveList), merge, JSON patch test op, conflicts."""
+    """8-1..8-6: strategic (set union, $deleteFromPrimitiveList), merge, JSON patch test op, conflicts."""
     core.create_namespaced_config_map(
         "default", {"metadata": {"name": "p", "finalizers": ["a.io/x"]}, "data": {"k": "v"}}
     )
@@ -152,7 +152,7 @@ def test_namespace_status_and_finalize(core, raw):
 def test_inject_failure(apiserver, core, raw):
     """Fault injection: count, namespace filter, Retry-After on 429, until cleared."""
     apiserver.inject_failure("list", "configmaps", 429, count=1, retry_after=1, namespace="default")
-    code, st = raw.json("GET", "/api/v1/namespaces/kube-system/configmaps")
+    code, _ = raw.json("GET", "/api/v1/namespaces/kube-system/configmaps")
     assert code == 200  # another namespace is not affected
     r = raw.request("GET", "/api/v1/namespaces/default/configmaps")
     assert r.status == 429 and r.headers["Retry-After"] == "1"
