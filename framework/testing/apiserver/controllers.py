@@ -23,11 +23,13 @@ from .errors import StatusError
 from .registry import Registry
 from .resources import ResourceType
 from .rest import API, CRD_CLEANUP_FINALIZER, WriteOptions, deep_copy, set_condition
+from .selectors import label_selector_from_dict
 from .storage import Storage, WatchEvent
 
 log = structlog.get_logger("framework.testing.apiserver")
 
 CRD_STORAGE = "customresourcedefinitions.apiextensions.k8s.io"
+CLUSTER_ROLES = "clusterroles.rbac.authorization.k8s.io"
 
 
 class WorkQueue:
@@ -76,7 +78,14 @@ class Controllers:
         self.ns_queue = WorkQueue("namespace-controller", self.sync_namespace, retry_delay=0.5)
         self.ns_defaults_queue = WorkQueue("namespace-defaults", self.namespace_defaults)
         self.gc_queue = WorkQueue("garbage-collector", self.sync_gc)
-        self.queues = [self.crd_queue, self.ns_queue, self.ns_defaults_queue, self.gc_queue]
+        self.aggregation_queue = WorkQueue("clusterrole-aggregation", self.aggregate_cluster_roles)
+        self.queues = [
+            self.crd_queue,
+            self.ns_queue,
+            self.ns_defaults_queue,
+            self.gc_queue,
+            self.aggregation_queue,
+        ]
         # uid -> (storage key, namespace, name) of every object, and owner uid -> dependents.
         self.uids: dict[str, tuple[str, str, str]] = {}
         self.dependents: dict[str, set[tuple[str, str, str]]] = {}
@@ -110,6 +119,8 @@ class Controllers:
         uid = meta.get("uid")
         if key == CRD_STORAGE:
             self.crd_queue.add(name)
+        if key == CLUSTER_ROLES:
+            self.aggregation_queue.add("all")
         if key == "namespaces":
             if ev.type == "ADDED":
                 self.ns_defaults_queue.add(name)
@@ -146,6 +157,43 @@ class Controllers:
         fins = meta.get("finalizers") or []
         if meta.get("deletionTimestamp") and ("orphan" in fins or "foregroundDeletion" in fins):
             self.gc_queue.add(("owner", *loc))
+
+    # -- ClusterRole aggregation (19-3) ------------------------------------------------------------------
+
+    def aggregate_cluster_roles(self, _: str) -> None:
+        """Set each aggregated ClusterRole's rules to the deduplicated rules of the roles it selects.
+
+        Aggregated roles may select each other (view → edit → admin), so iterate to a fixed point.
+        """
+        rt = self.registry.get("rbac.authorization.k8s.io", "v1", "clusterroles")
+        assert rt is not None
+        table = self.storage.table(CLUSTER_ROLES)
+        current = {name: obj for (_, name), obj in table.objects.items()}
+        rules = {name: list(obj.get("rules") or []) for name, obj in current.items()}
+        aggregated = {
+            n: o for n, o in current.items() if (o.get("aggregationRule") or {}).get("clusterRoleSelectors")
+        }
+        for _ in range(len(aggregated) + 1):
+            changed = False
+            for name, obj in aggregated.items():
+                selectors = [
+                    label_selector_from_dict(s) for s in obj["aggregationRule"]["clusterRoleSelectors"]
+                ]
+                merged: list[dict] = []
+                for other in sorted(current):
+                    labels = current[other]["metadata"].get("labels") or {}
+                    if other != name and any(sel.matches(labels) for sel in selectors):
+                        merged += [r for r in rules[other] if r not in merged]
+                if merged != rules[name]:
+                    rules[name] = merged
+                    changed = True
+            if not changed:
+                break
+        for name, obj in aggregated.items():
+            if (obj.get("rules") or []) != rules[name]:
+                new = deep_copy(obj)
+                new["rules"] = rules[name]
+                self.api.update(rt, None, name, new)
 
     # -- CRDs ----------------------------------------------------------------------------------------
 

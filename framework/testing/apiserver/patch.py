@@ -400,8 +400,10 @@ class _StrategicMerge:
             return [self.fresh(v, child) for v in items]
         ident = _identity(key)
         if key is None:
+            if any(isinstance(v, dict | list) for v in items):
+                raise bad_request(f"cannot merge lists without merge key for {path}")
             merged: list[Any] = []
-            for value in [*orig, *map(_copy, items)]:
+            for value in [*orig, *items]:
                 if not _contains(merged, value):
                     merged.append(value)
             return _order(merged, items, orig, ident)

@@ -243,6 +243,7 @@ def _builtin() -> list[ResourceType]:
             True,
             "serviceaccount",
             short_names=("sa",),
+            subresources=("token",),
             normalize=_sa_normalize,
             validate=lambda o, old: validation.validate_service_account(o),
             smp=smp["ServiceAccount"],
@@ -405,7 +406,26 @@ def _builtin() -> list[ResourceType]:
             smp=smp["CustomResourceDefinition"],
             time_fields=("status.conditions[].lastTransitionTime",),
         ),
+        # Review APIs: create-only, never stored (§22).
+        _review("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", False),
+        _review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False),
+        _review("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", True),
+        _review("authentication.k8s.io", "tokenreviews", "TokenReview", False),
     ]
+
+
+def _review(group: str, resource: str, kind: str, namespaced: bool) -> ResourceType:
+    return ResourceType(
+        group,
+        "v1",
+        resource,
+        kind,
+        namespaced,
+        kind.lower(),
+        verbs=CREATE_ONLY,
+        persisted=False,
+        supports_gc=False,
+    )
 
 
 BUILTIN: list[ResourceType] = _builtin()

@@ -10,6 +10,8 @@ from __future__ import annotations
 import base64
 import random
 import uuid
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +66,7 @@ class WriteOptions:
     dry_run: bool = False
     field_validation: str = "Warn"
     field_manager: str | None = None
+    user: Any = None  # the authenticated requester (auth.UserInfo); None for in-process controllers
 
 
 @dataclass
@@ -89,6 +92,8 @@ class API:
     def __init__(self, storage: Storage, registry: Registry) -> None:
         self.storage = storage
         self.registry = registry
+        # Built-in admission run after validation, before persistence: (type, new, old or None, options).
+        self.admit: Callable[[ResourceType, dict, dict | None, WriteOptions], None] | None = None
 
     # -- codec -------------------------------------------------------------------------------------
 
@@ -284,23 +289,31 @@ class API:
             else:
                 snap_rv = current
                 objs = self.storage.table(rt.storage).objects
-        keys = sorted(k for k in objs if start_after is None or k > start_after)
+        # Pages cost O(limit + log n), not a sort of the whole table each: the table keeps its keys
+        # sorted until one is added or removed; only a snapshot with later writes is sorted anew.
+        table = self.storage.table(rt.storage)
+        keys = table.sorted_keys() if objs is table.objects else sorted(objs)
+        lo, hi = 0, len(keys)
+        if ns:
+            # One namespace's (ns, name) keys are contiguous; "\0" sorts before any longer namespace.
+            lo, hi = bisect_left(keys, (ns, "")), bisect_left(keys, (ns + "\0", ""))
+        if start_after is not None:
+            lo = max(lo, bisect_right(keys, start_after))
         items = []
         remaining = 0
-        next_key: ObjKey | None = None
+        more = False
         selective = bool(label_selector or field_selector)
-        for i, k in enumerate(keys):
-            obj = objs[k]
-            if (ns and k[0] != ns) or not match(obj):
+        for i in range(lo, hi):
+            obj = objs[keys[i]]
+            if not match(obj):
                 continue
             if limit and len(items) >= limit:
-                next_key = keys[i - 1] if i else None
-                if not selective:
-                    remaining = sum(1 for kk in keys[i:] if not ns or kk[0] == ns)
+                more = True
+                remaining = hi - i  # keys left in range, this one included (exact when not selective)
                 break
             items.append(self.external(rt, obj))
         meta: dict[str, Any] = {"resourceVersion": str(snap_rv)}
-        if next_key is not None:
+        if more:
             meta["continue"] = self._encode_continue(
                 snap_rv, (items[-1]["metadata"].get("namespace", ""), items[-1]["metadata"]["name"])
             )
@@ -390,6 +403,8 @@ class API:
             meta["generation"] = 1
         errs += self._validate(rt, stored, None, bool(generate))
         self._raise_invalid(rt, name, errs)
+        if self.admit is not None:
+            self.admit(rt, stored, None, opts)
         k = _key(ns, name)
         if self.storage.get(rt.storage, k) is not None:
             if generate and name.startswith(generate[:58]) and len(name) == len(generate[:58]) + 5:
@@ -583,6 +598,8 @@ class API:
             rt.normalize(stored, old)
         errs += self._validate(rt, stored, old, False)
         self._raise_invalid(rt, name, errs)
+        if self.admit is not None:
+            self.admit(rt, stored, old, opts)
         if rt.tracks_generation and subresource != "status":
             keys = rt.generation_keys
             if keys is None:

@@ -12,6 +12,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,12 +20,26 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import certs
+from . import certs, errors, timefmt
+from .accounting import RequestAccounting, RequestKey
+from .auth import (
+    MASTERS,
+    RBAC_GROUP,
+    Attributes,
+    Authenticator,
+    RBACAuthorizer,
+    UserInfo,
+    access_review,
+    bootstrap_policy,
+    escalation_error,
+    token_review,
+)
 from .controllers import CRD_STORAGE, Controllers
 from .errors import StatusError
 from .http import Fault, Handler
 from .registry import Registry
-from .rest import API
+from .resources import ResourceType
+from .rest import API, Result, WriteOptions
 from .storage import Storage
 
 log = structlog.get_logger("framework.testing.apiserver")
@@ -52,9 +67,14 @@ class APIServer:
         min_request_timeout: float = 1800.0,
         watch_buffer: int = 10_000,
         future_rv_wait: float = 3.0,
+        authorization: str = "AlwaysAllow",
+        anonymous: bool = False,
     ) -> None:
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
+        if authorization not in ("AlwaysAllow", "RBAC"):
+            raise ValueError(f"authorization must be AlwaysAllow or RBAC, not {authorization!r}")
+        self.authorization = authorization
         self.host = host
         self.port = port
         self.scheme = scheme
@@ -66,6 +86,11 @@ class APIServer:
         self.storage = Storage(watch_cache_size)
         self.registry = Registry()
         self.api = API(self.storage, self.registry)
+        self.api.admit = self._admit
+        self.authenticator = Authenticator(self.storage, anonymous)
+        self.authorizer = RBACAuthorizer(self.storage)
+        self.accounting = RequestAccounting()
+        self.authenticator.add_token(UserInfo("admin", "", (MASTERS,)), self.token)
         self._dir = Path(tempfile.mkdtemp(prefix="gcm-apiserver-"))
         self._kubeconfig_path = Path(kubeconfig) if kubeconfig else self._dir / "kubeconfig"
         self.ca = certs.generate_ca()
@@ -127,6 +152,13 @@ class APIServer:
         for name in SYSTEM_NAMESPACES:
             if self.storage.get("namespaces", ("", name)) is None:
                 self.api.create(self.registry.get("", "v1", "namespaces"), None, {"metadata": {"name": name}})
+        roles, bindings = bootstrap_policy()
+        for resource, objs in (("clusterroles", roles), ("clusterrolebindings", bindings)):
+            rt = self.registry.get(RBAC_GROUP, "v1", resource)
+            assert rt is not None
+            for obj in objs:
+                if self.storage.get(rt.storage, ("", obj["metadata"]["name"])) is None:
+                    self.api.create(rt, None, obj)
         await self._start_site()
 
     async def _start_site(self) -> None:
@@ -139,6 +171,9 @@ class APIServer:
         if self.scheme == "https":
             ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             ctx.load_cert_chain(self._cert_path, self._key_path)
+            # Client certificates are optional and, when sent, must be signed by our CA (22-1).
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+            ctx.load_verify_locations(cafile=str(self.ca_path))
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx, reuse_address=True)
         await site.start()
         sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
@@ -237,6 +272,99 @@ class APIServer:
         cfg.api_key = {"authorization": self.token}
         cfg.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(cfg)
+
+    # -- users, authentication and authorization (§22) ----------------------------------------------
+
+    def add_user(self, name: str, groups: Iterable[str] = ()) -> str:
+        """Register a static token user and return the token."""
+        user = UserInfo(name, "", tuple(groups))
+        return self.call(lambda: self.authenticator.add_token(user))
+
+    def kubeconfig_for(
+        self, user: str, groups: Iterable[str] = (), path: str | os.PathLike | None = None, cert: bool = False
+    ) -> str:
+        """Write a kubeconfig that authenticates as ``user`` (bearer token, or a client certificate)."""
+        kc = self.kubeconfig_dict()
+        if cert:
+            pair = certs.issue_client_cert(self.ca, user, tuple(groups))
+            kc["users"][0]["user"] = {
+                "client-certificate-data": base64.b64encode(pair.cert_pem).decode(),
+                "client-key-data": base64.b64encode(pair.key_pem).decode(),
+            }
+        else:
+            kc["users"][0]["user"] = {"token": self.add_user(user, groups)}
+        kc["users"][0]["name"] = kc["contexts"][0]["context"]["user"] = user
+        target = Path(path) if path else self._dir / f"kubeconfig-{secrets.token_hex(4)}"
+        target.write_text(yaml.safe_dump(kc))
+        return str(target)
+
+    def review(
+        self, rt: ResourceType, namespace: str | None, name: str | None, body: Any, user: UserInfo
+    ) -> Result:
+        """The create-only review APIs and the ServiceAccount TokenRequest (10-6, 22-3)."""
+        if not isinstance(body, dict):
+            raise errors.bad_request(f"{rt.kind} must be a JSON object")
+        if rt.resource == "serviceaccounts":
+            sa = self.api.get_stored(rt, namespace, name or "")
+            token = self.authenticator.mint_service_account_token(
+                namespace or "", name or "", sa["metadata"]["uid"]
+            )
+            spec = dict(body.get("spec") or {})
+            seconds = int(spec.get("expirationSeconds") or 3600)
+            spec["expirationSeconds"] = seconds
+            expires = timefmt.format_time(datetime.now(UTC) + timedelta(seconds=seconds))
+            return Result(
+                201,
+                {
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "kind": "TokenRequest",
+                    "metadata": {
+                        "name": name,
+                        "namespace": namespace,
+                        "creationTimestamp": timefmt.now_time(),
+                    },
+                    "spec": spec,
+                    "status": {"token": token, "expirationTimestamp": expires},
+                },
+            )
+        if rt.kind == "TokenReview":
+            return Result(201, token_review(body, self.authenticator))
+
+        def decide(a: Attributes) -> bool:
+            return self.authorization == "AlwaysAllow" or self.authorizer.allowed(a)
+
+        return Result(201, access_review(rt.kind, body, user, namespace, decide))
+
+    def _admit(self, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions) -> None:
+        """RBAC escalation prevention for roles and bindings (19-2)."""
+        user = opts.user
+        if self.authorization != "RBAC" or user is None or rt.group != RBAC_GROUP:
+            return
+        meta = new["metadata"]
+        ns = meta.get("namespace", "")
+        if rt.resource in ("roles", "clusterroles"):
+            if self.authorizer.allowed(
+                Attributes(user, "escalate", True, RBAC_GROUP, "v1", rt.resource, "", meta["name"], ns)
+            ):
+                return
+            missing = self.authorizer.covers(user, ns, list(new.get("rules") or ()))
+        else:
+            ref = new.get("roleRef") or {}
+            role_resource = "clusterroles" if ref.get("kind") == "ClusterRole" else "roles"
+            if self.authorizer.allowed(
+                Attributes(user, "bind", True, RBAC_GROUP, "v1", role_resource, "", ref.get("name", ""), ns)
+            ):
+                return
+            missing = self.authorizer.covers(user, ns, self.authorizer.role_rules(ref, ns))
+        if missing:
+            raise escalation_error(rt.resource, meta["name"], user, missing)
+
+    def request_counts(self) -> dict[RequestKey, int]:
+        """Requests served so far by (user, verb, resource, code)."""
+        return self.call(self.accounting.counts)
+
+    def reset_request_counts(self) -> None:
+        self.call(self.accounting.reset)
 
     # -- CRDs ----------------------------------------------------------------------------------------
 

@@ -40,6 +40,14 @@ class Table:
         # Every event with rv > window_start is in ``history``; older starts are "too old" (410).
         self.window_start = 0
         self.watchers: set[Any] = set()
+        # ``objects``' keys in list order, kept until a key is added or removed (pagination, 14-3).
+        self._sorted_keys: list[ObjKey] | None = None
+
+    def sorted_keys(self) -> list[ObjKey]:
+        """The keys of ``objects`` sorted (namespace, name); shared, so callers must not modify it."""
+        if self._sorted_keys is None:
+            self._sorted_keys = sorted(self.objects)
+        return self._sorted_keys
 
     def record(self, event: WatchEvent) -> None:
         self.history.append(event)
@@ -93,6 +101,7 @@ class Storage:
         t = self.table(key)
         rv = self._stamp(obj)
         t.objects[k] = obj
+        t._sorted_keys = None
         self._emit(t, WatchEvent(rv, "ADDED", obj, None))
         return obj
 
@@ -108,6 +117,7 @@ class Storage:
         """Remove an object; the DELETED event carries its last state at the deletion RV (15-5)."""
         t = self.table(key)
         prev = t.objects.pop(k)
+        t._sorted_keys = None
         last = {**prev, "metadata": {**prev["metadata"]}}
         rv = self._stamp(last)
         self._emit(t, WatchEvent(rv, "DELETED", last, prev))

@@ -256,18 +256,6 @@ def test_unknown_resource_is_404(raw):
     }
 
 
-def test_protobuf_body_is_415(raw):
-    """1-9 / 24-2: not decoded yet, refused loudly."""
-    r = raw.request(
-        "POST",
-        "/api/v1/namespaces",
-        raw=b"k8s\x00\x0a",
-        headers={"Content-Type": "application/vnd.kubernetes.protobuf"},
-    )
-    assert r.status == 415
-    assert b"UnsupportedMediaType" in r.data
-
-
 def test_secret_string_data_and_type(core):
     """§17: stringData merged into data, never stored; type defaults to Opaque."""
     s = core.create_namespaced_secret("default", {"metadata": {"name": "s"}, "stringData": {"a": "b"}})

@@ -552,6 +552,14 @@ def test_smp_does_not_mutate_or_alias_its_inputs() -> None:
             {"rules": [{"$patch": "delete", "name": "x"}]},
             "map: map[$patch:delete name:x] does not contain declared merge key: ",
         ),
+        (
+            {"metadata": {"finalizers": [{"a": "b"}]}},
+            "cannot merge lists without merge key for metadata.finalizers",
+        ),
+        (
+            {"metadata": {"finalizers": [["a"]]}},
+            "cannot merge lists without merge key for metadata.finalizers",
+        ),
         ({"data": {"$retainKeys": "a"}}, "invalid patch format of retainKeys"),
         ({"data": {"$retainKeys": ["a"], "b": "1"}}, "patch content doesn't match retainKeys list"),
         (

@@ -1,0 +1,511 @@
+"""Authentication, RBAC authorization and the review APIs (spec §19, §22).
+
+Authentication order (22-1): client certificate, bearer token (static users, then ServiceAccount
+tokens), then anonymous when enabled. Authorization is ``AlwaysAllow`` or ``RBAC``; RBAC evaluates the
+Roles, ClusterRoles and bindings in storage exactly as kube-apiserver's RBAC authorizer does, including
+escalation prevention for roles and bindings (19-2).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import errors
+from .errors import StatusError
+from .storage import Storage
+
+MASTERS = "system:masters"
+AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
+@dataclass(frozen=True)
+class UserInfo:
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: dict[str, list[str]] = field(default_factory=dict, hash=False, compare=False)
+
+    def with_authenticated(self) -> UserInfo:
+        if self.name == "system:anonymous" or AUTHENTICATED in self.groups:
+            return self
+        return UserInfo(self.name, self.uid, (*self.groups, AUTHENTICATED), self.extra)
+
+    def as_dict(self) -> dict:
+        out: dict[str, Any] = {"username": self.name, "groups": list(self.groups)}
+        if self.uid:
+            out["uid"] = self.uid
+        if self.extra:
+            out["extra"] = self.extra
+        return out
+
+
+@dataclass(frozen=True)
+class Attributes:
+    """What a request asks to do (k8s.io/apiserver authorizer.Attributes)."""
+
+    user: UserInfo
+    verb: str
+    resource_request: bool = True
+    api_group: str = ""
+    api_version: str = ""
+    resource: str = ""
+    subresource: str = ""
+    name: str = ""
+    namespace: str = ""
+    path: str = ""
+
+
+def unauthorized() -> StatusError:
+    return StatusError(401, "Unauthorized", "Unauthorized")
+
+
+class Authenticator:
+    def __init__(self, storage: Storage, anonymous: bool = False) -> None:
+        self.storage = storage
+        self.anonymous = anonymous
+        self.tokens: dict[str, UserInfo] = {}
+        self.sa_tokens: dict[str, tuple[str, str, str]] = {}  # token -> (namespace, name, uid)
+
+    def add_token(self, user: UserInfo, token: str | None = None) -> str:
+        token = token or secrets.token_urlsafe(24)
+        self.tokens[token] = user
+        return token
+
+    def mint_service_account_token(self, namespace: str, name: str, uid: str) -> str:
+        token = "sa-" + secrets.token_urlsafe(24)
+        self.sa_tokens[token] = (namespace, name, uid)
+        return token
+
+    def token_user(self, token: str) -> UserInfo | None:
+        user = self.tokens.get(token)
+        if user is not None:
+            return user.with_authenticated()
+        sa = self.sa_tokens.get(token)
+        if sa is None:
+            return None
+        ns, name, uid = sa
+        obj = self.storage.get("serviceaccounts", (ns, name))
+        if obj is None or obj["metadata"]["uid"] != uid:
+            return None  # the ServiceAccount is gone: its tokens die with it
+        return UserInfo(
+            f"system:serviceaccount:{ns}:{name}",
+            uid,
+            ("system:serviceaccounts", f"system:serviceaccounts:{ns}"),
+        ).with_authenticated()
+
+    def authenticate(self, headers: Any, peercert: dict | None) -> UserInfo:
+        if peercert:
+            user = _cert_user(peercert)
+            if user is not None:
+                return user.with_authenticated()
+        auth = headers.get("Authorization", "")
+        if auth:
+            scheme, _, token = auth.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise unauthorized()
+            user = self.token_user(token.strip())
+            if user is None:
+                raise unauthorized()  # an unknown token is 401 even with anonymous on (22-1)
+            return user
+        if self.anonymous:
+            return UserInfo("system:anonymous", "", (UNAUTHENTICATED,))
+        raise unauthorized()
+
+
+def _cert_user(peercert: dict) -> UserInfo | None:
+    cn, groups = None, []
+    for rdn in peercert.get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                cn = value
+            elif key == "organizationName":
+                groups.append(value)
+    return UserInfo(cn, "", tuple(groups)) if cn else None
+
+
+# --- RBAC ------------------------------------------------------------------------------------------
+
+
+def _matches(values: Iterable[str] | None, value: str) -> bool:
+    values = values or ()
+    return "*" in values or value in values
+
+
+def _resource_matches(rule: dict, resource: str, subresource: str) -> bool:
+    combined = f"{resource}/{subresource}" if subresource else resource
+    for r in rule.get("resources") or ():
+        if r in ("*", combined):
+            return True
+        if subresource and r == f"*/{subresource}":
+            return True
+        if r == f"{resource}/*" and subresource:
+            return True
+    return False
+
+
+def _non_resource_matches(rule: dict, path: str) -> bool:
+    for url in rule.get("nonResourceURLs") or ():
+        if url == "*" or url == path or (url.endswith("*") and path.startswith(url[:-1])):
+            return True
+    return False
+
+
+def rule_allows(rule: dict, a: Attributes) -> bool:
+    if not _matches(rule.get("verbs"), a.verb):
+        return False
+    if not a.resource_request:
+        return _non_resource_matches(rule, a.path)
+    if not rule.get("resources"):
+        return False
+    if not _matches(rule.get("apiGroups"), a.api_group):
+        return False
+    if not _resource_matches(rule, a.resource, a.subresource):
+        return False
+    names = rule.get("resourceNames")
+    return not names or a.name in names
+
+
+def _subject_matches(subject: dict, user: UserInfo, binding_ns: str) -> bool:
+    kind = subject.get("kind")
+    if kind == "User":
+        return subject.get("name") == user.name
+    if kind == "Group":
+        return subject.get("name") in user.groups
+    if kind == "ServiceAccount":
+        ns = subject.get("namespace") or binding_ns
+        return user.name == f"system:serviceaccount:{ns}:{subject.get('name')}"
+    return False
+
+
+class RBACAuthorizer:
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def rules_for(self, user: UserInfo, namespace: str) -> list[dict]:
+        """Every rule that applies to ``user`` in ``namespace`` (cluster-wide ones included)."""
+        rules: list[dict] = []
+        for crb in self.storage.table(f"clusterrolebindings.{RBAC_GROUP}").objects.values():
+            if any(_subject_matches(s, user, "") for s in crb.get("subjects") or ()):
+                rules += self.role_rules(crb.get("roleRef") or {}, "")
+        if namespace:
+            for (ns, _), rb in self.storage.table(f"rolebindings.{RBAC_GROUP}").objects.items():
+                if ns == namespace and any(_subject_matches(s, user, ns) for s in rb.get("subjects") or ()):
+                    rules += self.role_rules(rb.get("roleRef") or {}, ns)
+        return rules
+
+    def role_rules(self, ref: dict, namespace: str) -> list[dict]:
+        if ref.get("kind") == "ClusterRole":
+            role = self.storage.get(f"clusterroles.{RBAC_GROUP}", ("", ref.get("name", "")))
+        elif ref.get("kind") == "Role" and namespace:
+            role = self.storage.get(f"roles.{RBAC_GROUP}", (namespace, ref.get("name", "")))
+        else:
+            role = None
+        return list((role or {}).get("rules") or ())
+
+    def allowed(self, a: Attributes) -> bool:
+        if MASTERS in a.user.groups:
+            return True
+        return any(rule_allows(r, a) for r in self.rules_for(a.user, a.namespace))
+
+    def covers(self, user: UserInfo, namespace: str, rules: list[dict]) -> list[dict]:
+        """The requested rules (broken into single permissions) that ``user`` does not hold (19-2)."""
+        if MASTERS in user.groups:
+            return []
+        owned = self.rules_for(user, namespace)
+        missing = []
+        for rule in rules:
+            for piece in _break_down(rule):
+                if not any(_rule_covers(o, piece) for o in owned):
+                    missing.append(piece)
+        return missing
+
+
+def _break_down(rule: dict) -> list[dict]:
+    out = []
+    for verb in rule.get("verbs") or ():
+        if rule.get("nonResourceURLs"):
+            out += [{"nonResourceURLs": [u], "verbs": [verb]} for u in rule["nonResourceURLs"]]
+            continue
+        for group in rule.get("apiGroups") or ():
+            for res in rule.get("resources") or ():
+                names = rule.get("resourceNames") or [None]
+                for name in names:
+                    piece = {"apiGroups": [group], "resources": [res], "verbs": [verb]}
+                    if name is not None:
+                        piece["resourceNames"] = [name]
+                    out.append(piece)
+    return out
+
+
+def _rule_covers(owner: dict, piece: dict) -> bool:
+    if not _matches(owner.get("verbs"), piece["verbs"][0]):
+        return False
+    if "nonResourceURLs" in piece:
+        return _non_resource_matches(owner, piece["nonResourceURLs"][0])
+    if not _matches(owner.get("apiGroups"), piece["apiGroups"][0]):
+        return False
+    res = piece["resources"][0]
+    owner_res = owner.get("resources") or ()
+    if "*" not in owner_res and res not in owner_res:
+        base, _, sub = res.partition("/")
+        if not (sub and (f"{base}/*" in owner_res or f"*/{sub}" in owner_res)):
+            return False
+    names = owner.get("resourceNames")
+    if not names:
+        return True
+    return bool(piece.get("resourceNames")) and piece["resourceNames"][0] in names
+
+
+def format_rule(rule: dict) -> str:
+    """Go's ``%+v``-like rendering used in escalation messages."""
+    parts = []
+    for key, go in (
+        ("apiGroups", "APIGroups"),
+        ("resources", "Resources"),
+        ("resourceNames", "ResourceNames"),
+        ("nonResourceURLs", "NonResourceURLs"),
+        ("verbs", "Verbs"),
+    ):
+        if rule.get(key):
+            parts.append(f"{go}:[" + " ".join(f'"{v}"' for v in rule[key]) + "]")
+    return "{" + ", ".join(parts) + "}"
+
+
+def escalation_error(resource: str, name: str, user: UserInfo, missing: list[dict]) -> StatusError:
+    groups = " ".join(f'"{g}"' for g in user.groups)
+    why = (
+        f'user "{user.name}" (groups=[{groups}]) is attempting to grant RBAC permissions '
+        "not currently held:\n" + "\n".join(format_rule(r) for r in missing)
+    )
+    return errors.forbidden_error(resource, RBAC_GROUP, name, why)
+
+
+def forbidden_message(a: Attributes) -> str:
+    if not a.resource_request:
+        return f'User "{a.user.name}" cannot {a.verb} path "{a.path}"'
+    res = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
+    where = f'in the namespace "{a.namespace}"' if a.namespace else "at the cluster scope"
+    return f'User "{a.user.name}" cannot {a.verb} resource "{res}" in API group "{a.api_group}" {where}'
+
+
+# --- bootstrap policy (19-4, 22-2) ----------------------------------------------------------------
+
+_AGG = "rbac.authorization.k8s.io/aggregate-to-"
+_READ = ["get", "list", "watch"]
+_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
+_CORE_NS = ["configmaps", "events", "resourcequotas", "serviceaccounts", "namespaces"]
+
+
+def bootstrap_policy() -> tuple[list[dict], list[dict]]:
+    """Default ClusterRoles and ClusterRoleBindings of a fresh cluster."""
+
+    def role(name: str, rules: list[dict], labels: dict | None = None, agg: str | None = None) -> dict:
+        obj: dict[str, Any] = {
+            "metadata": {
+                "name": name,
+                "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
+            },
+            "rules": rules,
+        }
+        if agg:
+            obj["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {f"{_AGG}{agg}": "true"}}]}
+            obj["rules"] = []
+        return obj
+
+    roles = [
+        role(
+            "cluster-admin",
+            [
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
+                {"nonResourceURLs": ["*"], "verbs": ["*"]},
+            ],
+        ),
+        role("admin", [], agg="admin"),
+        role("edit", [], {f"{_AGG}admin": "true"}, agg="edit"),
+        role("view", [], {f"{_AGG}edit": "true"}, agg="view"),
+        role(
+            "system:aggregate-to-admin",
+            [
+                {"apiGroups": [RBAC_GROUP], "resources": ["roles", "rolebindings"], "verbs": _READ + _WRITE},
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["localsubjectaccessreviews"],
+                    "verbs": ["create"],
+                },
+            ],
+            {f"{_AGG}admin": "true"},
+        ),
+        role(
+            "system:aggregate-to-edit",
+            [
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps", "secrets", "serviceaccounts", "events"],
+                    "verbs": _WRITE,
+                },
+                {"apiGroups": [""], "resources": ["secrets"], "verbs": _READ},
+                {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _READ + _WRITE},
+            ],
+            {f"{_AGG}edit": "true"},
+        ),
+        role(
+            "system:aggregate-to-view",
+            [
+                {
+                    "apiGroups": [""],
+                    "resources": [*_CORE_NS, "namespaces/status", "resourcequotas/status"],
+                    "verbs": _READ,
+                },
+                {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": _READ},
+            ],
+            {f"{_AGG}view": "true"},
+        ),
+        role(
+            "system:discovery",
+            [
+                {
+                    "nonResourceURLs": [
+                        "/api",
+                        "/api/*",
+                        "/apis",
+                        "/apis/*",
+                        "/healthz",
+                        "/livez",
+                        "/openapi",
+                        "/openapi/*",
+                        "/readyz",
+                        "/version",
+                        "/version/",
+                    ],
+                    "verbs": ["get"],
+                }
+            ],
+        ),
+        role(
+            "system:public-info-viewer",
+            [
+                {
+                    "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
+                    "verbs": ["get"],
+                }
+            ],
+        ),
+        role(
+            "system:basic-user",
+            [
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                    "verbs": ["create"],
+                }
+            ],
+        ),
+    ]
+
+    def binding(name: str, role_name: str, *groups: str) -> dict:
+        return {
+            "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role_name},
+            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": g} for g in groups],
+        }
+
+    bindings = [
+        binding("cluster-admin", "cluster-admin", MASTERS),
+        binding("system:discovery", "system:discovery", AUTHENTICATED),
+        binding("system:basic-user", "system:basic-user", AUTHENTICATED),
+        binding("system:public-info-viewer", "system:public-info-viewer", AUTHENTICATED, UNAUTHENTICATED),
+    ]
+    return roles, bindings
+
+
+# --- review APIs (22-3) ---------------------------------------------------------------------------
+
+
+def _review_user(spec: dict) -> UserInfo:
+    return UserInfo(
+        spec.get("user") or "",
+        spec.get("uid") or "",
+        tuple(spec.get("groups") or ()),
+        dict(spec.get("extra") or {}),
+    )
+
+
+def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str | None, decide: Any) -> dict:
+    """Evaluate a (Self|Local)SubjectAccessReview; ``decide(Attributes) -> bool``."""
+    spec = body.get("spec")
+    if not isinstance(spec, dict):
+        spec = {}
+    res, nonres = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    errs = []
+    if bool(res) == bool(nonres):
+        errs.append(
+            errors.invalid_value(
+                "spec.resourceAttributes",
+                res,
+                "exactly one of nonResourceAttributes or resourceAttributes must be specified",
+            )
+        )
+    if kind == "SelfSubjectAccessReview":
+        user = requester
+    else:
+        user = _review_user(spec)
+        if not user.name and not user.groups:
+            errs.append(
+                errors.invalid_value("spec.user", "", "at least one of user or group must be specified")
+            )
+    if kind == "LocalSubjectAccessReview" and res and (res.get("namespace") or "") != (url_namespace or ""):
+        raise errors.bad_request(
+            f"spec.resourceAttributes.namespace must match namespace: {url_namespace or ''}"
+        )
+    if errs:
+        raise errors.invalid(kind, "authorization.k8s.io", "", errs)
+    if res:
+        a = Attributes(
+            user,
+            res.get("verb") or "",
+            True,
+            res.get("group") or "",
+            res.get("version") or "",
+            res.get("resource") or "",
+            res.get("subresource") or "",
+            res.get("name") or "",
+            res.get("namespace") or "",
+        )
+    else:
+        a = Attributes(user, nonres.get("verb") or "", False, path=nonres.get("path") or "")
+    allowed = bool(decide(a))
+    meta = dict(body.get("metadata") or {})
+    if url_namespace:
+        meta["namespace"] = url_namespace
+    status: dict[str, Any] = {"allowed": allowed}
+    if allowed:
+        status["reason"] = "RBAC: allowed" if MASTERS not in user.groups else "system:masters"
+    return {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": kind,
+        "metadata": meta,
+        "spec": spec,
+        "status": status,
+    }
+
+
+def token_review(body: dict, authenticator: Authenticator) -> dict:
+    spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    token = spec.get("token") or ""
+    user = authenticator.token_user(token) if token else None
+    status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}
+    if user is None:
+        status["error"] = "invalid bearer token"
+    return {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenReview",
+        "metadata": body.get("metadata") or {},
+        "spec": spec,
+        "status": status,
+    }
