@@ -27,13 +27,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--watch-cache-size", type=int, default=1000, help="events kept per resource (default 1000)"
     )
+    p.add_argument("--authorization-mode", choices=("AlwaysAllow", "RBAC"), default="AlwaysAllow")
+    p.add_argument(
+        "--anonymous", action="store_true", help="treat requests without credentials as system:anonymous"
+    )
     args = p.parse_args(argv)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     server = APIServer(
-        args.host, args.port, scheme="http" if args.http else "https", watch_cache_size=args.watch_cache_size
+        args.host,
+        args.port,
+        scheme="http" if args.http else "https",
+        watch_cache_size=args.watch_cache_size,
+        authorization=args.authorization_mode,
+        anonymous=args.anonymous,
     )
     try:
         server.start()

@@ -1,0 +1,98 @@
+"""HTTP plumbing for :class:`~framework.client.Client`: a urllib3 pool and auth headers built from an
+official ``kubernetes.client.Configuration`` (kubeconfig, in-cluster or hand-made).
+
+The Configuration is only read, never turned into an ``ApiClient``: TLS material (CA, client
+certificate, ``verify_ssl``, SNI) and the proxy go into one :class:`urllib3.PoolManager`; the
+``Authorization`` header is taken from ``Configuration.auth_settings()`` on every request, which runs
+the loader's refresh hook, so exec-plugin, OIDC and projected service-account tokens that rotate are
+picked up without rebuilding the client.
+"""
+
+from __future__ import annotations
+
+import platform
+import ssl
+import sys
+import threading
+from importlib import metadata
+from typing import Any
+
+import urllib3
+
+__all__ = ["AuthHeaders", "build_pool_manager", "default_user_agent"]
+
+
+def default_user_agent() -> str:
+    """``gcm-framework/VERSION (OS/ARCH) python/X.Y``, in the spirit of client-go's default."""
+    try:
+        version = metadata.version("gcm")
+    except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        version = "0.0.0"
+    system = platform.system().lower() or "unknown"
+    machine = platform.machine().lower() or "unknown"
+    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return f"gcm-framework/{version} ({system}/{machine}) python/{py}"
+
+
+def build_pool_manager(cfg: Any, maxsize: int | None = None) -> urllib3.PoolManager:
+    """A PoolManager (or ProxyManager) with the Configuration's TLS, proxy and pool settings.
+
+    urllib3 retries and redirects are turned off: the client decides what to retry.
+    """
+    pool_args: dict[str, Any] = {
+        "cert_reqs": ssl.CERT_REQUIRED if cfg.verify_ssl else ssl.CERT_NONE,
+        "ca_certs": cfg.ssl_ca_cert,
+        "cert_file": cfg.cert_file,
+        "key_file": cfg.key_file,
+        "retries": False,
+        "maxsize": maxsize or max(int(cfg.connection_pool_maxsize or 0), 16),
+    }
+    ca_data = getattr(cfg, "ca_cert_data", None)
+    if ca_data:
+        pool_args["ca_cert_data"] = ca_data
+    if cfg.assert_hostname is not None:
+        pool_args["assert_hostname"] = cfg.assert_hostname
+    if getattr(cfg, "tls_server_name", None):
+        pool_args["server_hostname"] = cfg.tls_server_name
+    if getattr(cfg, "socket_options", None) is not None:
+        pool_args["socket_options"] = cfg.socket_options
+    proxy = getattr(cfg, "proxy", None)
+    if proxy and not _bypass_proxy(cfg.host, getattr(cfg, "no_proxy", None) or ""):
+        if proxy.startswith(("socks4", "socks5")):
+            from urllib3.contrib.socks import SOCKSProxyManager
+
+            return SOCKSProxyManager(proxy, headers=getattr(cfg, "proxy_headers", None), **pool_args)
+        return urllib3.ProxyManager(proxy, proxy_headers=getattr(cfg, "proxy_headers", None), **pool_args)
+    return urllib3.PoolManager(**pool_args)
+
+
+def _bypass_proxy(host: str, no_proxy: str) -> bool:
+    try:
+        from kubernetes.client.rest import should_bypass_proxies
+    except ImportError:  # pragma: no cover - older clients
+        return False
+    return bool(should_bypass_proxies(host, no_proxy))
+
+
+class AuthHeaders:
+    """Thread-safe access to the Configuration's credentials, refreshed per request.
+
+    Refresh hooks of the official loaders (exec plugins, token files) are not thread-safe, so calls
+    are serialized; between expiries a call costs a dictionary lookup.
+    """
+
+    def __init__(self, cfg: Any) -> None:
+        self._cfg = cfg
+        self._lock = threading.Lock()
+
+    def get(self) -> dict[str, str]:
+        with self._lock:
+            settings = self._cfg.auth_settings()
+            out: dict[str, str] = {}
+            for auth in settings.values():
+                if auth.get("in") == "header" and auth.get("value"):
+                    key = auth.get("key") or "Authorization"
+                    out["Authorization" if key.lower() == "authorization" else key] = auth["value"]
+            if not out and getattr(self._cfg, "username", None) and getattr(self._cfg, "password", None):
+                out["Authorization"] = self._cfg.get_basic_auth_token()
+            return out

@@ -1,0 +1,66 @@
+"""Fixtures for the workqueue and clock tests: a fake clock, a private metrics registry, and queues that
+are always shut down (so no timer thread outlives its test)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from prometheus_client import CollectorRegistry
+
+from framework.clock import FakeClock
+from framework.workqueue import Queue
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+@pytest.fixture
+def make_queue() -> Iterator[Callable[..., Any]]:
+    """``make_queue(QueueClass, *args, **kwargs)``; every queue made is shut down after the test."""
+    made: list[Queue[Any]] = []
+
+    def make(cls: type[Queue[Any]], *args: Any, **kwargs: Any) -> Any:
+        queue = cls(*args, **kwargs)
+        made.append(queue)
+        return queue
+
+    yield make
+    for queue in made:
+        queue.shut_down()
+
+
+def eventually(predicate: Callable[[], bool], timeout: float = 2.0) -> None:
+    """Wait (real time) for a background thread to make ``predicate`` true."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.0005)
+
+
+@pytest.fixture(name="eventually")
+def eventually_fixture() -> Callable[..., None]:
+    return eventually
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_threads() -> Iterator[None]:
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 2.0
+    while True:
+        leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not leaked or time.monotonic() > deadline:
+            break
+        time.sleep(0.001)
+    assert not leaked, f"threads left running: {[t.name for t in leaked]}"
