@@ -64,7 +64,11 @@ def json_response(body: Any, status: int = 200, headers: dict[str, str] | None =
 
 
 def status_response(err: StatusError) -> web.Response:
-    return json_response(err.status(), err.code, err.headers)
+    headers = dict(err.headers)
+    retry = (err.details or {}).get("retryAfterSeconds")
+    if retry and "Retry-After" not in headers:
+        headers["Retry-After"] = str(retry)  # like kube-apiserver, for errors that suggest a retry
+    return json_response(err.status(), err.code, headers)
 
 
 @dataclass
@@ -367,16 +371,17 @@ class Handler:
         rt = t.rt
         if t.name is None and t.namespace is None and rt.namespaced and verb not in ("list", "watch"):
             raise errors.method_not_allowed(method, rt.resource, rt.group)
-        if verb in ("get", "list", "watch"):
-            _negotiate(request)
+        meta_only = verb in ("get", "list", "watch") and _negotiate(request)
+        if verb == "get" and meta_only and not t.subresource:
+            return self._respond(request, 200, partial_metadata(self.api.get(rt, t.namespace, t.name or "")))
         if verb == "get":
             if t.subresource in ("finalize", "scale"):
                 raise errors.method_not_allowed(method, rt.resource, rt.group)
             return self._respond(request, 200, self.api.get(rt, t.namespace, t.name or ""))
         if verb == "list":
-            return await self._list(request, t)
+            return await self._list(request, t, meta_only)
         if verb == "watch":
-            return await self._watch(request, t)
+            return await self._watch(request, t, meta_only)
         opts = self._write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user
         if verb == "create" and (not rt.persisted or t.subresource == "token"):
@@ -483,11 +488,26 @@ class Handler:
                 "PatchOptions" if patch else "CreateOptions",
                 [errors.invalid_value("fieldManager", manager, "must be at most 128 printable characters")],
             )
+        force = False
         if patch and q.get("force") is not None:
-            raise errors.options_invalid(
-                "PatchOptions", [errors.forbidden("force", "may not be specified for non-apply patch")]
-            )
-        return WriteOptions(dry_run=bool(dry), field_validation=fv, field_manager=manager)
+            ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+            if ctype != "application/apply-patch+yaml":
+                raise errors.options_invalid(
+                    "PatchOptions", [errors.forbidden("force", "may not be specified for non-apply patch")]
+                )
+            value = q["force"]
+            if value.lower() not in ("true", "false", "1", "0", "t", "f", ""):
+                raise errors.bad_request(
+                    f'invalid value for force: "{value}": strconv.ParseBool: parsing "{value}": invalid syntax'
+                )
+            force = value.lower() in ("true", "1", "t")
+        return WriteOptions(
+            dry_run=bool(dry),
+            field_validation=fv,
+            field_manager=manager,
+            user_agent=request.headers.get("User-Agent", ""),
+            force=force,
+        )
 
     async def _delete_options(self, request: web.Request) -> dict:
         raw = await _read_raw(request)
@@ -516,7 +536,7 @@ class Handler:
 
     # -- list and watch (§14, §15) ------------------------------------------------------------------
 
-    async def _list(self, request: web.Request, t: Target) -> web.Response:
+    async def _list(self, request: web.Request, t: Target, meta_only: bool = False) -> web.Response:
         q = request.query
         rv, match, limit = _validate_list_options(q, t.rt, for_watch=False)
         field_selector = q.get("fieldSelector")
@@ -534,6 +554,13 @@ class Handler:
             resource_version=rv,
             resource_version_match=match,
         )
+        if meta_only:
+            body = {
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": body["metadata"],
+                "items": [partial_metadata(i) for i in body["items"]],
+            }
         return self._respond(request, 200, body)
 
     async def _wait_for_rv(self, rv: int, exact: bool) -> None:
@@ -544,7 +571,7 @@ class Handler:
                 raise errors.too_large_rv(rv, self.storage.rv)
             await asyncio.sleep(0.05)
 
-    async def _watch(self, request: web.Request, t: Target) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, t: Target, meta_only: bool = False) -> web.StreamResponse:
         q = request.query
         rv, _, _ = _validate_list_options(q, t.rt, for_watch=True)
         field_selector = q.get("fieldSelector")
@@ -560,7 +587,16 @@ class Handler:
         resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
         resp.enable_chunked_encoding()
         await resp.prepare(request)
-        w = Watcher(t.rt, matcher, self.api.external, self.server.watch_buffer)
+        if meta_only:
+            w = Watcher(
+                t.rt,
+                matcher,
+                lambda rt, obj: partial_metadata(self.api.external(rt, obj)),
+                self.server.watch_buffer,
+                codec="PartialObjectMetadata",
+            )
+        else:
+            w = Watcher(t.rt, matcher, self.api.external, self.server.watch_buffer)
         table = self.storage.table(t.rt.storage)
         if rv and rv != "0" and not initial:
             n = int(rv)
@@ -590,6 +626,8 @@ class Handler:
         self.watchers.add(w)
         deadline = time.monotonic() + timeout
         next_bookmark = time.monotonic() + self.server.bookmark_interval
+        # One last bookmark shortly before the timeout, so clients resume from a fresh RV (15-6).
+        final_bookmark: float | None = deadline - 1.0 if bookmarks else None
         try:
             while True:
                 now = time.monotonic()
@@ -599,13 +637,18 @@ class Handler:
                     break
                 # Events may have arrived while the write above waited for a slow reader: a bookmark
                 # at the current RV would then overtake them (15-6), so it waits for an empty buffer.
-                if bookmarks and not w.buffer and (now >= next_bookmark or deadline - now <= 1.0):
+                final_due = final_bookmark is not None and now >= final_bookmark
+                if bookmarks and not w.buffer and (now >= next_bookmark or final_due):
                     await resp.write(bookmark(t.rt, self.storage.rv))
                     next_bookmark = now + self.server.bookmark_interval
-                    if deadline - now <= 1.0:
-                        next_bookmark = deadline + 1
-                wait_until = min(deadline, next_bookmark, deadline - 1.0 if bookmarks else deadline)
-                await w.wait(max(0.0, min(wait_until - time.monotonic(), 1.0)) or 0.01)
+                    if final_due:
+                        final_bookmark = None
+                due = [deadline]
+                if bookmarks:
+                    due.append(next_bookmark)
+                if final_bookmark is not None:
+                    due.append(final_bookmark)
+                await w.wait(max(0.01, min(min(due) - time.monotonic(), 1.0)))
             if w.buffer:
                 await resp.write(w.drain())
             await resp.write_eof()
@@ -669,17 +712,38 @@ def _media_types(header: str) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def _negotiate(request: web.Request) -> None:
-    """Decline Table and protobuf output cleanly; 406 when nothing acceptable remains (4-1, 4-2)."""
+def _negotiate(request: web.Request) -> bool:
+    """Pick the output form from Accept; True means metadata-only (PartialObjectMetadata).
+
+    Table and protobuf output are declined cleanly (4-1, 4-2, 24-1); 406 when nothing acceptable remains.
+    """
     accept = request.headers.get("Accept", "")
     if not accept:
-        return
+        return False
     for mt, params in _media_types(accept):
-        if params.get("as"):
-            continue  # Table / PartialObjectMetadata: not implemented (24-1)
+        as_ = params.get("as")
+        if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+            if (
+                mt == "application/json"
+                and params.get("g") == "meta.k8s.io"
+                and params.get("v") in ("v1", "v1beta1")
+            ):
+                return True
+            continue
+        if as_:
+            continue  # Table: not implemented (24-1)
         if mt in ("*/*", "application/*", "application/json", "application/yaml"):
-            return
+            return False
     raise errors.not_acceptable(SERVED_MEDIA)
+
+
+def partial_metadata(obj: dict) -> dict:
+    """The metadata-only view of an object (``meta.k8s.io/v1`` PartialObjectMetadata)."""
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": obj.get("metadata", {}),
+    }
 
 
 def _wants_yaml(request: web.Request) -> bool:

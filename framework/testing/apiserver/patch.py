@@ -287,7 +287,7 @@ def strategic_merge_patch(
         raise bad_request(
             f"json: cannot unmarshal {_go_kind(patch)} into Go value of type map[string]interface {{}}"
         )
-    return _StrategicMerge(strategies).map(_copy(doc), patch, "")
+    return _StrategicMerge(strategies).merge_map(_copy(doc), patch, "")
 
 
 def _child(path: str, key: str) -> str:
@@ -320,12 +320,12 @@ class _StrategicMerge:
     def fresh(self, value: Any, path: str) -> Any:
         """A patch value landing where there is nothing to merge with: only its directives apply."""
         if isinstance(value, dict):
-            return self.map({}, value, path)
+            return self.merge_map({}, value, path)
         if isinstance(value, list):
-            return self.list([], value, path)
+            return self.merge_list([], value, path)
         return value
 
-    def map(self, orig: dict[str, Any], patch: dict[str, Any], path: str) -> dict[str, Any]:
+    def merge_map(self, orig: dict[str, Any], patch: dict[str, Any], path: str) -> dict[str, Any]:
         if _PATCH in patch:
             directive = patch[_PATCH]
             if directive == "delete":
@@ -353,9 +353,9 @@ class _StrategicMerge:
             if value is None:
                 orig.pop(key, None)
             elif isinstance(value, dict) and isinstance(current, dict):
-                orig[key] = self.map(current, value, child)
+                orig[key] = self.merge_map(current, value, child)
             elif isinstance(value, list) and isinstance(current, list):
-                orig[key] = self.list(current, value, child)
+                orig[key] = self.merge_list(current, value, child)
             else:
                 orig[key] = self.fresh(value, child)
         for field, order in orders.items():
@@ -381,7 +381,7 @@ class _StrategicMerge:
         for key in [k for k in orig if k not in keep]:
             del orig[key]
 
-    def list(self, orig: list[Any], patch: list[Any], path: str) -> list[Any]:
+    def merge_list(self, orig: list[Any], patch: list[Any], path: str) -> list[Any]:
         merge, key = self._strategy(path)
         items, deletes, replace = [], [], False
         for item in patch:
@@ -416,7 +416,7 @@ class _StrategicMerge:
             if i < 0:
                 merged.append(self.fresh(item, child))
             else:
-                merged[i] = self.map(merged[i], item, child)
+                merged[i] = self.merge_map(merged[i], item, child)
         return _order(merged, items, server, ident)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from . import crd_schema, errors, patch, timefmt, validation
+from . import managed_fields as mf
 from .errors import FieldError, StatusError
 from .registry import Registry
 from .resources import ResourceType, normalize_times
@@ -38,6 +39,7 @@ META_KEYS = {
     "annotations",
     "ownerReferences",
     "finalizers",
+    "managedFields",
 }
 # Server-owned metadata that an update cannot change (6-1..6-5).
 SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
@@ -67,6 +69,10 @@ class WriteOptions:
     field_validation: str = "Warn"
     field_manager: str | None = None
     user: Any = None  # the authenticated requester (auth.UserInfo); None for in-process controllers
+    # The request's User-Agent ("" when absent); None for in-process writes. Names the field manager
+    # of writes without ``fieldManager`` (9-3).
+    user_agent: str | None = None
+    force: bool = False  # apply only: take over conflicting fields (9-3 b)
 
 
 @dataclass
@@ -363,7 +369,14 @@ class API:
             meta.pop("namespace", None)
         return self._create(rt, ns, obj, opts)
 
-    def _create(self, rt: ResourceType, ns: str | None, obj: dict, opts: WriteOptions) -> Result:
+    def _create(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        obj: dict,
+        opts: WriteOptions,
+        applied: list[dict] | None = None,
+    ) -> Result:
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
             raise StatusError(500, None, "resourceVersion should not be set on objects to be created")
@@ -403,6 +416,7 @@ class API:
             meta["generation"] = 1
         errs += self._validate(rt, stored, None, bool(generate))
         self._raise_invalid(rt, name, errs)
+        self._set_managed_fields(rt, None, stored, opts, None, applied)
         if self.admit is not None:
             self.admit(rt, stored, None, opts)
         k = _key(ns, name)
@@ -493,11 +507,7 @@ class API:
         if content_type not in accepted:
             raise errors.unsupported_media_type(accepted)
         if content_type == "application/apply-patch+yaml":
-            # Server-side apply arrives with the next API server issue; fail loudly meanwhile (24-6).
-            raise errors.unsupported_media_type(
-                [t for t in accepted if t != "application/apply-patch+yaml"]
-                + ["(server-side apply is not implemented by this test API server yet)"]
-            )
+            return self._apply(rt, ns, name, raw, opts, subresource)
         try:
             doc = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError as e:
@@ -542,6 +552,7 @@ class API:
         old: dict,
         opts: WriteOptions,
         subresource: str | None,
+        applied: list[dict] | None = None,
     ) -> Result:
         meta = obj["metadata"]
         rv = meta.get("resourceVersion")
@@ -607,6 +618,7 @@ class API:
                 keys = tuple(k for k in {**stored, **old} if k not in skip)
             if any(stored.get(k) != old.get(k) for k in keys):
                 meta["generation"] = old_meta.get("generation", 0) + 1
+        self._set_managed_fields(rt, old, stored, opts, subresource, applied)
         if stored == old:
             return Result(200, old_ext, warnings)  # no-op: no RV bump, no event (6-3)
         k = _key(ns, name)
@@ -620,6 +632,176 @@ class API:
             meta.pop("resourceVersion", None)
             stored = self.storage.update(rt.storage, k, stored)
         return Result(200, self.external(rt, stored), warnings)
+
+    # -- managed fields and server-side apply (6-9, §9) ----------------------------------------------
+
+    def _ssa_schema(self, rt: ResourceType) -> mf.Schema:
+        if rt.is_custom:
+            assert rt.crd is not None
+            entry = crd_schema.version_entry(rt.crd, rt.version) or {}
+            return mf.custom_schema((entry.get("schema") or {}).get("openAPIV3Schema"))
+        schema = rt.extra.get("ssa_schema")
+        if schema is None:
+            schema = rt.extra["ssa_schema"] = mf.builtin_schema(rt.kind, rt.smp)
+        return schema
+
+    @staticmethod
+    def _manager(rt: ResourceType, opts: WriteOptions, creating: bool) -> str:
+        """``fieldManager``, else the User-Agent's program name (``managerOrUserAgent``); in-process
+        writes are the API server's own (creates, CRD status) or the controller manager's."""
+        if opts.field_manager:
+            return opts.field_manager
+        if opts.user_agent is not None:
+            return mf.manager_from_user_agent(opts.user_agent)
+        if creating or rt.resource == "customresourcedefinitions":
+            return "kube-apiserver"
+        return "kube-controller-manager"
+
+    def _set_managed_fields(
+        self,
+        rt: ResourceType,
+        old: dict | None,
+        stored: dict,
+        opts: WriteOptions,
+        subresource: str | None,
+        applied: list[dict] | None,
+    ) -> None:
+        """Set ``metadata.managedFields`` of an object about to be stored: the entries an apply computed,
+        or the Update bookkeeping of a create/update/patch. Managed fields a client sends on the main
+        resource replace the stored ones (``[{}]`` clears them); on subresources they are ignored."""
+        meta = stored["metadata"]
+        sent = meta.pop("managedFields", None)
+        if applied is not None:
+            if applied:
+                meta["managedFields"] = applied
+            return
+        live = ((old or {}).get("metadata") or {}).get("managedFields") or []
+        base: mf.Managed | None = None
+        if not subresource:
+            if mf.is_reset(sent):
+                base = {}
+            elif sent:
+                try:
+                    base = mf.decode(sent) or None
+                except ValueError:
+                    base = None
+        from_live = base is None
+        if base is None:
+            try:
+                base = mf.decode(live)
+            except ValueError:
+                base = {}
+        managed = mf.record_update(
+            self._ssa_schema(rt),
+            self.external(rt, old) if old is not None else None,
+            self.external(rt, stored),
+            base,
+            self._manager(rt, opts, old is None),
+            rt.api_version,
+            subresource,
+        )
+        entries = live if from_live and managed is base else mf.encode(managed)
+        if entries:
+            meta["managedFields"] = entries
+
+    def _apply(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        raw: bytes,
+        opts: WriteOptions,
+        subresource: str | None,
+    ) -> Result:
+        """Server-side apply (§9): an upsert that merges the applied configuration into the live object
+        with field ownership, conflicts, force and removal of fields the applier dropped."""
+        manager = opts.field_manager
+        if not manager:
+            raise errors.options_invalid(
+                "PatchOptions", [errors.required("fieldManager", "is required for apply patch")]
+            )
+        config = mf.load_apply_config(raw)
+        api_version = config.get("apiVersion")
+        if api_version != rt.api_version:
+            raise errors.bad_request(
+                "Incorrect version specified in apply patch. Specified patch version: "
+                f"{api_version if api_version is not None else ''}, expected: {rt.api_version}"
+            )
+        kind = config.get("kind")
+        if not kind:
+            raise errors.bad_request(f"Object 'Kind' is missing in '{raw.decode(errors='replace').strip()}'")
+        if kind != rt.kind:
+            raise errors.bad_request(
+                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
+            )
+        meta = config.get("metadata")
+        if meta is None:
+            meta = {}
+        if not isinstance(meta, dict):
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                "json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta"
+            )
+        if meta.get("managedFields") is not None:
+            raise errors.bad_request("metadata.managedFields must be nil")
+        if meta.get("name", "") != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name', '')}) does not match the name on the URL ({name})"
+            )
+        if rt.namespaced:
+            if meta.get("namespace") and meta["namespace"] != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+        else:
+            meta.pop("namespace", None)
+        old = self.storage.get(rt.storage, _key(ns, name))
+        if old is None and subresource:
+            raise errors.not_found(rt.resource, rt.group, name)
+        schema = self._ssa_schema(rt)
+        live = self.external(rt, old) if old is not None else None
+        try:
+            managed = mf.decode(((live or {}).get("metadata") or {}).get("managedFields") or [])
+        except ValueError as e:
+            raise StatusError(500, None, f"failed to decode managed fields: {e}") from None
+        ignore = mf.ignore_for(rt.has_status, subresource)
+
+        def run(force: bool) -> tuple[dict, mf.Managed]:
+            return mf.apply(
+                schema, live, config, managed, manager, rt.api_version, subresource, force, ignore
+            )
+
+        try:
+            try:
+                merged, managed = run(opts.force)
+            except mf.Conflicts as e:
+                # lastAppliedManager: kubectl may take over what its client-side apply set (9-4).
+                if manager != mf.KUBECTL_MANAGER:
+                    raise mf.conflict_error(e.conflicts) from None
+                allowed = mf.allowed_by_last_applied(live, schema)
+                remaining = [c for c in e.conflicts if c.path not in allowed]
+                if remaining:
+                    raise mf.conflict_error(remaining) from None
+                merged, managed = run(True)
+        except mf.TypedError as e:
+            raise StatusError(
+                500,
+                None,
+                f"failed to create typed patch object ({ns + '/' if ns else ''}{name}; "
+                f"{rt.group}/{rt.version}, Kind={rt.kind}): {e}",
+            ) from None
+        if manager == mf.KUBECTL_MANAGER:
+            # lastAppliedUpdater: keep a client-side apply annotation in step with kubectl's applies.
+            annotations = (merged.get("metadata") or {}).get("annotations")
+            if isinstance(annotations, dict) and mf.LAST_APPLIED in annotations:
+                annotations[mf.LAST_APPLIED] = mf.last_applied_value(config)
+        entries = mf.encode(managed)
+        obj = self._type_meta(rt, merged)
+        if rt.namespaced:
+            obj["metadata"]["namespace"] = ns
+        if old is None:
+            return self._create(rt, ns, obj, opts, applied=entries)  # upsert (9-2)
+        return self._update(rt, ns, name, obj, old, opts, subresource, applied=entries)
 
     # -- delete ------------------------------------------------------------------------------------
 

@@ -27,8 +27,10 @@ class Watcher:
         match: Callable[[dict], bool],
         external: Callable[[ResourceType, dict], dict],
         max_buffer: int = 10_000,
+        codec: str = "full",
     ) -> None:
         self.rt = rt
+        self.codec = codec
         self.match = match
         self.external = external
         self.max_buffer = max_buffer
@@ -39,7 +41,7 @@ class Watcher:
 
     def encode(self, etype: str, obj: dict, ev: WatchEvent | None = None) -> bytes:
         if ev is not None and obj is ev.obj:
-            key = (self.rt.api_version, etype)
+            key = (self.rt.api_version, self.codec, etype)
             line = ev.encoded.get(key)
             if line is None:
                 line = ev.encoded[key] = _line(etype, self.external(self.rt, obj))
