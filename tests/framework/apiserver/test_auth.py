@@ -379,3 +379,33 @@ def test_request_accounting(apiserver, core, raw):
     r = raw.request("GET", "/metrics")
     assert r.status == 200
     assert b'apiserver_request_total{code="404",resource="configmaps",user="admin",verb="GET"} 1.0' in r.data
+
+
+def test_kubectl_auth_can_i(rbac_server, tmp_path):
+    """22-3 through kubectl: SelfSubjectAccessReview (sent as protobuf by kubectl 1.32)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
+    r = rbac(rbac_server)
+    r.create_cluster_role(
+        role(
+            "lease-reader",
+            [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "list"]}],
+        )
+    )
+    r.create_cluster_role_binding(binding("ivy", "ClusterRole", "lease-reader", [user("ivy")]))
+
+    def can_i(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["kubectl", "--kubeconfig", rbac_server.kubeconfig, "auth", "can-i", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            cwd=tmp_path,
+        )
+
+    yes = can_i("list", "leases.coordination.k8s.io", "--as", "ivy")
+    assert (yes.returncode, yes.stdout.strip()) == (0, "yes")
+    no = can_i("delete", "leases.coordination.k8s.io", "--as", "ivy")
+    assert (no.returncode, no.stdout.strip()) == (1, "no")
+    admin = can_i("delete", "configmaps")
+    assert admin.stdout.strip() == "yes"
