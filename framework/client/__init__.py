@@ -62,6 +62,7 @@ cyclic GC paused (``gc_pause_bytes``); ``gc_paused()`` offers the same for your 
 """
 
 from .client import PATCH_CONTENT_TYPES, Client, PatchType
+from .deadline import check_deadline, deadline
 from .decode import gc_paused
 from .errors import (
     AlreadyExists,
@@ -111,5 +112,7 @@ __all__ = [
     "Unauthorized",
     "UnsupportedMediaType",
     "Watch",
+    "check_deadline",
+    "deadline",
     "gc_paused",
 ]

@@ -19,6 +19,7 @@ import structlog
 import urllib3
 
 from . import decode, errors
+from .deadline import check_deadline
 from .rate_limit import MonotonicClock, SystemClock, TokenBucket
 from .rest_mapper import RESTMapper, RESTMapping
 from .transport import AuthHeaders, build_pool_manager, default_user_agent
@@ -198,6 +199,7 @@ class Client:
         timeout: TimeoutSpec | urllib3.Timeout = None,
         stream: bool = False,
     ) -> urllib3.BaseHTTPResponse:
+        check_deadline()
         method = method.upper()
         url = self.host + path
         query = _query(params)

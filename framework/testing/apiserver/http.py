@@ -498,7 +498,8 @@ class Handler:
             value = q["force"]
             if value.lower() not in ("true", "false", "1", "0", "t", "f", ""):
                 raise errors.bad_request(
-                    f'invalid value for force: "{value}": strconv.ParseBool: parsing "{value}": invalid syntax'
+                    f'invalid value for force: "{value}": strconv.ParseBool: parsing "{value}": '
+                    "invalid syntax"
                 )
             force = value.lower() in ("true", "1", "t")
         return WriteOptions(

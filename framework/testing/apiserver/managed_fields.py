@@ -21,6 +21,8 @@ resources the CRD's structural schema (``x-kubernetes-list-type`` / ``-list-map-
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -444,6 +446,8 @@ def compare(old: Any, new: Any, s: Schema) -> Comparison:
             c.modified.add(path)
 
     def walk(lv: Any, rv: Any, s: Schema, path: Path) -> None:
+        if isinstance(lv, dict | list) and type(lv) is type(rv) and lv == rv:
+            return  # an unchanged subtree (the common case): nothing to report below it
         present = rv if lv is _MISSING else lv
         if (
             isinstance(present, dict)
@@ -456,7 +460,11 @@ def compare(old: Any, new: Any, s: Schema) -> Comparison:
                 leaf(lv, rv, path)
                 return
             for k in {**lm, **rm}:
-                walk(lm.get(k, _MISSING), rm.get(k, _MISSING), s.child(k), (*path, ("f", k)))
+                a, b = lm.get(k, _MISSING), rm.get(k, _MISSING)
+                if isinstance(a, dict | list) or isinstance(b, dict | list):
+                    walk(a, b, s.child(k), (*path, ("f", k)))
+                elif a is _MISSING or b is _MISSING or not _equal(a, b):
+                    leaf(a, b, (*path, ("f", k)))  # scalars inline: most fields are
             _composite(lv, rv, path)
         elif (
             isinstance(present, list)
@@ -465,8 +473,8 @@ def compare(old: Any, new: Any, s: Schema) -> Comparison:
         ):
             ll = lv if lv is not _MISSING else []
             rl = rv if rv is not _MISSING else []
-            lpes = _index(ll, s, path_string(path), True) if ll else []
-            rpes = _index(rl, s, path_string(path), True) if rl else []
+            lpes = _index(ll, s, "", True) if ll else []
+            rpes = _index(rl, s, "", True) if rl else []
             if lpes is None or rpes is None or s.list_type()[0] == "atomic" or (not ll and not rl):
                 leaf(lv, rv, path)
                 return
@@ -664,6 +672,8 @@ class Entry:
     fields: PathSet
     time: str | None = None
     subresource: str = ""
+    # The stored FieldsV1 this entry was decoded from and its set, reused by encode while unchanged.
+    encoded: tuple[PathSet, dict] | None = field(default=None, compare=False, repr=False)
 
     @property
     def ident(self) -> tuple[str, str, str, str]:
@@ -699,8 +709,9 @@ class Entry:
 Managed = dict[tuple[str, str, str, str], Entry]
 
 
-def decode(entries: Any) -> Managed:
-    """``DecodeManagedFields``; raises ValueError for what the real decoder rejects."""
+def decode(entries: Any, stored: bool = False) -> Managed:
+    """``DecodeManagedFields``; raises ValueError for what the real decoder rejects. ``stored``: the
+    entries are the server's own (canonical) output, so their FieldsV1 can be reused by encode."""
     if not isinstance(entries, list):
         raise ValueError("managedFields must be a list")
     out: Managed = {}
@@ -715,16 +726,46 @@ def decode(entries: Any) -> Managed:
         if e.get("fieldsType") != FIELDS_V1:
             raise ValueError(f"invalid fieldsType in managed fields entry {i}")
         t = e.get("time")
+        tree = e.get("fieldsV1") or {}
         entry = Entry(
             manager=str(e.get("manager") or ""),
             operation=op,
             api_version=str(e["apiVersion"]),
-            fields=from_fields_v1(e.get("fieldsV1") or {}),
-            time=timefmt.normalize_time(t, f"metadata.managedFields[{i}].time") if t else None,
+            fields=_decode_stored(tree) if stored else from_fields_v1(tree),
+            time=t if stored or not t else timefmt.normalize_time(t, f"metadata.managedFields[{i}].time"),
             subresource=str(e.get("subresource") or ""),
         )
+        if stored:
+            entry.encoded = (set(entry.fields), e["fieldsV1"])
         out[entry.ident] = entry
     return out
+
+
+# Stored objects are never mutated, so the sets of their FieldsV1 trees can be remembered by identity
+# (the cache holds the tree, so its id cannot be reused while cached).
+_DECODED: OrderedDict[int, tuple[dict, frozenset[Path]]] = OrderedDict()
+_DECODED_MAX = 4096
+
+
+_DECODED_LOCK = threading.Lock()  # servers in one process run on different threads
+
+
+def _decode_stored(tree: dict) -> PathSet:
+    with _DECODED_LOCK:
+        hit = _DECODED.get(id(tree))
+        if hit is not None and hit[0] is tree:
+            _DECODED.move_to_end(id(tree))
+            return set(hit[1])
+    paths = from_fields_v1(tree)
+    _remember(tree, paths)
+    return paths
+
+
+def _remember(tree: dict, paths: PathSet) -> None:
+    with _DECODED_LOCK:
+        _DECODED[id(tree)] = (tree, frozenset(paths))
+        if len(_DECODED) > _DECODED_MAX:
+            _DECODED.popitem(last=False)
 
 
 def is_reset(entries: Any) -> bool:
@@ -746,7 +787,11 @@ def encode(managed: Managed) -> list[dict]:
         if e.time:
             d["time"] = e.time
         d["fieldsType"] = FIELDS_V1
-        d["fieldsV1"] = to_fields_v1(e.fields)
+        if e.encoded and e.encoded[0] == e.fields:
+            d["fieldsV1"] = e.encoded[1]
+        else:
+            d["fieldsV1"] = tree = to_fields_v1(e.fields)
+            _remember(tree, e.fields)
         if e.subresource:
             d["subresource"] = e.subresource
         out.append(d)
@@ -780,7 +825,7 @@ def _cap_updaters(managed: Managed) -> None:
 
 def _clone(managed: Managed) -> Managed:
     return {
-        k: Entry(e.manager, e.operation, e.api_version, set(e.fields), e.time, e.subresource)
+        k: Entry(e.manager, e.operation, e.api_version, set(e.fields), e.time, e.subresource, e.encoded)
         for k, e in managed.items()
     }
 
@@ -812,6 +857,42 @@ def ignore_for(has_status: bool, subresource: str | None) -> Ignore:
     return lambda p: False
 
 
+def diff(s: Schema, live: dict | None, new: dict) -> Comparison | None:
+    """What a write changed, for :func:`record`; None when nothing tracked did."""
+    c = compare(_without_managed_fields(live), _without_managed_fields(new), s)
+    c.added = _strip(c.added)
+    c.modified = _strip(c.modified)
+    c.removed = _strip(c.removed)
+    return c if c.added or c.modified or c.removed else None
+
+
+def record(
+    c: Comparison | None, managed: Managed, manager: str, api_version: str, subresource: str | None
+) -> Managed:
+    """Ownership after a create/update/patch (``Updater.Update`` + ``managedFieldsUpdater``): the
+    manager's Update entry gains every field it added or changed, other managers lose them, and
+    removed fields leave every set. Nothing changes (the same mapping is returned) when the object
+    did not."""
+    if c is None:
+        return managed
+    changed = c.added | c.modified
+    managed = _clone(managed)
+    for e in managed.values():
+        e.fields -= changed
+        e.fields -= c.removed
+    if changed:
+        me = Entry(manager, UPDATE, api_version, set(), None, subresource or "")
+        previous = managed.get(me.ident)
+        if previous is not None:
+            me.fields, me.encoded = previous.fields, previous.encoded
+        me.fields |= changed
+        me.time = timefmt.now_time()
+        managed[me.ident] = me
+    managed = {k: e for k, e in managed.items() if e.fields}
+    _cap_updaters(managed)
+    return managed
+
+
 def record_update(
     s: Schema,
     live: dict | None,
@@ -821,29 +902,8 @@ def record_update(
     api_version: str,
     subresource: str | None,
 ) -> Managed:
-    """Ownership after a create/update/patch (``Updater.Update`` + ``managedFieldsUpdater``): the
-    manager's Update entry gains every field it added or changed, other managers lose them, and
-    removed fields leave every set. Nothing changes when the object did not."""
-    c = compare(_without_managed_fields(live), _without_managed_fields(new), s)
-    changed = _strip(c.added | c.modified)
-    removed = c.removed
-    if not changed and not removed:
-        return managed  # the very same mapping: nothing to record
-    managed = _clone(managed)
-    for e in managed.values():
-        e.fields -= changed
-        e.fields -= removed
-    if changed:
-        me = Entry(manager, UPDATE, api_version, set(), None, subresource or "")
-        previous = managed.get(me.ident)
-        if previous is not None:
-            me.fields = previous.fields
-        me.fields |= changed
-        me.time = timefmt.now_time()
-        managed[me.ident] = me
-    managed = {k: e for k, e in managed.items() if e.fields}
-    _cap_updaters(managed)
-    return managed
+    """:func:`diff` then :func:`record`."""
+    return record(diff(s, live, new), managed, manager, api_version, subresource)
 
 
 @dataclass

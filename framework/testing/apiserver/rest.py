@@ -676,31 +676,28 @@ class API:
                 meta["managedFields"] = applied
             return
         live = ((old or {}).get("metadata") or {}).get("managedFields") or []
+        old_ext = self.external(rt, old) if old is not None else None
+        change = mf.diff(self._ssa_schema(rt), old_ext, self.external(rt, stored))
         base: mf.Managed | None = None
-        if not subresource:
+        if not subresource and sent and sent != live:
             if mf.is_reset(sent):
                 base = {}
-            elif sent:
+            else:
                 try:
                     base = mf.decode(sent) or None
                 except ValueError:
                     base = None
-        from_live = base is None
         if base is None:
+            if change is None:
+                if live:
+                    meta["managedFields"] = live  # nothing to record: keep the stored entries as they are
+                return
             try:
-                base = mf.decode(live)
+                base = mf.decode(live, stored=True)
             except ValueError:
                 base = {}
-        managed = mf.record_update(
-            self._ssa_schema(rt),
-            self.external(rt, old) if old is not None else None,
-            self.external(rt, stored),
-            base,
-            self._manager(rt, opts, old is None),
-            rt.api_version,
-            subresource,
-        )
-        entries = live if from_live and managed is base else mf.encode(managed)
+        managed = mf.record(change, base, self._manager(rt, opts, old is None), rt.api_version, subresource)
+        entries = mf.encode(managed)
         if entries:
             meta["managedFields"] = entries
 
@@ -761,7 +758,7 @@ class API:
         schema = self._ssa_schema(rt)
         live = self.external(rt, old) if old is not None else None
         try:
-            managed = mf.decode(((live or {}).get("metadata") or {}).get("managedFields") or [])
+            managed = mf.decode(((live or {}).get("metadata") or {}).get("managedFields") or [], stored=True)
         except ValueError as e:
             raise StatusError(500, None, f"failed to decode managed fields: {e}") from None
         ignore = mf.ignore_for(rt.has_status, subresource)

@@ -1,0 +1,399 @@
+"""Throughput of the in-process test API server (framework.testing.APIServer).
+
+Run: ``python bench/apiserver_bench.py [--quick] [--profile PHASE]`` (see bench/README.md).
+
+The server runs on its own event-loop thread in this process, so client and server share one GIL:
+every figure is "what a test in this process gets", not what the server could do alone. Each write
+figure is measured twice, with the official ``kubernetes`` client (whose model deserialization
+dominates) and with plain urllib3 + orjson, and the ratio is printed next to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import urllib3
+from kubernetes import client, watch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from framework.testing import APIServer
+
+CM_DATA = {"key": "value", "config.yaml": "a: 1\nb: [x, y]\n" * 4}
+
+
+@dataclass
+class Sizes:
+    writes: int  # sequential creates / updates per client
+    threaded: int  # creates / updates per thread, 4 threads
+    list_objects: int
+    list_repeats: int
+    watch_objects: int  # objects created during each fan-out round
+    watchers: tuple[int, ...]
+
+
+FULL = Sizes(
+    writes=3000, threaded=1000, list_objects=10_000, list_repeats=3, watch_objects=1000, watchers=(1, 10, 50)
+)
+QUICK = Sizes(
+    writes=600, threaded=150, list_objects=2_000, list_repeats=2, watch_objects=200, watchers=(1, 10, 50)
+)
+
+
+# -- clients ------------------------------------------------------------------------------------------
+
+
+class RawClient:
+    """urllib3 + orjson: what a client without model classes pays."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.url = server.url
+        self.http = urllib3.PoolManager(ca_certs=str(server.ca_path), maxsize=4)
+        self.headers = {"Authorization": f"Bearer {server.token}", "Content-Type": "application/json"}
+
+    def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        raw = orjson.dumps(body) if body is not None else None
+        r = self.http.request(method, self.url + path, body=raw, headers=self.headers)
+        return r.status, orjson.loads(r.data)
+
+    def create(self, ns: str, name: str) -> dict:
+        code, obj = self.request(
+            "POST", f"/api/v1/namespaces/{ns}/configmaps", {"metadata": {"name": name}, "data": CM_DATA}
+        )
+        assert code == 201, obj
+        return obj
+
+    def update(self, ns: str, obj: dict, i: int) -> dict:
+        obj["data"]["counter"] = str(i)
+        name = obj["metadata"]["name"]
+        code, new = self.request("PUT", f"/api/v1/namespaces/{ns}/configmaps/{name}", obj)
+        assert code == 200, new
+        return new
+
+    def list(self, ns: str, limit: int = 0) -> int:
+        count, token = 0, ""
+        while True:
+            q = f"?limit={limit}" if limit else ""
+            if token:
+                q += f"&continue={token}"
+            code, body = self.request("GET", f"/api/v1/namespaces/{ns}/configmaps{q}")
+            assert code == 200, body
+            count += len(body["items"])
+            token = body["metadata"].get("continue")
+            if not token:
+                return count
+
+
+class OfficialClient:
+    """The official client with its generated models."""
+
+    def __init__(self, server: APIServer) -> None:
+        self.core = client.CoreV1Api(server.api_client())
+
+    def create(self, ns: str, name: str) -> Any:
+        return self.core.create_namespaced_config_map(ns, {"metadata": {"name": name}, "data": dict(CM_DATA)})
+
+    def update(self, ns: str, obj: Any, i: int) -> Any:
+        obj.data["counter"] = str(i)
+        return self.core.replace_namespaced_config_map(obj.metadata.name, ns, obj)
+
+    def list(self, ns: str, limit: int = 0) -> int:
+        count, token = 0, None
+        while True:
+            kw: dict[str, Any] = {"limit": limit} if limit else {}
+            if token:
+                kw["_continue"] = token
+            lst = self.core.list_namespaced_config_map(ns, **kw)
+            count += len(lst.items)
+            token = lst.metadata._continue
+            if not token:
+                return count
+
+
+# -- measurements -------------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, server: APIServer, sizes: Sizes, profile: str | None) -> None:
+        self.server = server
+        self.sizes = sizes
+        self.profile = profile
+        self.rows: list[tuple[str, str, float | None, float | None]] = []
+        self.notes: list[str] = []
+        self._ns = 0
+
+    def namespace(self, prefix: str) -> str:
+        self._ns += 1
+        ns = f"{prefix}-{self._ns}"
+        code, body = RawClient(self.server).request("POST", "/api/v1/namespaces", {"metadata": {"name": ns}})
+        assert code == 201, body
+        return ns
+
+    def timed(self, phase: str, fn: Callable[[], Any]) -> float:
+        """Wall time of ``fn``; with ``--profile PHASE`` the server thread is profiled meanwhile."""
+        prof = None
+        if self.profile and self.profile in phase:
+            prof = cProfile.Profile()
+            self.server.call(prof.enable)  # profiles the event-loop thread only
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        if prof is not None:
+            self.server.call(prof.disable)
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(25)
+            print(f"\n--- server profile: {phase} ---\n{out.getvalue()}", file=sys.stderr)
+        return elapsed
+
+    def add(self, label: str, unit: str, official: float | None, raw: float | None) -> None:
+        self.rows.append((label, unit, official, raw))
+        print(f"  {label:<42} {_fmt(official):>10} {_fmt(raw):>10} {unit}", flush=True)
+
+    # -- writes ---------------------------------------------------------------------------------------
+
+    def writes(self) -> None:
+        n = self.sizes.writes
+        rates: dict[str, dict[str, float]] = {"create": {}, "update": {}}
+        for label, factory in (("official", OfficialClient), ("raw", RawClient)):
+            c = factory(self.server)
+            ns = self.namespace(f"seq-{label}")
+            objs: list[Any] = []
+            t = self.timed(
+                f"create-seq-{label}",
+                lambda c=c, ns=ns, objs=objs: objs.extend(c.create(ns, f"cm-{i}") for i in range(n)),
+            )
+            rates["create"][label] = n / t
+
+            def update_all(c=c, ns=ns, objs=objs) -> None:
+                for i, o in enumerate(objs):
+                    objs[i] = c.update(ns, o, i)
+
+            t = self.timed(f"update-seq-{label}", update_all)
+            rates["update"][label] = n / t
+        self.add("creates/s, sequential", "req/s", rates["create"]["official"], rates["create"]["raw"])
+        self.add("updates/s, sequential", "req/s", rates["update"]["official"], rates["update"]["raw"])
+
+    def threaded_writes(self, threads: int = 4) -> None:
+        n = self.sizes.threaded
+        rates: dict[str, dict[str, float]] = {"create": {}, "update": {}}
+        for label, factory in (("official", OfficialClient), ("raw", RawClient)):
+            ns = self.namespace(f"par-{label}")
+            clients = [factory(self.server) for _ in range(threads)]
+            objs: list[list[Any]] = [[] for _ in range(threads)]
+
+            def creates(k: int, ns=ns, clients=clients, objs=objs) -> None:
+                cl = clients[k]
+                objs[k].extend(cl.create(ns, f"cm-{k}-{i}") for i in range(n))
+
+            def updates(k: int, ns=ns, clients=clients, objs=objs) -> None:
+                cl = clients[k]
+                for i, o in enumerate(objs[k]):
+                    objs[k][i] = cl.update(ns, o, i)
+
+            t = self.timed(f"create-par-{label}", lambda: _run_threads(threads, creates))
+            rates["create"][label] = threads * n / t
+            t = self.timed(f"update-par-{label}", lambda: _run_threads(threads, updates))
+            rates["update"][label] = threads * n / t
+        self.add(
+            f"creates/s, {threads} threads", "req/s", rates["create"]["official"], rates["create"]["raw"]
+        )
+        self.add(
+            f"updates/s, {threads} threads", "req/s", rates["update"]["official"], rates["update"]["raw"]
+        )
+
+    # -- list -----------------------------------------------------------------------------------------
+
+    def lists(self) -> None:
+        n = self.sizes.list_objects
+        ns = self.namespace("list")
+        # Populate in-process (not measured): the write path was measured above.
+        api, rt = self.server.api, self.server.registry.get("", "v1", "configmaps")
+        for start in range(0, n, 1000):
+            self.server.call(
+                lambda start=start: [
+                    api.create(rt, ns, {"metadata": {"name": f"cm-{i:05d}"}, "data": dict(CM_DATA)})
+                    for i in range(start, min(n, start + 1000))
+                ]
+            )
+        results: dict[tuple[str, int], float] = {}
+        for label, factory in (("official", OfficialClient), ("raw", RawClient)):
+            c = factory(self.server)
+            for limit in (0, 500):
+                best = float("inf")
+                for _ in range(self.sizes.list_repeats):
+                    got: list[int] = []
+                    t = self.timed(
+                        f"list-{limit}-{label}",
+                        lambda c=c, limit=limit, got=got: got.append(c.list(ns, limit)),
+                    )
+                    assert got[0] == n + 1, got  # + kube-root-ca.crt
+                    best = min(best, t)
+                results[(label, limit)] = best
+        k = f"{n // 1000}k" if n % 1000 == 0 else str(n)
+        self.add(f"list {k} ConfigMaps, one request", "s/list", results[("official", 0)], results[("raw", 0)])
+        self.add(
+            f"list {k} ConfigMaps, limit=500", "s/list", results[("official", 500)], results[("raw", 500)]
+        )
+
+    # -- watch fan-out --------------------------------------------------------------------------------
+
+    def fanout(self) -> None:
+        n = self.sizes.watch_objects
+        for w in self.sizes.watchers:
+            raw_rate, creates = self._fanout_round(w, n, official=False)
+            off_rate = None
+            if w == 1:
+                off_rate, _ = self._fanout_round(w, n, official=True)
+            self.add(f"watch fan-out x{w}: events/s delivered", "ev/s", off_rate, raw_rate)
+            self.notes.append(f"fan-out x{w}: creates/s while watched (raw writer) {creates:.0f}")
+
+    def _fanout_round(self, watchers: int, n: int, official: bool) -> tuple[float, float]:
+        ns = self.namespace(f"watch{watchers}")
+        rv = self.server.resource_version
+        path = f"/api/v1/namespaces/{ns}/configmaps?watch=1&resourceVersion={rv}&timeoutSeconds=120"
+        ready = threading.Barrier(watchers + 1)
+        done_at: list[float] = []
+        counts = [0] * watchers
+        lock = threading.Lock()
+
+        def raw_watcher(k: int) -> None:
+            pool = urllib3.PoolManager(ca_certs=str(self.server.ca_path))
+            r = pool.request(
+                "GET",
+                self.server.url + path,
+                headers={"Authorization": f"Bearer {self.server.token}"},
+                preload_content=False,
+                timeout=60,
+            )
+            assert r.status == 200
+            ready.wait()
+            seen = 0
+            for chunk in r.stream(1 << 16, decode_content=False):
+                seen += chunk.count(b"\n")  # one JSON line per event (15-1)
+                if seen >= n:
+                    break
+            counts[k] = seen
+            with lock:
+                done_at.append(time.perf_counter())
+            r.release_conn()
+            r.close()
+
+        def official_watcher(k: int) -> None:
+            core = client.CoreV1Api(self.server.api_client())
+            ready.wait()
+            seen = 0
+            for _ in watch.Watch().stream(
+                core.list_namespaced_config_map, ns, resource_version=str(rv), timeout_seconds=120
+            ):
+                seen += 1
+                if seen >= n:
+                    break
+            counts[k] = seen
+            with lock:
+                done_at.append(time.perf_counter())
+
+        target = official_watcher if official else raw_watcher
+        threads = [threading.Thread(target=target, args=(k,), name=f"watcher-{k}") for k in range(watchers)]
+        for t in threads:
+            t.start()
+        ready.wait()
+        time.sleep(0.05)
+        writer = RawClient(self.server)
+        start = time.perf_counter()
+        for i in range(n):
+            writer.create(ns, f"cm-{i}")
+        written = time.perf_counter()
+        for t in threads:
+            t.join(120)
+        assert counts == [n] * watchers, counts
+        elapsed = max(done_at) - start
+        return watchers * n / elapsed, n / (written - start)
+
+
+def _run_threads(k: int, fn: Callable[[int], None]) -> None:
+    threads = [threading.Thread(target=fn, args=(i,), name=f"client-{i}") for i in range(k)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}"
+
+
+def table(rows: list[tuple[str, str, float | None, float | None]]) -> str:
+    head = ("measurement", "official client", "raw urllib3", "raw / official", "unit")
+    lines = []
+    for label, unit, off, raw in rows:
+        ratio = "-"
+        if off and raw:
+            # "how many times better raw is": rates divide one way, durations the other.
+            ratio = f"{(off / raw if unit.startswith('s/') else raw / off):.1f}x"
+        lines.append((label, _fmt(off), _fmt(raw), ratio, unit))
+    widths = [max(len(r[i]) for r in [head, *lines]) for i in range(len(head))]
+    fmt = "| " + " | ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([fmt.format(*head), sep, *(fmt.format(*r) for r in lines)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="scaled-down run (~10 s)")
+    p.add_argument(
+        "--profile",
+        metavar="PHASE",
+        help="cProfile the server thread during phases whose name contains PHASE "
+        "(e.g. create-seq-raw, update-par, list-500-raw, fanout) and print the top functions to stderr",
+    )
+    p.add_argument(
+        "--only",
+        metavar="GROUPS",
+        default="writes,threads,list,fanout",
+        help="comma-separated subset of: writes, threads, list, fanout",
+    )
+    args = p.parse_args(argv)
+    groups = set(args.only.split(","))
+    sizes = QUICK if args.quick else FULL
+    t0 = time.perf_counter()
+    with APIServer() as server:
+        b = Bench(server, sizes, args.profile)
+        print(f"{'':<44} {'official':>10} {'raw':>10}", flush=True)
+        if "writes" in groups:
+            b.writes()
+        if "threads" in groups:
+            b.threaded_writes()
+        if "list" in groups:
+            b.lists()
+        if "fanout" in groups:
+            if args.profile and "fanout" in args.profile:
+                b.timed("fanout", b.fanout)
+            else:
+                b.fanout()
+    print()
+    print(table(b.rows))
+    for note in b.notes:
+        print(f"  {note}")
+    mode = "quick" if args.quick else "full"
+    print(f"\ntotal {time.perf_counter() - t0:.1f} s ({mode} run, python {sys.version.split()[0]})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

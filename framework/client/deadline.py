@@ -1,0 +1,62 @@
+"""Cooperative deadlines for client calls.
+
+A controller runs each reconcile inside :func:`deadline`; every client request made after the deadline
+passed raises :class:`~framework.client.errors.Timeout` instead of going out. Threads are never killed
+(a key is never handed to two workers), so a reconcile that stops calling the client is not interrupted.
+The deadline lives in a context variable, so it applies to the calling thread only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Protocol
+
+from .errors import Timeout
+
+
+class _Monotonic(Protocol):
+    def monotonic(self) -> float: ...
+
+
+class _System:
+    @staticmethod
+    def monotonic() -> float:
+        return time.monotonic()
+
+
+_current: ContextVar[tuple[_Monotonic, float, float] | None] = ContextVar(
+    "framework_client_deadline", default=None
+)
+
+
+@contextmanager
+def deadline(seconds: float | None, clock: _Monotonic | None = None) -> Iterator[None]:
+    """Client calls inside the block raise ``Timeout`` once ``seconds`` have passed (None: no limit)."""
+    if seconds is None:
+        yield
+        return
+    clock = clock or _System()
+    token = _current.set((clock, clock.monotonic() + seconds, seconds))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def check_deadline() -> None:
+    """Raise ``Timeout`` if the calling context's deadline has passed."""
+    current = _current.get()
+    if current is not None:
+        clock, at, seconds = current
+        if clock.monotonic() >= at:
+            raise Timeout(
+                0, "Timeout", f"deadline of {seconds:g}s exceeded; no further API calls allowed", {}
+            )
+
+
+def deadline_exceeded() -> bool:
+    current = _current.get()
+    return current is not None and current[0].monotonic() >= current[1]
