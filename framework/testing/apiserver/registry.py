@@ -6,11 +6,12 @@ from .resources import BUILTIN, ResourceType, custom_resource_types
 
 
 class Registry:
-    def __init__(self) -> None:
+    def __init__(self, disabled_groups: tuple[str, ...] = ()) -> None:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._custom: dict[str, list[ResourceType]] = {}  # CRD name -> its served types
         for rt in BUILTIN:
-            self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
+            if rt.group not in disabled_groups:
+                self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
 
     def get(self, group: str, version: str, resource: str) -> ResourceType | None:
         return self._by_gvr.get((group, version, resource))

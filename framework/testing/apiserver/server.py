@@ -69,6 +69,7 @@ class APIServer:
         future_rv_wait: float = 3.0,
         authorization: str = "AlwaysAllow",
         anonymous: bool = False,
+        disabled_groups: Iterable[str] = (),
     ) -> None:
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
@@ -84,7 +85,8 @@ class APIServer:
         self.future_rv_wait = future_rv_wait
         self.token = "gcm-testing-" + secrets.token_hex(16)
         self.storage = Storage(watch_cache_size)
-        self.registry = Registry()
+        # Groups not to serve, e.g. ("events.k8s.io",) to test clients against an older cluster.
+        self.registry = Registry(tuple(disabled_groups))
         self.api = API(self.storage, self.registry)
         self.api.admit = self._admit
         self.authenticator = Authenticator(self.storage, anonymous)
