@@ -893,19 +893,6 @@ def record(
     return managed
 
 
-def record_update(
-    s: Schema,
-    live: dict | None,
-    new: dict,
-    managed: Managed,
-    manager: str,
-    api_version: str,
-    subresource: str | None,
-) -> Managed:
-    """:func:`diff` then :func:`record`."""
-    return record(diff(s, live, new), managed, manager, api_version, subresource)
-
-
 @dataclass
 class Conflict:
     entry: Entry
