@@ -39,7 +39,7 @@ from .errors import StatusError
 from .http import Fault, Handler
 from .registry import Registry
 from .resources import ResourceType
-from .rest import API, Result, WriteOptions
+from .rest import API, Result, WriteOptions, deep_copy
 from .storage import Storage
 
 log = structlog.get_logger("framework.testing.apiserver")
@@ -378,6 +378,7 @@ class APIServer:
         assert rt is not None
 
         def apply(crd: dict) -> None:
+            crd = deep_copy(crd)  # storage keeps what it is given: never the caller's dict
             name = crd.get("metadata", {}).get("name", "")
             existing = self.storage.get(CRD_STORAGE, ("", name))
             if existing is None:

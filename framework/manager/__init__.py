@@ -1,0 +1,33 @@
+"""The manager: shared cache, cache-backed client, leader election, servers and controllers.
+
+::
+
+    from framework.client import Client
+    from framework.manager import LeaderElectionOptions, Manager
+
+    mgr = Manager(
+        Client.from_kubeconfig(),
+        leader_election=LeaderElectionOptions(namespace="garden", name="my-controller-leader-election"),
+        metrics_bind_address=":8080",
+        health_probe_bind_address=":8081",
+    )
+    ...  # Builder(mgr)...complete(reconciler)
+    mgr.start()  # blocks until SIGTERM/SIGINT; raises LeaderElectionLost if the lease was lost
+
+``mgr.client`` reads from the cache (deep copies) and writes to the API server; ``mgr.api_reader``
+reads live. ``CacheOptions`` per ``(apiVersion, kind)`` restrict what is cached.
+"""
+
+from framework.leaderelection import LeaderElectionLost
+from framework.manager.cache import Cache, CachedClient, CacheOptions
+from framework.manager.manager import LeaderElectionOptions, Manager, Runnable
+
+__all__ = [
+    "Cache",
+    "CacheOptions",
+    "CachedClient",
+    "LeaderElectionLost",
+    "LeaderElectionOptions",
+    "Manager",
+    "Runnable",
+]

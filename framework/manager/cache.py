@@ -1,0 +1,160 @@
+"""The manager's informer cache and the cache-backed client controllers read through."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+import structlog
+
+from framework.cache import SharedIndexInformer, SharedInformerFactory
+from framework.cache.transforms import drop_managed_fields
+from framework.client import NotFound
+from framework.clock import Clock
+
+log = structlog.get_logger("framework.manager")
+
+IndexFunc = Callable[[dict], list[str]]
+
+
+@dataclass(frozen=True)
+class CacheOptions:
+    """What the cache keeps of one kind, so no controller caches more of the cluster than it needs.
+
+    ``transform`` defaults to dropping ``managedFields`` (never needed by controllers, ~30% of an object).
+    """
+
+    namespace: str | None = None
+    label_selector: str | None = None
+    field_selector: str | None = None
+    transform: Callable[[Any], Any] | None = drop_managed_fields
+
+
+def deep_copy(obj: Any) -> Any:
+    """A private copy of a cached object (orjson round trip: faster than ``copy.deepcopy``)."""
+    return orjson.loads(orjson.dumps(obj))
+
+
+class Cache:
+    """One shared informer per kind (per its :class:`CacheOptions`), started on first use."""
+
+    def __init__(
+        self,
+        client: Any,
+        options: Mapping[tuple[str, str], CacheOptions] | None = None,
+        clock: Clock | None = None,
+        sync_timeout: float = 60.0,
+    ) -> None:
+        self.client = client
+        self.options = dict(options or {})
+        self.factory = SharedInformerFactory(client, clock=clock)
+        self.sync_timeout = sync_timeout
+        self._indexes: dict[tuple[str, str], dict[str, IndexFunc]] = {}
+        self._lock = threading.Lock()
+        self._started = False
+
+    def informer(self, api_version: str, kind: str) -> SharedIndexInformer:
+        opts = self.options.get((api_version, kind), CacheOptions())
+        with self._lock:
+            informer = self.factory.informer_for(
+                api_version,
+                kind,
+                namespace=opts.namespace,
+                label_selector=opts.label_selector,
+                field_selector=opts.field_selector,
+                transform=opts.transform,
+                indexers=self._indexes.get((api_version, kind)),
+            )
+            if self._started and not informer.is_started():
+                informer.start()
+        return informer
+
+    def add_field_index(self, api_version: str, kind: str, name: str, func: IndexFunc) -> None:
+        """Register an index; registering the same name twice is allowed and shares the first."""
+        with self._lock:
+            indexes = self._indexes.setdefault((api_version, kind), {})
+            if name in indexes:
+                return
+            indexes[name] = func
+        self.informer(api_version, kind)
+
+    def start(self) -> None:
+        with self._lock:
+            self._started = True
+        self.factory.start()
+
+    def has_synced(self) -> bool:
+        return all(i.has_synced() for i in self.factory.informers().values())
+
+    def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
+        return all(self.factory.wait_for_cache_sync(timeout).values())
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        return self.factory.shutdown(timeout)
+
+    def synced_informer(self, api_version: str, kind: str) -> SharedIndexInformer:
+        informer = self.informer(api_version, kind)
+        if not informer.is_started():
+            informer.start()
+        if not informer.has_synced() and not informer.wait_for_cache_sync(self.sync_timeout):
+            raise TimeoutError(f"cache for {api_version} {kind} did not sync within {self.sync_timeout}s")
+        return informer
+
+
+class CachedClient:
+    """Reads from the manager's cache (deep copies), writes to the API server.
+
+    ``get`` and ``list`` start the kind's informer on first use and wait for it to sync. Everything
+    else (create, update, update_status, patch, delete, watch, mapping, ...) is the live client's.
+    """
+
+    def __init__(self, client: Any, cache: Cache) -> None:
+        self._client = client
+        self._cache = cache
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict:
+        indexer = self._cache.synced_informer(api_version, kind).indexer
+        obj = indexer.get_by_key(f"{namespace}/{name}" if namespace else name)
+        if obj is None:
+            resource = self._client.mapping(api_version, kind).resource
+            group = api_version.rpartition("/")[0]
+            qualified = f"{resource}.{group}" if group else resource
+            raise NotFound(
+                404,
+                "NotFound",
+                f'{qualified} "{name}" not found',
+                {"name": name, "group": group, "kind": resource},
+            )
+        return deep_copy(obj)
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        index: tuple[str, str] | None = None,
+    ) -> list[dict]:
+        """Cached objects of a kind: in ``namespace``, carrying all ``labels``, in ``index`` (name, value)."""
+        indexer = self._cache.synced_informer(api_version, kind).indexer
+        if index is not None:
+            objs = indexer.by_index(*index)
+        elif namespace:
+            objs = indexer.by_index("namespace", namespace)
+        else:
+            objs = indexer.list()
+        out = []
+        for obj in objs:
+            meta = obj.get("metadata") or {}
+            if namespace and meta.get("namespace") != namespace:
+                continue
+            if labels and any((meta.get("labels") or {}).get(k) != v for k, v in labels.items()):
+                continue
+            out.append(deep_copy(obj))
+        return out

@@ -1,0 +1,254 @@
+"""``Manager``: runs caches, servers, leader election and controllers, and shuts them down in order."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import structlog
+from prometheus_client import CollectorRegistry
+
+from framework.clock import Clock, RealClock
+from framework.healthz import HealthProbeServer
+from framework.leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector, LeaseLock
+from framework.manager.cache import Cache, CachedClient, CacheOptions, IndexFunc
+from framework.metrics import MetricsServer, parse_bind_address
+from framework.record import EventBroadcaster
+
+log = structlog.get_logger("framework.manager")
+
+
+class Runnable(Protocol):
+    """Anything the manager starts and stops: controllers, or your own workers."""
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 30.0) -> Any: ...
+
+
+@dataclass(frozen=True)
+class LeaderElectionOptions:
+    """Lease-based leader election (client-go's defaults: 15 s / 10 s / 2 s)."""
+
+    namespace: str
+    name: str
+    identity: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    release_on_cancel: bool = True
+
+
+class Manager:
+    """Shared cache, cache-backed client, leader election, metrics, probes and webhooks for controllers.
+
+    Caches, servers and runnables added with ``need_leader_election=False`` run on every replica, so
+    standbys keep warm caches and serve webhooks; controllers run only while this replica leads.
+    ``start()`` blocks until ``stop()``, SIGTERM or SIGINT, then shuts down in order (controllers drain,
+    leader election releases, caches, servers) within ``graceful_shutdown_timeout``. A lost lease stops
+    the controllers at once and makes ``start()`` raise :class:`LeaderElectionLost`.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        *,
+        leader_election: LeaderElectionOptions | None = None,
+        metrics_bind_address: str | None = None,
+        health_probe_bind_address: str | None = None,
+        webhook_server: Any = None,
+        cache_options: Mapping[tuple[str, str], CacheOptions] | None = None,
+        registry: CollectorRegistry | None = None,
+        clock: Clock | None = None,
+        graceful_shutdown_timeout: float = 30.0,
+    ) -> None:
+        self.api_reader = client
+        self.clock = clock or RealClock()
+        # Each manager has its own registry, so several managers can live in one process (tests).
+        self.registry = registry or CollectorRegistry()
+        self.cache = Cache(client, cache_options, clock=self.clock)
+        self.client = CachedClient(client, self.cache)
+        self.leader_election = leader_election
+        self.webhook_server = webhook_server
+        self.graceful_shutdown_timeout = graceful_shutdown_timeout
+        self.metrics_server = (
+            MetricsServer(metrics_bind_address, self.registry)
+            if metrics_bind_address and parse_bind_address(metrics_bind_address) is not None
+            else None
+        )
+        self.probe_server = (
+            HealthProbeServer(health_probe_bind_address)
+            if health_probe_bind_address and parse_bind_address(health_probe_bind_address) is not None
+            else None
+        )
+        self._leader_runnables: list[Runnable] = []
+        self._runnables: list[Runnable] = []
+        if self.probe_server is not None:
+            self.probe_server.add_readyz_check("informer-sync", self._caches_synced)
+        self._broadcaster: EventBroadcaster | None = None
+        self._stop = threading.Event()
+        self._leading = threading.Event()
+        self._lost = False
+        self._elector: LeaderElector | None = None
+        self._started = False
+
+    # -- registration ------------------------------------------------------------------------------
+
+    def add(self, runnable: Runnable, need_leader_election: bool = True) -> None:
+        (self._leader_runnables if need_leader_election else self._runnables).append(runnable)
+        if self._started and (not need_leader_election or self._leading.is_set()):
+            runnable.start()
+
+    def add_field_index(self, api_version: str, kind: str, name: str, func: IndexFunc) -> None:
+        self.cache.add_field_index(api_version, kind, name, func)
+
+    def add_healthz_check(self, name: str, check: Callable[[], Any]) -> None:
+        """A liveness check (no-op without a health probe address)."""
+        if self.probe_server is not None:
+            self.probe_server.add_healthz_check(name, check)
+
+    def add_readyz_check(self, name: str, check: Callable[[], Any]) -> None:
+        """A readiness check; ``informer-sync`` is built in (not ready until caches synced)."""
+        if self.probe_server is not None:
+            self.probe_server.add_readyz_check(name, check)
+
+    def event_recorder(self, name: str) -> Any:
+        """An :class:`~framework.record.EventRecorder` reporting as controller ``name``."""
+        if self._broadcaster is None:
+            self._broadcaster = EventBroadcaster(self.api_reader, clock=self.clock, registry=self.registry)
+        return self._broadcaster.new_recorder(name)
+
+    def is_leader(self) -> bool:
+        return self._leading.is_set()
+
+    def _caches_synced(self) -> str | None:
+        return None if self.cache.has_synced() else "caches not synced"
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run until ``stop()`` or a signal; raise ``LeaderElectionLost`` if the lease was lost."""
+        self._started = True
+        self._install_signal_handlers()
+        try:
+            for server in (self.metrics_server, self.probe_server):
+                if server is not None:
+                    server.start()
+            if self.webhook_server is not None:
+                self.webhook_server.start()
+            self.cache.start()
+            for r in self._runnables:
+                r.start()
+            if self.leader_election is None:
+                self._start_leading()
+                self._stop.wait()
+            else:
+                self._run_election()
+        finally:
+            self._shutdown()
+        if self._lost:
+            raise LeaderElectionLost("leader election lost")
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run_election(self) -> None:
+        le = self.leader_election
+        assert le is not None
+        identity = le.identity or f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+        lost = threading.Event()
+
+        def started(leading_stop: threading.Event) -> None:
+            self._start_leading()
+
+        def stopped() -> None:
+            if self._leading.is_set() and not self._stop.is_set():
+                # Lease lost while we were meant to run: stop leader work at once, never two leaders.
+                self._lost = True
+                lost.set()
+                self._stop_leader_runnables(0.0)
+                self._stop.set()
+
+        self._elector = LeaderElector(
+            LeaderElectionConfig(
+                lock=LeaseLock(self.api_reader, le.namespace, le.name, identity),
+                lease_duration=le.lease_duration,
+                renew_deadline=le.renew_deadline,
+                retry_period=le.retry_period,
+                release_on_cancel=le.release_on_cancel,
+                name=le.name,
+                on_started_leading=started,
+                on_stopped_leading=stopped,
+            ),
+            clock=self.clock,
+            registry=self.registry,
+        )
+        elector_stop = threading.Event()
+        thread = threading.Thread(
+            target=self._elector.run, args=(elector_stop,), name="leader-election", daemon=True
+        )
+        thread.start()
+        self._stop.wait()
+        if not lost.is_set():
+            # Graceful: controllers drain first, then the lease is released for the next leader.
+            self._stop_leader_runnables(self.graceful_shutdown_timeout)
+        elector_stop.set()
+        thread.join(max(1.0, self.leader_election.retry_period * 2))
+
+    def _start_leading(self) -> None:
+        if not self.cache.wait_for_cache_sync(self.cache.sync_timeout):
+            log.warning("caches not synced before starting controllers")
+        self._leading.set()
+        log.info("starting leader runnables", count=len(self._leader_runnables))
+        for r in self._leader_runnables:
+            r.start()
+
+    def _stop_leader_runnables(self, timeout: float) -> None:
+        if not self._leading.is_set():
+            return
+        self._leading.clear()
+        deadline = time.monotonic() + timeout
+        threads = []
+        for r in self._leader_runnables:
+            t = threading.Thread(
+                target=r.stop,
+                args=(max(0.0, deadline - time.monotonic()),),
+                name=f"stop-{getattr(r, 'name', type(r).__name__)}",
+                daemon=True,
+            )
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()) + 0.5)
+
+    def _shutdown(self) -> None:
+        deadline = time.monotonic() + self.graceful_shutdown_timeout
+
+        def left() -> float:
+            return max(0.1, deadline - time.monotonic())
+
+        self._stop_leader_runnables(left())
+        for r in self._runnables:
+            r.stop(left())
+        if self._broadcaster is not None:
+            self._broadcaster.shutdown(min(left(), 5.0))
+        self.cache.stop(left())
+        for server in (self.webhook_server, self.probe_server, self.metrics_server):
+            if server is not None:
+                server.stop(left())
+        log.info("manager stopped")
+
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread() or os.environ.get(
+            "FRAMEWORK_NO_SIGNALS"
+        ):
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: self._stop.set())

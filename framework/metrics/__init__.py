@@ -1,0 +1,24 @@
+"""Prometheus metrics over HTTP, with controller-runtime's bind-address conventions.
+
+::
+
+    from prometheus_client import CollectorRegistry
+    from framework.metrics import MetricsServer, parse_bind_address
+
+    registry = CollectorRegistry()  # one per manager, so several managers can share a process
+    if parse_bind_address(bind_address) is not None:  # "0" disables metrics
+        server = MetricsServer(bind_address, registry)  # ":8080", "127.0.0.1:0", "[::1]:8080"
+        server.start()
+        print(server.url + "/metrics")
+        ...
+        server.stop()
+
+``/metrics`` is rendered by prometheus-client (text format, OpenMetrics if the scraper asks for it,
+gzip when accepted). The server is ``framework.httpserver.HTTPServer``: a named accept thread, a daemon
+thread per connection, ``stop(timeout)`` with a bounded join, and ``port`` for port 0.
+"""
+
+from framework.httpserver import parse_bind_address
+from framework.metrics.server import DEFAULT_BIND_ADDRESS, MetricsServer, metrics_handler
+
+__all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler", "parse_bind_address"]

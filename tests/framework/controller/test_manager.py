@@ -1,0 +1,146 @@
+"""Manager: leader election across replicas, lost leases, metrics and probes over HTTP."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import urllib3
+
+from framework.builder import Builder
+from framework.client import Client
+from framework.controller import Request
+from framework.leaderelection import LeaderElectionLost
+from framework.manager import LeaderElectionOptions, Manager
+
+LE = dict(
+    namespace="kube-system",
+    name="sample-leader",
+    lease_duration=1.0,
+    renew_deadline=0.6,
+    retry_period=0.2,
+    release_on_cancel=True,
+)
+
+
+def wait_for(fn, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while not (value := fn()):
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+    return value
+
+
+class Replica:
+    """One manager with a controller over ConfigMaps that records which replica reconciled."""
+
+    def __init__(self, server, name: str, log: list, active: set, overlap: list, **kw) -> None:
+        self.name = name
+        self.mgr = Manager(
+            Client.from_kubeconfig(server.kubeconfig, qps=0),
+            leader_election=LeaderElectionOptions(identity=name, **LE),
+            **kw,
+        )
+        replica = self
+
+        class Rec:
+            def reconcile(self, request: Request) -> None:
+                active.add(replica.name)
+                if len(active) > 1:
+                    overlap.append(set(active))
+                log.append((replica.name, request.name))
+                time.sleep(0.01)
+                active.discard(replica.name)
+
+        Builder(self.mgr).named("cm").for_("v1", "ConfigMap").complete(Rec())
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name=f"manager-{name}", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.mgr.start()
+        except BaseException as e:
+            self.error = e
+
+    def stop(self) -> None:
+        self.mgr.stop()
+        self.thread.join(15)
+        assert not self.thread.is_alive()
+
+
+def test_one_leader_reconciles_and_hands_over(apiserver):
+    log: list = []
+    active: set = set()
+    overlap: list = []
+    replicas = [Replica(apiserver, f"r{i}", log, active, overlap) for i in range(3)]
+    client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    try:
+        leader = wait_for(lambda: next((r for r in replicas if r.mgr.is_leader()), None))
+        assert sum(r.mgr.is_leader() for r in replicas) == 1
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
+        )
+        wait_for(lambda: "a" in {n for _, n in log})
+        assert {who for who, n in log if n == "a"} == {leader.name}
+        start = time.monotonic()
+        leader.stop()  # graceful: releases the lease
+        others = [r for r in replicas if r is not leader]
+        new = wait_for(lambda: next((r for r in others if r.mgr.is_leader()), None))
+        assert time.monotonic() - start < 3.0
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "default"}}
+        )
+        wait_for(lambda: any(n == "b" and who == new.name for who, n in log))
+        assert not overlap
+    finally:
+        for r in replicas:
+            if r.thread.is_alive():
+                r.stop()
+
+
+def test_lost_lease_stops_work_and_raises(apiserver):
+    log: list = []
+    r = Replica(apiserver, "solo", log, set(), [])
+    try:
+        wait_for(r.mgr.is_leader)
+        apiserver.inject_failure("update", "leases.coordination.k8s.io", 500, count=None)
+        r.thread.join(10)
+        assert not r.thread.is_alive()
+        assert isinstance(r.error, LeaderElectionLost)
+        assert not r.mgr.is_leader()
+    finally:
+        apiserver.clear_failures()
+        if r.thread.is_alive():
+            r.stop()
+
+
+def test_metrics_and_probes(apiserver):
+    mgr = Manager(
+        Client.from_kubeconfig(apiserver.kubeconfig, qps=0),
+        metrics_bind_address="127.0.0.1:0",
+        health_probe_bind_address="127.0.0.1:0",
+    )
+    done = threading.Event()
+
+    class Rec:
+        def reconcile(self, request: Request) -> None:
+            done.set()
+
+    Builder(mgr).named("probe").for_("v1", "Namespace").complete(Rec())
+    t = threading.Thread(target=mgr.start, name="manager", daemon=True)
+    t.start()
+    http = urllib3.PoolManager(retries=False)
+    try:
+        assert done.wait(10)
+        wait_for(lambda: http.request("GET", mgr.probe_server.url + "/readyz").status == 200)
+        verbose = http.request("GET", mgr.probe_server.url + "/readyz?verbose").data.decode()
+        assert "[+]informer-sync ok" in verbose
+        assert http.request("GET", mgr.probe_server.url + "/healthz").status == 200
+        body = http.request("GET", mgr.metrics_server.url + "/metrics").data.decode()
+        assert 'controller_runtime_reconcile_total{controller="probe",result="success"}' in body
+        assert 'workqueue_adds_total{name="probe"}' in body
+        assert 'controller_runtime_max_concurrent_reconciles{controller="probe"} 1.0' in body
+    finally:
+        mgr.stop()
+        t.join(15)
