@@ -391,9 +391,7 @@ class LeaderElector:
                         self._deadline = max(self._deadline, started + self.config.renew_deadline)
                 self._log.debug("successfully renewed lease")
             else:
-                self._log.info(
-                    "failed to renew lease", remaining=round(deadline - self.clock.monotonic(), 3)
-                )
+                self._log.info("failed to renew lease", remaining=round(deadline - self.clock.monotonic(), 3))
 
     def _run_started_leading(
         self, callback: Callable[[threading.Event], Any], stop: threading.Event, done: threading.Event
@@ -570,7 +568,9 @@ class LeaderElector:
                 refetch = True
                 continue
             except Exception as err:
-                self._log.warning("failed to release the lease", error=str(err), error_type=type(err).__name__)
+                self._log.warning(
+                    "failed to release the lease", error=str(err), error_type=type(err).__name__
+                )
                 return False
             self._set_observed(released)
             self._maybe_report_transition()

@@ -200,7 +200,8 @@ class Manager:
             # Graceful: controllers drain first, then the lease is released for the next leader.
             self._stop_leader_runnables(self.graceful_shutdown_timeout)
         elector_stop.set()
-        thread.join(max(1.0, self.leader_election.retry_period * 2))
+        # Stepping down waits up to renew_deadline for leader work, then releases the lease.
+        thread.join(le.renew_deadline + 2 * le.retry_period + 1.0)
 
     def _start_leading(self) -> None:
         if not self.cache.wait_for_cache_sync(self.cache.sync_timeout):

@@ -5,10 +5,12 @@ racing to create and to update the Lease. Configuration rules are checked here t
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -79,7 +81,7 @@ class Recorder:
         with self.lock:
             assert not self.violations, self.violations
             ordered = sorted(self.intervals, key=lambda i: i[1])
-        for (who, _, end), (next_who, next_start, _) in zip(ordered, ordered[1:], strict=False):
+        for (who, _, end), (next_who, next_start, _) in itertools.pairwise(ordered):
             assert next_start >= end, f"{next_who} started at {next_start} before {who} stopped at {end}"
 
 
@@ -175,7 +177,9 @@ def read_lease(apiserver: APIServer) -> dict[str, Any]:
         return client.get(LEASE_API_VERSION, LEASE_KIND, LEASE_NAME, NAMESPACE)
 
 
-def wait_for_leader(group: list[Candidate], timeout: float = 5.0, exclude: Candidate | None = None) -> Candidate:
+def wait_for_leader(
+    group: list[Candidate], timeout: float = 5.0, exclude: Candidate | None = None
+) -> Candidate:
     def leader() -> Candidate | None:
         # is_leader() turns True just before on_started_leading runs on its own thread.
         leading = [c for c in group if c is not exclude and c.elector.is_leader() and c.started_at]
@@ -241,8 +245,6 @@ def test_lease_lock_reads_writes_and_is_optimistic(apiserver: APIServer) -> None
         with pytest.raises(RuntimeError, match="not initialized"):
             first.update(LeaderElectionRecord("first", 1))
 
-        from datetime import UTC, datetime
-
         when = datetime(2024, 5, 1, 10, 0, 0, 120000, tzinfo=UTC)
         first.create(LeaderElectionRecord("first", 15, when, when, 0))
         with pytest.raises(AlreadyExists):
@@ -261,7 +263,9 @@ def test_lease_lock_reads_writes_and_is_optimistic(apiserver: APIServer) -> None
 # --- one elector ---------------------------------------------------------------------------------------
 
 
-def test_single_elector_acquires_and_renews(apiserver: APIServer, candidates: Any, registry: CollectorRegistry) -> None:
+def test_single_elector_acquires_and_renews(
+    apiserver: APIServer, candidates: Any, registry: CollectorRegistry
+) -> None:
     solo = candidates("solo").start()
     eventually(solo.elector.is_leader, 5, "solo never became leader")
     first = eventually(lambda: read_lease(apiserver)["spec"], 2)
@@ -341,7 +345,7 @@ def test_abandoned_leader_is_replaced_after_the_lease_expires(apiserver: APIServ
     took_over = successor.started_at[0]
     last_write = leader.lock.successful_updates[-1]
     # Never before the lease expired from the standbys' point of view (written after last_write)...
-    assert took_over >= last_write + LEASE, (took_over - last_write)
+    assert took_over >= last_write + LEASE, took_over - last_write
     # ...and soon after: lease duration plus a jittered period to see the last change and one to retry.
     assert took_over - stopped <= LEASE + 2 * JITTERED_RETRY + 0.3, took_over - stopped
     assert read_lease(apiserver)["spec"]["leaseTransitions"] == 1

@@ -7,6 +7,7 @@ driven by stepping the fake clock in exact binary fractions once the elector's t
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -131,9 +132,7 @@ def settle(clock: FakeClock, waiters: int, until: Callable[[], bool] | None = No
         time.sleep(0.0005)
 
 
-def drive(
-    clock: FakeClock, seconds: float, *, waiters: int, until: Callable[[], bool] | None = None
-) -> None:
+def drive(clock: FakeClock, seconds: float, *, waiters: int, until: Callable[[], bool] | None = None) -> None:
     """Step the clock by 0.25 s at a time, each step once the threads are parked."""
     for _ in range(round(seconds / 0.25)):
         settle(clock, waiters, until)
@@ -169,7 +168,9 @@ def test_time_formats() -> None:
     assert format_micro_time(plus_two) == "2024-01-01T12:00:00.000000Z"
     assert format_micro_time(datetime(2024, 1, 1)) == "2024-01-01T00:00:00.000000Z"  # naive is UTC
     assert parse_time("2024-01-01T12:00:00Z") == datetime(2024, 1, 1, 12, tzinfo=UTC)
-    assert parse_time("2024-01-01T14:00:00.123456789+02:00") == datetime(2024, 1, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    assert parse_time("2024-01-01T14:00:00.123456789+02:00") == datetime(
+        2024, 1, 1, 12, 0, 0, 123456, tzinfo=UTC
+    )
     assert parse_time("2024-01-01T12:00:00.5Z") == datetime(2024, 1, 1, 12, 0, 0, 500000, tzinfo=UTC)
     assert parse_time("yesterday") is None
     assert parse_time(None) is None
@@ -264,21 +265,23 @@ def test_failed_fast_path_falls_back_to_the_slow_path(registry: CollectorRegistr
     assert sample(registry, "leader_election_slowpath_total") == 1
 
 
-def test_conflicting_writers_one_wins(registry: CollectorRegistry) -> None:
+def test_a_takeover_that_loses_the_race_conflicts(registry: CollectorRegistry) -> None:
     clock, store = FakeClock(), MemoryStore()
     store.put(LeaderElectionRecord("", 1, clock.now(), clock.now(), 0))
     a = make_elector(store, "a", clock, registry)
     b = make_elector(store, "b", clock, registry)
-    a.lock.get()
-    b.lock.get()  # both read the same resourceVersion
-    assert try_once(a)
-    assert not try_once(b)  # its fresh read shows a valid holder
-    with pytest.raises(Conflict):  # a writer holding an older resourceVersion is refused
-        stale = MemoryLock(store, "c")
-        stale._rv = store.rv - 1
-        stale.update(LeaderElectionRecord("c", 10))
+    read = b.lock.get
+
+    def read_then_lose_the_race(**kwargs: Any) -> Any:
+        result = read(**kwargs)
+        assert try_once(a)  # a writes between b's read and b's update
+        return result
+
+    b.lock.get = read_then_lose_the_race  # type: ignore[method-assign]
+    assert not try_once(b)  # b's update carries the old resourceVersion: Conflict
     assert store.record is not None
-    assert store.record.holder_identity == "a"
+    assert (store.record.holder_identity, store.record.lease_transitions) == ("a", 1)
+    assert not b.is_leader()
 
 
 def test_update_errors_make_the_try_fail(registry: CollectorRegistry) -> None:
@@ -473,7 +476,7 @@ def test_acquire_retries_are_jittered_within_one_to_2_2_retry_periods(registry: 
     finally:
         stop.set()
         thread.join(5)
-    gaps = [later - earlier for earlier, later in zip(reads, reads[1:], strict=False)]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(reads)]
     assert len(gaps) >= 10
     assert all(RETRY <= gap <= RETRY * 2.2 + 0.25 for gap in gaps), gaps
     assert len({round(g, 2) for g in gaps}) > 1  # not a fixed period
