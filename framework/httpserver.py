@@ -209,10 +209,13 @@ class _RequestHandler(BaseHTTPRequestHandler):
     """Parses requests (keep-alive, ``Expect: 100-continue``) and hands them to the owning server."""
 
     protocol_version = "HTTP/1.1"
+    default_request_version = "HTTP/1.1"  # errors on malformed request lines get a status line
     server_version = "framework"
     sys_version = ""
     wbufsize = _READ_CHUNK  # headers and body leave in one write; flushed after each request
     disable_nagle_algorithm = True
+    error_message_format = "%(code)d %(message)s\n"
+    error_content_type = "text/plain; charset=utf-8"
     server: HTTPServer  # the owning HTTPServer, passed as BaseRequestHandler's "server"
 
     def handle_one_request(self) -> None:
@@ -228,14 +231,20 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         with self.server._in_flight():
-            if len(self.raw_requestline) > 65536:
-                self.requestline = self.request_version = self.command = ""
-                self.send_error(414)
-                return
-            if not self.parse_request():  # answers malformed requests itself
-                return
-            self.server._respond(self)
-            self.wfile.flush()
+            try:
+                if len(self.raw_requestline) > 65536:
+                    self.requestline = self.request_version = self.command = ""
+                    self.send_error(414)
+                elif self.parse_request():  # False: it answered the malformed request itself
+                    self.server._respond(self)
+            finally:
+                self.wfile.flush()
+
+    def handle_expect_100(self) -> bool:
+        self.send_response_only(100)
+        self.end_headers()
+        self.wfile.flush()  # the client waits for this before sending the body
+        return True
 
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         pass  # no access log, as Go's net/http
@@ -294,7 +303,7 @@ class HTTPServer:
         if handler is not None:
             return handler
         best = ""
-        for prefix in self._prefix_routes:
+        for prefix in tuple(self._prefix_routes):  # a copy: routes may be added while serving
             if (path == prefix or path.startswith(prefix.rstrip("/") + "/")) and len(prefix) > len(best):
                 best = prefix
         return self._prefix_routes.get(best) if best else None

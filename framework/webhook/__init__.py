@@ -3,6 +3,8 @@
 A handler takes an ``AdmissionRequest`` and returns ``allowed()``, ``denied(message)``,
 ``patched(ops)`` or ``errored(code, message)``::
 
+    from prometheus_client import CollectorRegistry
+
     from framework.webhook import AdmissionRequest, WebhookServer, allowed, denied, self_signed_cert
 
     def validate_namespace_deletion(req: AdmissionRequest):
@@ -17,6 +19,7 @@ A handler takes an ``AdmissionRequest`` and returns ``allowed()``, ``denied(mess
         return allowed()
 
     cert_path, key_path, ca_pem = self_signed_cert("/tmp/certs")  # development: tls.crt, tls.key
+    registry = CollectorRegistry()  # or the manager's registry
     server = WebhookServer(port=9443, cert_dir="/tmp/certs", registry=registry)
     server.register("/webhooks/validate-namespace-deletion", validate_namespace_deletion)
     server.start()  # binds (raises if the port is taken or the certificate is unreadable)

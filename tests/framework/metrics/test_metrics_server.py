@@ -227,3 +227,36 @@ def test_pipelined_keep_alive_and_unread_bodies(registry: CollectorRegistry) -> 
     assert data.startswith(b"HTTP/1.1 200 ")
     assert b"HTTP/1.1 404 " in data
     assert data.endswith(b"404 page not found\n")
+
+
+def _exchange(port: int, payload: bytes, then: bytes = b"") -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(payload)
+        if then:
+            assert sock.recv(1024).startswith(b"HTTP/1.1 100 Continue\r\n")
+            sock.sendall(then)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def test_expect_100_continue_and_malformed_requests(registry: CollectorRegistry) -> None:
+    with HTTPServer("127.0.0.1", 0, name="raw") as server:
+        server.route("/echo", lambda r: Response(200, r.read_body(limit=100)))
+        data = _exchange(
+            server.port,
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n"
+            b"Connection: close\r\n\r\n",
+            then=b"ping",
+        )
+        assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"\r\n\r\nping")
+        data = _exchange(server.port, b"GET /echo NOTHTTP/1.1\r\n\r\n")
+        assert data.startswith(b"HTTP/1.1 400 ")
+        assert data.endswith(b"\r\n\r\n400 Bad request version ('NOTHTTP/1.1')\n")
+        data = _exchange(
+            server.port,
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n"
+            + b"x" * 1000,
+        )
+        assert data.startswith(b"HTTP/1.1 500 ")  # BodyTooLarge escaped the handler: logged 500
