@@ -242,7 +242,7 @@ def test_oversized_body_is_413(raw):
 
 def test_unknown_resource_is_404(raw):
     """2-6."""
-    code, body = raw.json("GET", "/apis/apps/v1/namespaces/default/deployments")
+    code, body = raw.json("GET", "/apis/batch/v1/namespaces/default/jobs")
     assert code == 404
     assert body == {
         "kind": "Status",

@@ -1,0 +1,264 @@
+"""Validation of a defaulted ``ControllerManagerConfiguration``: every problem, each with its field path.
+
+Gardener's rules (``pkg/api/config/controllermanager/v1alpha1/validation`` with component-base's client
+connection and leader election checks and apimachinery's label selector validation), in Gardener's
+order, then gcm's own (component-config.md §4 "ours", plus port ranges):
+
+- ``gardenClientConnection.burst`` ≥ 0;
+- leader election, only when ``leaderElect`` is true: the three durations > 0, ``leaseDuration`` >
+  ``renewDeadline``, ``resourceLock``/``resourceName``/``resourceNamespace`` required, and (gcm)
+  ``resourceLock`` one of ``leases`` or a legacy lock name (gcm always uses a Lease);
+- ``logLevel`` ∈ {debug, info, error}, ``logFormat`` ∈ {json, text} when set;
+- ``controllers.project.quotas[i].projectSelector`` a valid label selector;
+- ``controllers.shootState.concurrentSyncs`` ≥ 0 (Gardener's only section check; the section is
+  otherwise ignored);
+- gcm: ``concurrentSyncs`` ≥ 0 and the day counts ≥ 0 in the sections we implement; ``staleSyncPeriod``,
+  ``ttlNonShootEvents`` and ``cacheSyncTimeout`` > 0; listener ports within 1-65535.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from gcm.config.errors import FieldError, forbidden, invalid, not_supported, required
+from gcm.config.types import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    ControllerManagerConfiguration,
+    LabelSelector,
+)
+
+__all__ = [
+    "LEGACY_RESOURCE_LOCKS",
+    "SUPPORTED_RESOURCE_LOCKS",
+    "is_qualified_name",
+    "is_valid_label_value",
+    "validate",
+    "validate_label_selector",
+]
+
+SUPPORTED_RESOURCE_LOCKS = ("leases",)
+# Accepted for old files (the default before v1.36 was "configmaps"); gcm still uses a Lease.
+LEGACY_RESOURCE_LOCKS = ("configmaps", "configmapsleases", "endpoints", "endpointsleases")
+
+NEGATIVE_ERROR = "must be greater than or equal to 0"  # apimachinery's IsNegativeErrorMsg
+POSITIVE_DURATION_ERROR = "must be greater than zero"
+PORT_ERROR = "must be between 1 and 65535, inclusive"  # validation.InclusiveRangeError(1, 65535)
+
+_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
+_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
+_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_QUALIFIED_NAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+
+
+def _max_len_error(length: int) -> str:
+    return f"must be no more than {length} characters"
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """apimachinery's ``RegexError`` (with its double space before each "or")."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    return (
+        msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
+    )
+
+
+def _is_dns1123_subdomain(value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append(_max_len_error(253))
+    if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is None:
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+                "'.', and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FMT,
+                "example.com",
+            )
+        )
+    return errs
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """apimachinery's ``IsQualifiedName`` (label keys): ``[prefix/]name``."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in _is_dns1123_subdomain(prefix))
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + _max_len_error(63))
+    if _QUALIFIED_NAME_RE.fullmatch(name) is None:
+        errs.append(
+            "name part "
+            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
+        )
+    return errs
+
+
+def is_valid_label_value(value: str) -> list[str]:
+    """apimachinery's ``IsValidLabelValue``."""
+    errs = []
+    if len(value) > 63:
+        errs.append(_max_len_error(63))
+    if _LABEL_VALUE_RE.fullmatch(value) is None:
+        errs.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                "'.', and must start and end with an alphanumeric character",
+                _LABEL_VALUE_FMT,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
+    return errs
+
+
+def _validate_labels(labels: Mapping[str, str], path: str) -> list[FieldError]:
+    """``ValidateLabels``: every error at the map's path (not per key), as upstream."""
+    errs: list[FieldError] = []
+    for key, value in labels.items():
+        errs.extend(invalid(path, key, m) for m in is_qualified_name(key))
+        errs.extend(invalid(path, value, m) for m in is_valid_label_value(value))
+    return errs
+
+
+def validate_label_selector(selector: LabelSelector | None, path: str) -> list[FieldError]:
+    """``metav1validation.ValidateLabelSelector`` with default options (label values are checked)."""
+    if selector is None:
+        return []
+    errs = _validate_labels(selector.match_labels, f"{path}.matchLabels")
+    for i, req in enumerate(selector.match_expressions):
+        p = f"{path}.matchExpressions[{i}]"
+        if req.operator in ("In", "NotIn"):
+            if not req.values:
+                errs.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif req.operator in ("Exists", "DoesNotExist"):
+            if req.values:
+                errs.append(
+                    forbidden(
+                        f"{p}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                    )
+                )
+        else:
+            errs.append(invalid(f"{p}.operator", req.operator, "not a valid selector operator"))
+        errs.extend(invalid(f"{p}.key", req.key, m) for m in is_qualified_name(req.key))
+        for j, value in enumerate(req.values):
+            errs.extend(invalid(f"{p}.values[{j}]", value, m) for m in is_valid_label_value(value))
+    return errs
+
+
+def _non_negative(value: int | None, path: str) -> list[FieldError]:
+    return [invalid(path, value, NEGATIVE_ERROR)] if value is not None and value < 0 else []
+
+
+def _positive_duration(value: Any, path: str) -> list[FieldError]:
+    return [invalid(path, value, POSITIVE_DURATION_ERROR)] if value is not None and value <= 0 else []
+
+
+def _port(value: int, path: str) -> list[FieldError]:
+    return [] if 1 <= value <= 65535 else [invalid(path, value, PORT_ERROR)]
+
+
+def validate(cfg: ControllerManagerConfiguration) -> list[FieldError]:
+    """Every validation error of a (defaulted) configuration; empty when it is valid."""
+    errs: list[FieldError] = []
+
+    # gardenClientConnection (component-base ValidateClientConnectionConfiguration)
+    if cfg.garden_client_connection.burst < 0:
+        errs.append(
+            invalid(
+                "gardenClientConnection.burst", cfg.garden_client_connection.burst, "must be non-negative"
+            )
+        )
+
+    # leaderElection (component-base ValidateLeaderElectionConfiguration)
+    le = cfg.leader_election
+    if le is not None and le.leader_elect:
+        p = "leaderElection"
+        errs += _positive_duration(le.lease_duration, f"{p}.leaseDuration")
+        errs += _positive_duration(le.renew_deadline, f"{p}.renewDeadline")
+        errs += _positive_duration(le.retry_period, f"{p}.retryPeriod")
+        if le.lease_duration <= le.renew_deadline:
+            errs.append(
+                invalid(
+                    f"{p}.leaseDuration",
+                    le.lease_duration,
+                    "LeaseDuration must be greater than RenewDeadline",
+                )
+            )
+        if not le.resource_lock:
+            errs.append(required(f"{p}.resourceLock", "resourceLock is required"))
+        elif le.resource_lock not in SUPPORTED_RESOURCE_LOCKS + LEGACY_RESOURCE_LOCKS:
+            errs.append(not_supported(f"{p}.resourceLock", le.resource_lock, SUPPORTED_RESOURCE_LOCKS))
+        if not le.resource_name:
+            errs.append(required(f"{p}.resourceName", "resourceName is required"))
+        if not le.resource_namespace:
+            errs.append(required(f"{p}.resourceNamespace", "resourceNamespace is required"))
+
+    if cfg.log_level and cfg.log_level not in LOG_LEVELS:
+        errs.append(not_supported("logLevel", cfg.log_level, LOG_LEVELS))
+    if cfg.log_format and cfg.log_format not in LOG_FORMATS:
+        errs.append(not_supported("logFormat", cfg.log_format, LOG_FORMATS))
+
+    # controllers
+    ctrl = cfg.controllers
+    project = ctrl.project
+    if project is not None:
+        for i, quota in enumerate(project.quotas):
+            errs += validate_label_selector(
+                quota.project_selector, f"controllers.project.quotas[{i}].projectSelector"
+            )
+    shoot_state = ctrl.unimplemented.get("shootState")
+    if isinstance(shoot_state, dict):
+        syncs = shoot_state.get("concurrentSyncs")
+        if isinstance(syncs, int) and not isinstance(syncs, bool):
+            errs += _non_negative(syncs, "controllers.shootState.concurrentSyncs")
+
+    # gcm's own checks
+    errs += _positive_duration(ctrl.cache_sync_timeout, "controllers.cacheSyncTimeout")
+    if project is not None:
+        p = "controllers.project"
+        errs += _non_negative(project.concurrent_syncs, f"{p}.concurrentSyncs")
+        errs += _non_negative(project.minimum_lifetime_days, f"{p}.minimumLifetimeDays")
+        errs += _non_negative(project.stale_grace_period_days, f"{p}.staleGracePeriodDays")
+        errs += _non_negative(project.stale_expiration_time_days, f"{p}.staleExpirationTimeDays")
+        errs += _positive_duration(project.stale_sync_period, f"{p}.staleSyncPeriod")
+    if ctrl.event is not None:
+        errs += _non_negative(ctrl.event.concurrent_syncs, "controllers.event.concurrentSyncs")
+        errs += _positive_duration(ctrl.event.ttl_non_shoot_events, "controllers.event.ttlNonShootEvents")
+
+    server = cfg.server
+    if server.health_probes is not None:
+        errs += _port(server.health_probes.port, "server.healthProbes.port")
+    if server.metrics is not None:
+        errs += _port(server.metrics.port, "server.metrics.port")
+    if server.webhooks is not None:
+        errs += _port(server.webhooks.port, "server.webhooks.port")
+    elif server.https is not None:
+        errs += _port(server.https.port, "server.https.port")
+    return errs
