@@ -81,7 +81,7 @@ MINIMUM_RESYNC_PERIOD = 1.0
 """Handler resync periods below this are raised to it (client-go's ``minimumResyncPeriod``)."""
 
 _ADD, _UPDATE, _DELETE = 0, 1, 2
-_BUFFER_WARN = 10_000
+_BUFFER_WARN = 100_000  # pending notifications of one handler; warned again at every doubling
 
 
 def _wants_initial_flag(fn: Callable[..., Any]) -> bool:
@@ -214,26 +214,36 @@ class _Listener:
 
     def _run(self) -> None:
         cond = self._cond
-        buffer = self._buffer
         while True:
             with cond:
-                while not buffer and not self._stopped:
+                while not self._buffer and not self._stopped:
                     cond.wait()
                 if self._stopped:
                     return
-                op, a, b, initial = buffer.popleft()
+                # Take everything queued so far in one go: one lock round trip per batch, not per event.
+                batch = self._buffer
+                self._buffer = deque()
+            initial_done = 0
             try:
-                self._dispatch(op, a, b, initial)
-            except Exception:
-                self.errors += 1
-                log.exception(
-                    "event handler raised", handler=self.name, notification=("add", "update", "delete")[op]
-                )
+                for op, a, b, initial in batch:
+                    if self._stopped:
+                        return
+                    try:
+                        self._dispatch(op, a, b, initial)
+                    except Exception:
+                        self.errors += 1
+                        log.exception(
+                            "event handler raised",
+                            handler=self.name,
+                            notification=("add", "update", "delete")[op],
+                        )
+                    self.delivered += 1
+                    if initial:
+                        initial_done += 1
             finally:
-                self.delivered += 1
-                if initial:
+                if initial_done:
                     with cond:
-                        self._initial_pending -= 1
+                        self._initial_pending -= initial_done
 
     def _dispatch(self, op: int, a: Any, b: Any, initial: bool) -> None:
         if op == _UPDATE:
@@ -697,17 +707,19 @@ class SharedIndexInformer:
 
     def _handle_deltas(self, deltas: list[Any], is_in_initial_list: bool) -> None:
         indexer = self._indexer
+        store = indexer._store  # the Indexer's ThreadSafeStore: key computed once per delta
         key_func = indexer.key_func
         distribute = self._processor.distribute
         with self._block_deltas:
             for delta in deltas:
                 obj = delta.object
+                key = key_func(obj)
                 if delta.type is DeltaType.Deleted:
-                    indexer.delete(obj)
+                    store.delete(key)
                     distribute(_DELETE, obj, None, False, False)
                     continue
-                old = indexer.get_by_key(key_func(obj))
-                indexer.update(obj)
+                old = store.get(key)
+                store.update(key, obj)
                 if old is not None:
                     # Equal resourceVersions: a resync (Sync, or Replaced by a relist): only due handlers.
                     sync = _resource_version(old) == _resource_version(obj)

@@ -249,6 +249,30 @@ _WEBHOOKS: dict[str, MergeStrategy] = {
     "webhooks[].matchConditions": ("merge", "name"),
 }
 
+
+def _pod_template(prefix: str) -> dict[str, MergeStrategy]:
+    """The merge lists of a ``PodTemplateSpec`` at ``prefix`` (core/v1 PodSpec and Container tags)."""
+    spec = f"{prefix}.spec"
+    out: dict[str, MergeStrategy] = {
+        f"{prefix}.metadata.finalizers": ("merge", None),
+        f"{prefix}.metadata.ownerReferences": ("merge", "uid"),
+        f"{spec}.volumes": ("merge", "name"),
+        f"{spec}.imagePullSecrets": ("merge", "name"),
+        f"{spec}.hostAliases": ("merge", "ip"),
+        f"{spec}.topologySpreadConstraints": ("merge", "topologyKey"),
+        f"{spec}.resourceClaims": ("merge", "name"),
+        f"{spec}.schedulingGates": ("merge", "name"),
+    }
+    for containers in ("initContainers", "containers", "ephemeralContainers"):
+        c = f"{spec}.{containers}"
+        out[c] = ("merge", "name")
+        out[f"{c}[].ports"] = ("merge", "containerPort")
+        out[f"{c}[].env"] = ("merge", "name")
+        out[f"{c}[].volumeMounts"] = ("merge", "mountPath")
+        out[f"{c}[].volumeDevices"] = ("merge", "devicePath")
+    return out
+
+
 # The patchStrategy/patchMergeKey struct tags of kubernetes/api (and apiextensions) for the kinds we
 # serve. CRD status.conditions is only +listType=map, which strategic merge ignores, so it replaces.
 BUILTIN_SMP_STRATEGIES: dict[str, dict[str, MergeStrategy]] = {
@@ -271,6 +295,9 @@ BUILTIN_SMP_STRATEGIES: dict[str, dict[str, MergeStrategy]] = {
     "ServiceAccount": {**_METADATA, "secrets": ("merge", "name")},
     "ValidatingWebhookConfiguration": dict(_WEBHOOKS),
     "MutatingWebhookConfiguration": dict(_WEBHOOKS),
+    # Stored-only kinds (no workload controllers); their tags matter for ``kubectl apply`` patches.
+    "Deployment": {**_METADATA, **_pod_template("spec.template"), "status.conditions": ("merge", "type")},
+    "Service": {**_METADATA, "spec.ports": ("merge", "port"), "status.conditions": ("merge", "type")},
 }
 
 

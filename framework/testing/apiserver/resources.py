@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import crd_schema, event_conversion, timefmt, validation
-from .errors import FieldError
+from .errors import FieldError, duplicate, invalid_value, not_supported, required
 from .patch import BUILTIN_SMP_STRATEGIES
+from .selectors import label_selector_from_dict
 
 PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 CREATE_ONLY = ("create",)
@@ -151,6 +152,155 @@ def _crd_normalize(obj: dict, old: dict | None) -> None:
         }
 
 
+# Deployment and Service are stored only (no workload controllers, no cluster IPs): enough upstream
+# defaulting and validation for manifests to apply and round-trip, nothing that needs a controller.
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _deployment_normalize(obj: dict, old: dict | None) -> None:
+    """apps/v1 ``SetDefaults_Deployment`` (not the pod template's defaults) and the registry strategy:
+    status starts empty; annotations are copied to ReplicaSets upstream, so changing them bumps
+    ``generation`` like a spec change does (the spec comparison itself is the generic one)."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        if spec.get("replicas") is None:
+            spec["replicas"] = 1
+        strategy = spec.get("strategy")
+        if not isinstance(strategy, dict):
+            strategy = spec["strategy"] = {}
+        if not strategy.get("type"):
+            strategy["type"] = "RollingUpdate"
+        if strategy["type"] == "RollingUpdate":
+            rolling = strategy.get("rollingUpdate")
+            if not isinstance(rolling, dict):
+                rolling = strategy["rollingUpdate"] = {}
+            for key in ("maxUnavailable", "maxSurge"):
+                if rolling.get(key) is None:
+                    rolling[key] = "25%"
+        for key, default in (("revisionHistoryLimit", 10), ("progressDeadlineSeconds", 600)):
+            if spec.get(key) is None:
+                spec[key] = default
+    if old is None:
+        obj["status"] = {}
+        return
+    meta, old_meta = obj["metadata"], old.get("metadata", {})
+    if obj.get("spec") == old.get("spec") and (meta.get("annotations") or {}) != (
+        old_meta.get("annotations") or {}
+    ):
+        meta["generation"] = old_meta.get("generation", 0) + 1
+
+
+def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
+    """The parts of ``ValidateDeployment`` a manifest can get wrong: replicas, selector, template."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    errs: list[FieldError] = []
+    for key in ("replicas", "revisionHistoryLimit", "progressDeadlineSeconds", "minReadySeconds"):
+        value = spec.get(key)
+        if value is not None and (not _int(value) or value < 0):
+            errs.append(invalid_value(f"spec.{key}", value, "must be greater than or equal to 0"))
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    selector = spec.get("selector")
+    if not isinstance(selector, dict) or not (
+        selector.get("matchLabels") or selector.get("matchExpressions")
+    ):
+        errs.append(
+            required("spec.selector")
+            if selector is None
+            else invalid_value("spec.selector", selector, "empty selector is invalid for deployment")
+        )
+    else:
+        selector_errs = validation.validate_label_selector(selector, "spec.selector")
+        errs += selector_errs
+        try:
+            matches = label_selector_from_dict(selector).matches(labels)
+        except ValueError:
+            matches = bool(selector_errs)  # already reported
+        if not matches:
+            errs.append(
+                invalid_value(
+                    "spec.template.metadata.labels", labels, "`selector` does not match template `labels`"
+                )
+            )
+    containers = (template.get("spec") or {}).get("containers")
+    if not containers or not isinstance(containers, list):
+        errs.append(required("spec.template.spec.containers"))
+    else:
+        seen: set[str] = set()
+        for i, c in enumerate(containers):
+            c = c if isinstance(c, dict) else {}
+            name = c.get("name")
+            if not name:
+                errs.append(required(f"spec.template.spec.containers[{i}].name"))
+            elif name in seen:
+                errs.append(duplicate(f"spec.template.spec.containers[{i}].name", name))
+            else:
+                seen.add(name)
+            if not c.get("image"):
+                errs.append(required(f"spec.template.spec.containers[{i}].image"))
+    if old is not None and (old.get("spec") or {}).get("selector") != selector:
+        errs.append(invalid_value("spec.selector", selector, "field is immutable"))
+    return errs
+
+
+_SERVICE_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
+_PROTOCOLS = ["SCTP", "TCP", "UDP"]
+
+
+def _service_normalize(obj: dict, old: dict | None) -> None:
+    """core/v1 ``SetDefaults_Service`` without IP allocation; status starts empty on create."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        spec.setdefault("type", "ClusterIP")
+        spec.setdefault("sessionAffinity", "None")
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict):
+                if not port.get("protocol"):
+                    port["protocol"] = "TCP"
+                if port.get("targetPort") in (None, 0, "") and "port" in port:
+                    port["targetPort"] = port["port"]
+    if old is None:
+        obj["status"] = {"loadBalancer": {}}
+
+
+def _service_validate(obj: dict, old: dict | None) -> list[FieldError]:
+    """The parts of ``ValidateService`` a manifest can get wrong: type, ports, externalName."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    errs: list[FieldError] = []
+    kind = spec.get("type", "ClusterIP")
+    if kind not in _SERVICE_TYPES:
+        errs.append(not_supported("spec.type", kind, _SERVICE_TYPES))
+    if kind == "ExternalName" and not spec.get("externalName"):
+        errs.append(required("spec.externalName"))
+    ports = spec.get("ports") or []
+    if not ports and kind != "ExternalName" and spec.get("clusterIP") != "None":
+        errs.append(required("spec.ports"))
+    names: set[str] = set()
+    for i, port in enumerate(ports):
+        path = f"spec.ports[{i}]"
+        port = port if isinstance(port, dict) else {}
+        name = port.get("name") or ""
+        if len(ports) > 1 and not name:
+            errs.append(required(f"{path}.name"))
+        elif name in names:
+            errs.append(duplicate(f"{path}.name", name))
+        names.add(name)
+        number = port.get("port")
+        if not _int(number) or not 0 < number < 65536:
+            errs.append(invalid_value(f"{path}.port", number, "must be between 1 and 65535, inclusive"))
+        if port.get("protocol", "TCP") not in _PROTOCOLS:
+            errs.append(not_supported(f"{path}.protocol", port.get("protocol"), _PROTOCOLS))
+        target = port.get("targetPort")
+        if _int(target) and not 0 < target < 65536:
+            errs.append(invalid_value(f"{path}.targetPort", target, "must be between 1 and 65535, inclusive"))
+        elif target is not None and not _int(target) and not (isinstance(target, str) and target):
+            errs.append(invalid_value(f"{path}.targetPort", target, "must contain at least one letter"))
+    return errs
+
+
 def _core_event_fields(obj: dict) -> dict[str, str]:
     return event_conversion.event_field_set(obj)
 
@@ -264,6 +414,21 @@ def _builtin() -> list[ResourceType]:
         ResourceType(
             "",
             "v1",
+            "services",
+            "Service",
+            True,
+            "service",
+            short_names=("svc",),
+            categories=("all",),
+            subresources=("status",),
+            normalize=_service_normalize,
+            validate=_service_validate,
+            smp=smp["Service"],
+            time_fields=("status.conditions[].lastTransitionTime",),
+        ),
+        ResourceType(
+            "",
+            "v1",
             "events",
             "Event",
             True,
@@ -359,6 +524,23 @@ def _builtin() -> list[ResourceType]:
             validate=lambda o, old: validation.validate_lease(o),
             smp=smp["Lease"],
             microtime_fields=("spec.acquireTime", "spec.renewTime"),
+        ),
+        ResourceType(
+            "apps",
+            "v1",
+            "deployments",
+            "Deployment",
+            True,
+            "deployment",
+            short_names=("deploy",),
+            categories=("all",),
+            subresources=("status",),
+            tracks_generation=True,
+            generation_keys=("spec",),
+            normalize=_deployment_normalize,
+            validate=_deployment_validate,
+            smp=smp["Deployment"],
+            time_fields=("status.conditions[].lastUpdateTime", "status.conditions[].lastTransitionTime"),
         ),
         ResourceType(
             "admissionregistration.k8s.io",

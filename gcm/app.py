@@ -1,0 +1,97 @@
+"""Builds gcm's Manager from the configuration and registers its controllers and webhooks.
+
+A controller plugs in with one call: ``register_controller(name, fn)`` where ``fn(manager, config)``
+adds it to the manager (``gcm/controllers/...``); the registrations run in ``build_manager``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from framework.manager import LeaderElectionOptions, Manager
+from framework.webhook import WebhookServer
+from gcm.config import ConfigError, ControllerManagerConfiguration
+from gcm.config.errors import invalid, required
+
+log = structlog.get_logger("gcm")
+
+Registration = Callable[[Manager, ControllerManagerConfiguration], None]
+_controllers: list[tuple[str, Registration]] = []
+
+
+def register_controller(name: str, fn: Registration) -> None:
+    """Add a controller (or webhook) registration run for every Manager ``build_manager`` creates."""
+    _controllers.append((name, fn))
+
+
+def bind(address: str, port: int) -> str:
+    host = f"[{address}]" if ":" in address else address
+    return f"{host}:{port}"
+
+
+def webhook_server(cfg: ControllerManagerConfiguration) -> WebhookServer | None:
+    """The listener of ``server.webhooks`` (or legacy ``server.https``); its certificates must exist."""
+    listener = cfg.server.webhook_listener()
+    if listener is None:
+        return None
+    if listener.cert_dir:
+        cert_dir, cert, key = Path(listener.cert_dir), "tls.crt", "tls.key"
+        field = f"{listener.source}.tls.serverCertDir"
+    elif listener.cert_path and listener.key_path:
+        cert_dir, cert, key = (
+            Path(listener.cert_path).parent,
+            Path(listener.cert_path).name,
+            Path(listener.key_path).name,
+        )
+        field = f"{listener.source}.tls.serverCertPath"
+    else:
+        raise ConfigError([required(f"{listener.source}.tls", "the webhook server needs certificates")])
+    missing = [p for p in (cert_dir / cert, cert_dir / key) if not p.is_file()]
+    if missing:
+        raise ConfigError(
+            [invalid(field, str(cert_dir), "certificate files not found: " + ", ".join(map(str, missing)))]
+        )
+    return WebhookServer(
+        listener.bind_address or "0.0.0.0",
+        listener.port,
+        cert_dir=str(cert_dir),
+        cert_name=cert,
+        key_name=key,
+    )
+
+
+def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_options: Any) -> Manager:
+    le = cfg.leader_election
+    election = None
+    if le is not None and le.leader_elect:
+        election = LeaderElectionOptions(
+            namespace=le.resource_namespace,
+            name=le.resource_name,
+            lease_duration=float(le.lease_duration),
+            renew_deadline=float(le.renew_deadline),
+            retry_period=float(le.retry_period),
+            release_on_cancel=True,
+        )
+    server = cfg.server
+    mgr = Manager(
+        client,
+        leader_election=election,
+        metrics_bind_address=bind(server.metrics.bind_address, server.metrics.port)
+        if server.metrics
+        else None,
+        health_probe_bind_address=(
+            bind(server.health_probes.bind_address, server.health_probes.port)
+            if server.health_probes
+            else None
+        ),
+        webhook_server=webhook_server(cfg),
+        **manager_options,
+    )
+    for name, register in _controllers:
+        log.info("registering", controller=name)
+        register(mgr, cfg)
+    return mgr

@@ -1,0 +1,211 @@
+"""``python -m gcm`` as a process: --embedded, probes, metrics, SIGTERM, bad config, two replicas."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import urllib3
+import yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def config(tmp_path: Path, **extra) -> tuple[Path, int, int]:
+    probes, metrics = free_port(), free_port()
+    cfg = {
+        "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
+        "kind": "ControllerManagerConfiguration",
+        "logFormat": "json",
+        "leaderElection": {
+            "leaderElect": True,
+            "leaseDuration": "2s",
+            "renewDeadline": "1500ms",
+            "retryPeriod": "300ms",
+            "resourceNamespace": "garden",
+        },
+        "server": {
+            "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
+            "metrics": {"bindAddress": "127.0.0.1", "port": metrics},
+        },
+        **extra,
+    }
+    path = tmp_path / f"config-{probes}.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path, probes, metrics
+
+
+def gcm(*args: str, cwd: Path, log: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(cwd)}
+    return subprocess.Popen(
+        [sys.executable, "-m", "gcm", *args],
+        cwd=cwd,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def wait_for(fn, timeout: float = 30.0, proc: subprocess.Popen | None = None):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            value = fn()
+        except Exception:
+            value = None
+        if value:
+            return value
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"gcm exited early with {proc.returncode}")
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.1)
+
+
+def stop(proc: subprocess.Popen, timeout: float = 40.0) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+
+
+def test_embedded_comes_up_and_shuts_down(tmp_path):
+    cfg, probes, metrics = config(tmp_path)
+    log = tmp_path / "gcm.log"
+    proc = gcm("--embedded", "--embedded-port", "0", "--config", str(cfg), cwd=tmp_path, log=log)
+    http = urllib3.PoolManager(retries=False)
+    try:
+        kubeconfig = tmp_path / ".gcm" / "kubeconfig"
+        wait_for(kubeconfig.exists, proc=proc)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
+        out = subprocess.run(
+            [
+                "kubectl",
+                "--kubeconfig",
+                str(kubeconfig),
+                "get",
+                "crd",
+                "projects.core.gardener.cloud",
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+            cwd=tmp_path,
+        )
+        assert out.returncode == 0, out.stderr
+        conds = {c["type"]: c["status"] for c in json.loads(out.stdout)["status"]["conditions"]}
+        assert conds["Established"] == "True"
+        wait_for(lambda: http.request("GET", f"http://127.0.0.1:{probes}/readyz").status == 200, proc=proc)
+        assert http.request("GET", f"http://127.0.0.1:{probes}/healthz").status == 200
+        body = wait_for(
+            lambda: (
+                (b := http.request("GET", f"http://127.0.0.1:{metrics}/metrics").data.decode())
+                and "leader_election_master_status" in b
+                and b
+            ),
+            proc=proc,
+        )
+        assert 'leader_election_master_status{name="gardener-controller-manager-leader-election"} 1.0' in body
+        start = time.monotonic()
+        assert stop(proc) == 0
+        assert time.monotonic() - start < 35
+        lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+        events = [entry["event"] for entry in lines]
+        assert "embedded API server ready" in events and "released the lease" in events
+        hint = next(entry for entry in lines if entry["event"] == "embedded API server ready")["hint"]
+        assert hint.startswith("try: kubectl --kubeconfig .gcm/kubeconfig")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_bad_config_exits_2_naming_fields(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
+                "kind": "ControllerManagerConfiguration",
+                "controllers": {"project": {"concurrentSyncs": -1}},
+                "leaderElection": {"leaseDuration": "forever"},
+            }
+        )
+    )
+    res = subprocess.run(
+        [sys.executable, "-m", "gcm", "--config", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert res.returncode == 2
+    assert "controllers.project.concurrentSyncs" in res.stderr
+    assert "leaderElection.leaseDuration" in res.stderr
+
+
+def test_no_kubeconfig_exits_2_and_names_embedded(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
+    res = subprocess.run(
+        [sys.executable, "-m", "gcm"], capture_output=True, text=True, timeout=30, cwd=tmp_path, env=env
+    )
+    assert res.returncode == 2 and "--embedded" in res.stderr
+
+
+@pytest.mark.timeout(90)
+def test_two_replicas_elect_one_leader(apiserver, tmp_path):
+    procs, logs = [], []
+    core = apiserver.api_client()
+    from kubernetes import client
+
+    client.CoreV1Api(core).create_namespace({"metadata": {"name": "garden"}})
+    try:
+        for i in range(2):
+            cfg, _, _ = config(tmp_path)
+            logs.append(tmp_path / f"gcm-{i}.log")
+            procs.append(
+                gcm("--kubeconfig", apiserver.kubeconfig, "--config", str(cfg), cwd=tmp_path, log=logs[i])
+            )
+        coord = client.CoordinationV1Api(core)
+        lease = wait_for(
+            lambda: (
+                coord.read_namespaced_lease(
+                    "gardener-controller-manager-leader-election", "garden"
+                ).spec.holder_identity
+            )
+        )
+        time.sleep(1.0)
+        acquired = [i for i, log in enumerate(logs) if "successfully acquired lease" in log.read_text()]
+        assert len(acquired) == 1, [log.read_text()[-2000:] for log in logs]
+        leader = acquired[0]
+        assert stop(procs[leader]) == 0
+        other = 1 - leader
+        wait_for(lambda: "successfully acquired lease" in logs[other].read_text(), timeout=20)
+        assert (
+            coord.read_namespaced_lease(
+                "gardener-controller-manager-leader-election", "garden"
+            ).spec.holder_identity
+            != lease
+        )
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                stop(p)
