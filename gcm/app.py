@@ -6,6 +6,8 @@ adds it to the manager (``gcm/controllers/...``); the registrations run in ``bui
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,16 @@ log = structlog.get_logger("gcm")
 
 Registration = Callable[[Manager, ControllerManagerConfiguration], None]
 _controllers: list[tuple[str, Registration]] = []
+
+# Each module exposes ``add_to_manager(mgr, cfg)`` and decides from ``cfg`` whether it is enabled.
+CONTROLLER_MODULES = (
+    "gcm.controllers.project.project",
+    "gcm.controllers.project.resourcequota",
+    "gcm.controllers.project.stale",
+    "gcm.controllers.project.activity",
+    "gcm.controllers.event",
+    "gcm.webhooks.namespacedeletion",
+)
 
 
 def register_controller(name: str, fn: Registration) -> None:
@@ -64,6 +76,13 @@ def webhook_server(cfg: ControllerManagerConfiguration) -> WebhookServer | None:
     )
 
 
+def _available(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
 def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_options: Any) -> Manager:
     le = cfg.leader_election
     election = None
@@ -91,6 +110,11 @@ def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_op
         webhook_server=webhook_server(cfg),
         **manager_options,
     )
+    for module in CONTROLLER_MODULES:
+        if not _available(module):
+            log.warning("controller module not available", module=module)
+            continue
+        importlib.import_module(module).add_to_manager(mgr, cfg)
     for name, register in _controllers:
         log.info("registering", controller=name)
         register(mgr, cfg)

@@ -1,0 +1,1 @@
+"""gcm's controllers; each registers itself with ``gcm.app.register_controller``."""
