@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,13 +13,13 @@ import yaml
 from kubernetes import client, dynamic
 
 from framework.testing.apiserver import managed_fields as mf
+from framework.testing.kubectl import KUBECTL, Kubectl
 
 APPLY = "application/apply-patch+yaml"
 CM = "/api/v1/namespaces/default/configmaps"
 GROUP = "example.com"
 GADGETS = f"/apis/{GROUP}/v1/namespaces/default/gadgets"
 TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-KUBECTL = "/usr/bin/kubectl"
 
 
 class Applier:
@@ -758,48 +756,24 @@ def test_merge_keeps_live_only_items_in_place():
 # --- kubectl (9-4) --------------------------------------------------------------------------------------
 
 
-class Kubectl:
-    def __init__(self, apiserver, home: Path) -> None:
-        self.home = home
-        self.base = [KUBECTL, "--kubeconfig", apiserver.kubeconfig]
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-        self.env["HOME"] = str(home)
-
-    def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [*self.base, *args],
-            env=self.env,
-            cwd=self.home,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def ok(self, *args: str) -> str:
-        r = self.run(*args)
-        assert r.returncode == 0, f"kubectl {' '.join(args)}: {r.returncode}\n{r.stdout}\n{r.stderr}"
-        return r.stdout
-
-    def get(self, *args: str) -> dict:
-        return json.loads(self.ok("get", *args, "-o", "json", "--show-managed-fields"))
-
-    def write(self, name: str, doc: dict) -> str:
-        (self.home / name).write_text(yaml.safe_dump(doc))
-        return name
-
-
 @pytest.fixture
 def kubectl(apiserver, tmp_path) -> Kubectl:
     if not os.access(KUBECTL, os.X_OK):
         pytest.skip("kubectl is not installed")
-    return Kubectl(apiserver, tmp_path)
+    k = Kubectl(apiserver.kubeconfig, tmp_path, timeout=60)
+    yield k
+    k.close()
+
+
+def managed(kubectl: Kubectl, *args: str) -> dict:
+    """``kubectl get ... -o json --show-managed-fields``."""
+    return kubectl.json("get", *args, "--show-managed-fields")
 
 
 def test_kubectl_server_side_apply_conflict_and_force(kubectl):
     f = kubectl.write("cm.yaml", cm("k", {"a": "1", "b": "2"}, labels={"app": "x"}))
     assert "configmap/k serverside-applied" in kubectl.ok("apply", "--server-side", "-f", f)
-    obj = kubectl.get("configmap", "k")
+    obj = managed(kubectl, "configmap", "k")
     assert entries(obj) == {
         ("kubectl", "Apply"): {
             "manager": "kubectl",
@@ -811,7 +785,7 @@ def test_kubectl_server_side_apply_conflict_and_force(kubectl):
     }
     f = kubectl.write("cm.yaml", cm("k", {"a": "changed"}, labels={"app": "x"}))
     kubectl.ok("apply", "--server-side", "-f", f)
-    obj = kubectl.get("configmap", "k")
+    obj = managed(kubectl, "configmap", "k")
     assert obj["data"] == {"a": "changed"}
     f = kubectl.write("other.yaml", cm("k", {"a": "mine"}))
     r = kubectl.run("apply", "--server-side", "--field-manager", "other", "-f", f)
@@ -819,7 +793,7 @@ def test_kubectl_server_side_apply_conflict_and_force(kubectl):
     assert 'Apply failed with 1 conflict: conflict with "kubectl": .data.a' in r.stderr
     assert "--force-conflicts" in r.stderr
     kubectl.ok("apply", "--server-side", "--field-manager", "other", "--force-conflicts", "-f", f)
-    obj = kubectl.get("configmap", "k")
+    obj = managed(kubectl, "configmap", "k")
     assert obj["data"] == {"a": "mine"}
     assert fields(obj, "other") == {"f:data": {"f:a": {}}}
     assert fields(obj, "kubectl") == {"f:metadata": {"f:labels": {"f:app": {}}}}
@@ -828,11 +802,11 @@ def test_kubectl_server_side_apply_conflict_and_force(kubectl):
 def test_kubectl_client_side_to_server_side_migration(kubectl):
     f = kubectl.write("cm.yaml", cm("m", {"a": "1", "b": "1"}))
     kubectl.ok("apply", "-f", f)
-    obj = kubectl.get("configmap", "m")
+    obj = managed(kubectl, "configmap", "m")
     assert list(entries(obj)) == [("kubectl-client-side-apply", "Update")]
     f = kubectl.write("cm.yaml", cm("m", {"a": "2"}))
     assert "serverside-applied" in kubectl.ok("apply", "--server-side", "-f", f)
-    obj = kubectl.get("configmap", "m")
+    obj = managed(kubectl, "configmap", "m")
     assert obj["data"] == {"a": "2"}  # b was kubectl's through the last-applied configuration
     assert ("kubectl", "Apply") in entries(obj)
     assert fields(obj, "kubectl") == {"f:data": {"f:a": {}}}
@@ -840,7 +814,10 @@ def test_kubectl_client_side_to_server_side_migration(kubectl):
     assert last["data"] == {"a": "2"}
     # Further server-side applies go on without conflicts; an identical one changes nothing.
     kubectl.ok("apply", "--server-side", "-f", f)
-    assert kubectl.get("configmap", "m")["metadata"]["resourceVersion"] == obj["metadata"]["resourceVersion"]
+    assert (
+        managed(kubectl, "configmap", "m")["metadata"]["resourceVersion"]
+        == obj["metadata"]["resourceVersion"]
+    )
 
 
 def test_kubectl_server_side_apply_custom_resource(kubectl, gadgets):
@@ -848,7 +825,7 @@ def test_kubectl_server_side_apply_custom_resource(kubectl, gadgets):
     kubectl.ok("apply", "--server-side", "-f", f)
     f2 = kubectl.write("g2.yaml", gadget("kg", {"ports": [{"name": "grpc", "port": 90}]}))
     kubectl.ok("apply", "--server-side", "--field-manager", "second", "-f", f2)
-    obj = kubectl.get("gadgets.example.com", "kg")
+    obj = managed(kubectl, "gadgets.example.com", "kg")
     assert [p["name"] for p in obj["spec"]["ports"]] == ["http", "grpc"]
     r = kubectl.run(
         "apply",

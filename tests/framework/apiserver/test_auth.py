@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 
@@ -12,6 +11,7 @@ from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from framework.testing import APIServer
+from framework.testing.kubectl import Kubectl
 
 
 @pytest.fixture
@@ -344,18 +344,8 @@ def test_client_certificate(rbac_server):
 
 
 def test_kubectl_token_and_as(rbac_server, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
     token = rbac_server.add_user("henry")
-
-    def kubectl(*args):
-        return subprocess.run(
-            ["kubectl", "--kubeconfig", rbac_server.kubeconfig, *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=env,
-            cwd=tmp_path,
-        )
+    kubectl = Kubectl(rbac_server.kubeconfig, tmp_path).run
 
     res = kubectl("--token", token, "get", "configmaps")
     assert res.returncode != 0
@@ -383,7 +373,6 @@ def test_request_accounting(apiserver, core, raw):
 
 def test_kubectl_auth_can_i(rbac_server, tmp_path):
     """22-3 through kubectl: SelfSubjectAccessReview (sent as protobuf by kubectl 1.32)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
     r = rbac(rbac_server)
     r.create_cluster_role(
         role(
@@ -394,14 +383,7 @@ def test_kubectl_auth_can_i(rbac_server, tmp_path):
     r.create_cluster_role_binding(binding("ivy", "ClusterRole", "lease-reader", [user("ivy")]))
 
     def can_i(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["kubectl", "--kubeconfig", rbac_server.kubeconfig, "auth", "can-i", *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=env,
-            cwd=tmp_path,
-        )
+        return Kubectl(rbac_server.kubeconfig, tmp_path).run("auth", "can-i", *args)
 
     yes = can_i("list", "leases.coordination.k8s.io", "--as", "ivy")
     assert (yes.returncode, yes.stdout.strip()) == (0, "yes")

@@ -15,17 +15,16 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from kubernetes import client
 
-KUBECTL = "/usr/bin/kubectl"
+from framework.testing.kubectl import KUBECTL, TIMEOUT, Kubectl
+
 CRD_REF = "customresourcedefinition.apiextensions.k8s.io/widgets.example.com"
 NONE_IN_DEFAULT = "No resources found in default namespace.\n"
-TIMEOUT = 30  # seconds, for every kubectl process
 
 pytestmark = pytest.mark.skipif(not os.access(KUBECTL, os.X_OK), reason="kubectl is not installed")
 
@@ -77,69 +76,9 @@ def configmap(name: str, data: dict, **meta: Any) -> dict:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, **meta}, "data": data}
 
 
-class Kubectl:
-    """Runs ``kubectl --kubeconfig …`` with ``HOME`` (and the working directory) set to the test's tmp dir."""
-
-    def __init__(self, server: Any, home: Path) -> None:
-        self.home = home
-        self.base = [KUBECTL, "--kubeconfig", server.kubeconfig]
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-        self.env["HOME"] = str(home)
-        self.procs: list[subprocess.Popen] = []
-
-    def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [*self.base, *args],
-            env=self.env,
-            cwd=self.home,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def ok(self, *args: str) -> str:
-        r = self.run(*args)
-        assert r.returncode == 0, f"kubectl {' '.join(args)} exited {r.returncode}\n{r.stdout}\n{r.stderr}"
-        return r.stdout
-
-    def json(self, *args: str) -> Any:
-        return json.loads(self.ok(*args, "-o", "json"))
-
-    def fails(self, *args: str) -> str:
-        """Run a command that must fail; return its stderr."""
-        r = self.run(*args)
-        assert r.returncode != 0, f"kubectl {' '.join(args)} unexpectedly succeeded\n{r.stdout}\n{r.stderr}"
-        return r.stderr
-
-    def popen(self, *args: str) -> subprocess.Popen:
-        proc = subprocess.Popen(
-            [*self.base, *args],
-            env=self.env,
-            cwd=self.home,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        self.procs.append(proc)
-        return proc
-
-    def write(self, name: str, *docs: dict) -> str:
-        """Write a manifest into the working directory; return its (relative) file name."""
-        (self.home / name).write_text(yaml.safe_dump_all(docs))
-        return name
-
-    def close(self) -> None:
-        for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.communicate(timeout=TIMEOUT)
-
-
 @pytest.fixture
 def kubectl(apiserver, tmp_path) -> Iterator[Kubectl]:
-    k = Kubectl(apiserver, tmp_path)
+    k = Kubectl(apiserver.kubeconfig, tmp_path)
     yield k
     k.close()
 

@@ -26,12 +26,11 @@ from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
 from framework.testing import APIServer
+from framework.testing.kubectl import KUBECTL, TIMEOUT, Kubectl
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
 CRDS, GLOBAL, DEPLOY = MANIFESTS / "crds", MANIFESTS / "global", MANIFESTS / "deploy"
-KUBECTL = "/usr/bin/kubectl"
-KUBECTL_TIMEOUT = 30  # seconds, for every kubectl process
 
 GCM_NS, GCM_SA = "garden", "gardener-controller-manager"
 GCM_USER = f"system:serviceaccount:{GCM_NS}:{GCM_SA}"
@@ -53,41 +52,15 @@ EXPECTED_CRDS = {
 pytestmark = pytest.mark.skipif(not os.access(KUBECTL, os.X_OK), reason="kubectl is not installed")
 
 
-class ManifestKubectl:
-    """``kubectl --kubeconfig …`` with its own ``HOME`` and working directory, never reading stdin."""
-
-    def __init__(self, kubeconfig: str, home: Path) -> None:
-        self.home = home
-        self.base = [KUBECTL, "--kubeconfig", kubeconfig]
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-        self.env["HOME"] = str(home)
-
-    def run(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [*self.base, *args],
-            env=self.env,
-            cwd=self.home,
-            capture_output=True,
-            text=True,
-            timeout=KUBECTL_TIMEOUT,
-            stdin=subprocess.DEVNULL,
-        )
-
-    def ok(self, *args: str) -> str:
-        r = self.run(*args)
-        assert r.returncode == 0, f"kubectl {' '.join(args)} exited {r.returncode}\n{r.stdout}\n{r.stderr}"
-        return r.stdout
-
-
 def _crd_docs() -> list[tuple[Path, list[dict]]]:
     return [(p, [d for d in yaml.safe_load_all(p.read_text()) if d]) for p in sorted(CRDS.glob("*.yaml"))]
 
 
 @pytest.fixture(scope="module")
-def gcm_cluster(tmp_path_factory) -> Iterator[tuple[APIServer, ManifestKubectl]]:
+def gcm_cluster(tmp_path_factory) -> Iterator[tuple[APIServer, Kubectl]]:
     """An RBAC API server with ``manifests/crds``, ``global`` and ``deploy`` applied by kubectl."""
     with APIServer(authorization="RBAC") as server:
-        kubectl = ManifestKubectl(server.kubeconfig, tmp_path_factory.mktemp("kubectl-home"))
+        kubectl = Kubectl(server.kubeconfig, tmp_path_factory.mktemp("kubectl-home"))
         kubectl.ok("apply", "-f", str(CRDS))
         names = [f"crd/{doc['metadata']['name']}" for _, docs in _crd_docs() for doc in docs]
         kubectl.ok("wait", "--for=condition=established", "--timeout=20s", *names)
@@ -108,7 +81,7 @@ def rendered_deploy(tmp_path_factory) -> dict[tuple[str, str], dict]:
         cwd=home,
         capture_output=True,
         text=True,
-        timeout=KUBECTL_TIMEOUT,
+        timeout=TIMEOUT,
         stdin=subprocess.DEVNULL,
     )
     assert r.returncode == 0, r.stderr
