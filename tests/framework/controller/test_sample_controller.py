@@ -101,8 +101,6 @@ class WidgetReconciler:
         if widget.get("status", {}).get("phase") != "Ready":
             widget["status"] = {"phase": "Ready"}
             self.client.update_status(widget)
-        if request.name == "later" and n < 3:
-            return Result(requeue_after=0.2)
         return None
 
 
@@ -157,9 +155,9 @@ def test_errors_back_off_terminal_stops_crash_recovers(env):
     for name in ("fail", "terminal", "crash"):
         client.create(widget(name))
     wait_for(lambda: _get(client, "v1", "ConfigMap", "crash-child"))  # recovered after the first crash
-    wait_for(lambda: rec.calls["fail"] >= 4)
+    wait_for(lambda: rec.calls["fail"] >= 5)
     gaps = [b - a for a, b in zip(rec.times["fail"], rec.times["fail"][1:], strict=False)]
-    assert gaps[2] > gaps[0]  # exponential backoff
+    assert gaps[3] > gaps[0]  # exponential backoff: 5 ms, 10 ms, 20 ms, 40 ms ...
     time.sleep(0.3)
     assert rec.calls["terminal"] == 1
     reg = mgr.registry
@@ -171,12 +169,33 @@ def test_errors_back_off_terminal_stops_crash_recovers(env):
     assert reg.get_sample_value("controller_runtime_reconcile_errors_total", {"controller": "widget"}) >= 5
 
 
-def test_requeue_after(env):
-    client, rec, _ = env
-    client.create(widget("later"))
-    wait_for(lambda: rec.calls["later"] >= 3)
-    t = rec.times["later"]
-    assert t[2] - t[1] >= 0.18
+def test_requeue_after(apiserver):
+    """Result(requeue_after=s) reconciles the object again after s seconds, with no event in between."""
+    client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    mgr = Manager(client)
+    times: list[float] = []
+
+    class Later:
+        def reconcile(self, request: Request) -> Result | None:
+            if request.name != "later":
+                return None
+            times.append(time.monotonic())
+            return Result(requeue_after=0.2) if len(times) < 3 else None
+
+    Builder(mgr).named("later").for_("v1", "ConfigMap").complete(Later())
+    t = threading.Thread(target=mgr.start, name="manager", daemon=True)
+    t.start()
+    try:
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "later", "namespace": "default"}}
+        )
+        wait_for(lambda: len(times) >= 3)
+        assert times[1] - times[0] >= 0.18 and times[2] - times[1] >= 0.18
+        time.sleep(0.4)
+        assert len(times) == 3  # no requeue after a plain success
+    finally:
+        mgr.stop()
+        t.join(15)
 
 
 def test_map_func_watch(apiserver):
