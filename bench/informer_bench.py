@@ -21,7 +21,8 @@ server's work alike.
    still alive afterwards (decoded dicts, keys, index entries) are divided by M. Target: <= 2.5 KB with
    the transform.
 
-``--quick`` (about 10 s): 10k objects, 5k updates, 5k Events, the official client on the same 10k.
+``--quick`` (about 10 s): 10k objects, 3k updates, 3k Events, the official client on the same 10k. The
+4x target is for 100k objects: the official client's per-object cost grows with the heap.
 """
 
 from __future__ import annotations
@@ -276,7 +277,8 @@ def section_sync(server: APIServer, client: Client, n: int, repeat: int) -> None
     print(f"  {'official typed list_namespaced_config_map':<46} {official:7.2f} s {n / official:>10,.0f}/s")
     best = results["informer, pages of 500"]
     verdict = "OK" if official / best >= 4 else "below target"
-    print(f"  ratio (default informer vs official): {official / best:.1f}x (target >= 4x: {verdict})")
+    scale = "" if n >= 100_000 else "; the target is stated for 100k objects"
+    print(f"  ratio (default informer vs official): {official / best:.1f}x (target >= 4x: {verdict}{scale})")
 
 
 def section_watch(server: APIServer, client: Client, n: int, updates: int) -> None:
@@ -304,11 +306,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--updates", type=int, default=50_000, help="updates for watch delivery")
     p.add_argument("--memory-objects", type=int, default=20_000, help="Events for the memory figure")
     p.add_argument("--repeat", type=int, default=2, help="informer sync runs per variant (best is shown)")
-    p.add_argument("--quick", action="store_true", help="10k objects, 5k updates, 5k Events (~10 s)")
+    p.add_argument("--quick", action="store_true", help="10k objects, 3k updates, 3k Events (~10 s)")
     p.add_argument("--sections", default="1,2,3", help="which benchmarks to run (comma-separated)")
     args = p.parse_args(argv)
     if args.quick:
-        args.objects, args.updates, args.memory_objects, args.repeat = 10_000, 5_000, 5_000, 1
+        args.objects, args.updates, args.memory_objects, args.repeat = 10_000, 3_000, 3_000, 1
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     t_start = time.perf_counter()
     sections = {int(x) for x in args.sections.split(",") if x.strip()}

@@ -14,9 +14,7 @@
 
 Using an informer (an extension's controller)::
 
-    from framework.cache import (
-        DeletedFinalStateUnknown, SharedInformerFactory, drop_managed_fields, meta_namespace_key_func,
-    )
+    from framework.cache import SharedInformerFactory, drop_managed_fields, meta_namespace_key_func
     from framework.client import Client
     from framework.workqueue import RateLimitingQueue
 
@@ -26,8 +24,7 @@ Using an informer (an extension's controller)::
     informer.add_indexers({"owner": lambda o: [r["uid"] for r in o["metadata"].get("ownerReferences", [])]})
     queue = RateLimitingQueue(name="widget")
 
-    def key(obj):  # tombstones carry their key
-        return obj.key if isinstance(obj, DeletedFinalStateUnknown) else meta_namespace_key_func(obj)
+    key = meta_namespace_key_func  # "ns/name"; also accepts DeletedFinalStateUnknown tombstones
 
     registration = informer.add_event_handler(
         on_add=lambda obj: queue.add(key(obj)),

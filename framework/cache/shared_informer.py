@@ -140,6 +140,7 @@ class _Listener:
         self._upstream_synced = upstream_synced
         self._cond = threading.Condition(threading.Lock())
         self._buffer: deque[tuple[int, Any, Any, bool]] = deque()
+        self._batch_left = 0  # taken from the buffer by the handler thread, not yet delivered
         self._initial_pending = 0
         self._stopped = False
         self._warn_at = _BUFFER_WARN
@@ -165,7 +166,7 @@ class _Listener:
 
     def pending(self) -> int:
         with self._cond:
-            return len(self._buffer)
+            return len(self._buffer) + self._batch_left
 
     def has_synced(self) -> bool:
         with self._cond:
@@ -223,6 +224,7 @@ class _Listener:
                 # Take everything queued so far in one go: one lock round trip per batch, not per event.
                 batch = self._buffer
                 self._buffer = deque()
+                self._batch_left = len(batch)
             initial_done = 0
             try:
                 for op, a, b, initial in batch:
@@ -238,12 +240,13 @@ class _Listener:
                             notification=("add", "update", "delete")[op],
                         )
                     self.delivered += 1
+                    self._batch_left -= 1
                     if initial:
                         initial_done += 1
             finally:
-                if initial_done:
-                    with cond:
-                        self._initial_pending -= initial_done
+                with cond:
+                    self._batch_left = 0
+                    self._initial_pending -= initial_done
 
     def _dispatch(self, op: int, a: Any, b: Any, initial: bool) -> None:
         if op == _UPDATE:
@@ -357,6 +360,19 @@ class _Processor:
             listener.stop()
 
 
+class _InformerFIFO(DeltaFIFO):
+    """The informer's DeltaFIFO: reports when a ``replace`` alone made it synced (an empty first list)."""
+
+    def __init__(self, on_synced: Callable[[], None], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._on_synced = on_synced
+
+    def replace(self, objs: Any, resource_version: str = "") -> None:
+        super().replace(objs, resource_version)
+        if self.has_synced():
+            self._on_synced()
+
+
 class SharedIndexInformer:
     """A cached, shared list+watch of one kind (optionally one namespace / selector); see the module doc.
 
@@ -425,6 +441,9 @@ class SharedIndexInformer:
         self._controller_thread: threading.Thread | None = None
         self._started = False
         self._stop_event = threading.Event()
+        # Notified when the FIFO reports synced or the informer stops; wait_for_cache_sync sleeps on it.
+        self._sync_cond = threading.Condition(threading.Lock())
+        self._synced = False
 
     # -- configuration -----------------------------------------------------------------------------
 
@@ -559,7 +578,8 @@ class SharedIndexInformer:
                 return
             if self._started:
                 return
-            fifo = DeltaFIFO(
+            fifo = _InformerFIFO(
+                self._notify_synced,
                 known_objects=self._indexer,
                 emit_delta_type_replaced=True,
                 transform=self._transform,
@@ -632,6 +652,8 @@ class SharedIndexInformer:
         if fifo is not None:
             fifo.close()
         self._processor.stop()
+        with self._sync_cond:
+            self._sync_cond.notify_all()
 
     def join(self, timeout: float | None = 5.0) -> bool:
         """Wait (at most ``timeout`` seconds in total) for the threads of a stopped informer to exit."""
@@ -670,20 +692,27 @@ class SharedIndexInformer:
     def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         """Block until :meth:`has_synced` (True) or ``timeout`` real seconds passed / stopped (False)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        interval = 0.005
         while True:
-            if self.has_synced():
+            # has_synced() takes the FIFO lock, under which the controller notifies _sync_cond: never
+            # call it while holding _sync_cond.
+            if self._synced or self.has_synced():
                 return True
             if self._stop_event.is_set():
                 return False
-            wait = interval
+            wait = 0.1  # a safety net: the controller thread notifies as soon as the FIFO synced
             if deadline is not None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
                 wait = min(wait, remaining)
-            self._stop_event.wait(wait)
-            interval = min(interval * 2, 0.1)
+            with self._sync_cond:
+                if not self._synced and not self._stop_event.is_set():
+                    self._sync_cond.wait(wait)
+
+    def _notify_synced(self) -> None:
+        with self._sync_cond:
+            self._synced = True
+            self._sync_cond.notify_all()
 
     @property
     def last_sync_resource_version(self) -> str:
@@ -726,6 +755,14 @@ class SharedIndexInformer:
                     distribute(_UPDATE, old, obj, False, sync)
                 else:
                     distribute(_ADD, obj, None, is_in_initial_list, False)
+        # Runs under the FIFO's lock, after pop() counted this item: the last initial one syncs it.
+        if (
+            is_in_initial_list
+            and not self._synced
+            and self._fifo is not None
+            and self._fifo._has_synced_locked()
+        ):
+            self._notify_synced()
 
     def __repr__(self) -> str:
         state = "stopped" if self.is_stopped() else "started" if self._started else "new"

@@ -423,3 +423,21 @@ def test_unexpected_crash_is_logged_and_the_reflector_restarted(apiserver, clien
         finally:
             assert r.stop(5)
     assert any(e["event"] == "thread died unexpectedly; restarting it" for e in logs)
+
+
+def test_big_lists_are_promoted_to_the_old_generation_unless_the_app_froze_objects():
+    import gc
+
+    from framework.cache import reflector as reflector_module
+
+    young = [{"i": [i]} for i in range(5000)]  # noqa: F841 - kept alive while promoting
+    reflector_module._promote_young_objects()
+    assert gc.get_freeze_count() == 0  # promoted and thawed again: still collectable
+    assert gc.get_count()[0] < 100  # nothing left young for the next collection to walk
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        reflector_module._promote_young_objects()
+        assert gc.get_freeze_count() == frozen  # the application's frozen objects stay frozen
+    finally:
+        gc.unfreeze()

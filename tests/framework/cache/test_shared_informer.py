@@ -8,6 +8,7 @@ import threading
 import time
 from typing import Any
 
+import orjson
 import pytest
 import structlog
 
@@ -560,3 +561,57 @@ def test_crashed_reflector_thread_is_logged_and_restarted(client, make_informer,
     died = [e for e in logs if e["event"] == "thread died unexpectedly; restarting it"]
     assert died and died[0]["thread"] == "informer[v1/ConfigMap@default]-reflector"
     assert informer.indexer.get_by_key("default/a") is not None
+
+
+def test_removed_handler_gets_nothing_more_and_run_blocks_until_stopped(client, make_informer):
+    informer = make_informer()
+    kept, removed = Recorder(), Recorder()
+    kept.register(informer)
+    reg = removed.register(informer)
+    stop = threading.Event()
+    runner = threading.Thread(target=informer.run, args=(stop,), name="test-informer-run")
+    runner.start()
+    assert informer.wait_for_cache_sync(10)
+    assert informer.remove_event_handler(reg)
+    assert not informer.remove_event_handler(reg)
+    mark = removed.mark()
+    client.create(cm("after-removal"))
+    converged(client, informer, kept)
+    assert removed.since(mark) == []
+    assert runner.is_alive()
+    stop.set()
+    runner.join(5)
+    assert not runner.is_alive() and informer.is_stopped()
+
+
+def test_share_strings_interns_repeated_values_and_dedupes_within_an_object():
+    raw = orjson.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": "e",
+                "namespace": "team-a",
+                "labels": {"app": "web"},
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "managedFields": [{"manager": "kubelet"}],
+            },
+            "firstTimestamp": "2026-01-01T00:00:00Z",
+            "reason": "Pulled",
+            "items": ["2026-01-01T00:00:00Z"],
+        }
+    )
+    a = drop_managed_fields_and_share_strings(orjson.loads(raw))
+    b = drop_managed_fields_and_share_strings(orjson.loads(raw))
+    assert "managedFields" not in a["metadata"]
+    for path in (("kind",), ("apiVersion",), ("reason",), ("metadata", "namespace")):
+        x, y = a, b
+        for part in path:
+            x, y = x[part], y[part]
+        assert x is y, path  # interned: one string for every object
+    assert a["metadata"]["labels"]["app"] is b["metadata"]["labels"]["app"]
+    assert a["firstTimestamp"] is a["metadata"]["creationTimestamp"] is a["items"][0]  # within one object
+    expected = orjson.loads(raw)
+    del expected["metadata"]["managedFields"]
+    assert a == expected
+    assert drop_managed_fields({"kind": "x"}) == {"kind": "x"}  # no metadata: left alone
