@@ -16,6 +16,7 @@ class _Watch:
     kind: str
     handler: EventHandler | None  # None: owner handler, resolved at complete()
     predicates: tuple[Predicate, ...]
+    metadata_only: bool = False
 
 
 @dataclass
@@ -59,10 +60,7 @@ class Builder:
         metadata_only: bool = False,
     ) -> Builder:
         """Any other kind, mapped to requests by ``handler``."""
-        if metadata_only:
-            # The cache keeps full objects; a transform in CacheOptions trims them instead.
-            raise NotImplementedError("metadata-only watches are not supported by the cache yet")
-        self._watches.append(_Watch(api_version, kind, handler, tuple(predicates)))
+        self._watches.append(_Watch(api_version, kind, handler, tuple(predicates), metadata_only))
         return self
 
     def with_event_filter(self, *predicates: Predicate) -> Builder:
@@ -99,7 +97,7 @@ class Builder:
             handler = w.handler or EnqueueRequestForOwner(
                 self._for.api_version, self._for.kind, owner_namespaced
             )
-            informer = mgr.cache.informer(w.api_version, w.kind)
+            informer = mgr.cache.informer(w.api_version, w.kind, metadata_only=w.metadata_only or None)
             ctrl.watch(informer, handler, (*self._filters, *w.predicates))
         mgr.add(ctrl, need_leader_election=True)
         return ctrl

@@ -47,6 +47,7 @@ class InformerKey(NamedTuple):
     namespace: str | None
     label_selector: str | None
     field_selector: str | None
+    metadata_only: bool = False
 
 
 class SharedInformerFactory:
@@ -92,6 +93,7 @@ class SharedInformerFactory:
         *,
         resync_period: float | None = None,
         indexers: Mapping[str, IndexFunc] | None = None,
+        metadata_only: bool = False,
     ) -> SharedIndexInformer:
         """The shared informer for this kind, namespace and selectors (created on first request).
 
@@ -99,7 +101,9 @@ class SharedInformerFactory:
         are added to it (names it already has are skipped).
         """
         ns = namespace or self.namespace
-        key = InformerKey(api_version, kind, ns or None, label_selector or None, field_selector or None)
+        key = InformerKey(
+            api_version, kind, ns or None, label_selector or None, field_selector or None, metadata_only
+        )
         with self._lock:
             informer = self._informers.get(key)
             if informer is None:
@@ -114,6 +118,7 @@ class SharedInformerFactory:
                     transform=transform,
                     indexers=indexers,
                     clock=self.clock,
+                    metadata_only=metadata_only,
                     **self.informer_options,
                 )
                 self._informers[key] = informer

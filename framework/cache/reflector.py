@@ -261,6 +261,7 @@ class Reflector:
         backoff: Backoff | None = None,
         list_timeout: float | None = None,
         rng: random.Random | None = None,
+        metadata_only: bool = False,
     ) -> None:
         if page_size < 0:
             raise ValueError("page_size must be >= 0")
@@ -284,6 +285,8 @@ class Reflector:
         self._rng = rng or random.Random()
         self.backoff = backoff or Backoff(clock=self.clock, rng=self._rng)
         self.list_timeout = list_timeout
+        # Only ``metadata`` of each object (PartialObjectMetadata): for caches that need no more.
+        self.metadata_only = metadata_only
 
         self._lock = threading.Lock()
         # Wakes clock waits (backoff, resync) on stop; a Condition so a FakeClock can wake it too.
@@ -534,7 +537,7 @@ class Reflector:
         return items, list_rv, paginated
 
     def _list_call(self, rv: str | None, limit: int | None, cont: str | None) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = {"metadata_only": True} if self.metadata_only else {}
         if self.list_timeout is not None:
             kwargs["timeout"] = self.list_timeout
         return self.client.list(
@@ -566,6 +569,7 @@ class Reflector:
                     timeout_seconds=timeout_seconds,
                     allow_watch_bookmarks=True,
                     read_timeout=self.inactivity_timeout,
+                    **({"metadata_only": True} if self.metadata_only else {}),
                 )
             except (TooManyRequests, NetworkError) as err:
                 if self.stopped:

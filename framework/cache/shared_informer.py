@@ -410,6 +410,7 @@ class SharedIndexInformer:
         backoff_initial: float = 0.8,
         backoff_cap: float = 30.0,
         name: str | None = None,
+        metadata_only: bool = False,
     ) -> None:
         self.client = client
         self.api_version = api_version
@@ -429,6 +430,7 @@ class SharedIndexInformer:
         self._backoff_initial = backoff_initial
         self._backoff_cap = backoff_cap
         self._watch_error_handler: WatchErrorHandler | None = None
+        self.metadata_only = metadata_only
 
         self._lock = threading.RLock()  # lifecycle and handler registration
         # Held while a popped batch of deltas is applied and distributed, and while a late handler
@@ -601,6 +603,7 @@ class SharedIndexInformer:
                 should_resync=self._processor.should_resync,
                 watch_error_handler=self._watch_error_handler,
                 backoff=Backoff(self._backoff_initial, self._backoff_cap, clock=self._clock),
+                metadata_only=self.metadata_only,
             )
             self._fifo = fifo
             self._reflector = reflector

@@ -27,6 +27,11 @@ from .watch import Watch
 
 __all__ = ["PATCH_CONTENT_TYPES", "Client", "PatchType", "TimeoutSpec"]
 
+# Metadata-only responses (PartialObjectMetadata), with plain JSON as the fallback.
+METADATA_ACCEPT = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
 log = structlog.get_logger("framework.client")
 
 PatchType = Literal["merge", "json", "strategic", "apply"]
@@ -323,8 +328,11 @@ class Client:
         resource_version_match: str | None = None,
         *,
         timeout: TimeoutSpec = None,
+        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """List objects (across all namespaces when a namespaced kind gets no ``namespace``).
+
+        ``metadata_only`` asks for a ``PartialObjectMetadataList`` (items carry only ``metadata``).
 
         Returns the List dict (``items``, ``metadata.resourceVersion``, ``metadata.continue``). Items
         lacking ``apiVersion``/``kind`` (built-in lists omit them) get them filled in, as client-go's
@@ -339,7 +347,8 @@ class Client:
             "resourceVersion": resource_version,
             "resourceVersionMatch": resource_version_match,
         }
-        result = self.request("GET", m.path(ns), params=params, timeout=timeout)
+        headers = {"Accept": METADATA_LIST_ACCEPT} if metadata_only else None
+        result = self.request("GET", m.path(ns), params=params, headers=headers, timeout=timeout)
         for item in result.get("items") or ():
             if "kind" not in item:
                 item["kind"] = m.kind
@@ -361,6 +370,7 @@ class Client:
         *,
         send_initial_events: bool | None = None,
         resource_version_match: str | None = None,
+        metadata_only: bool = False,
     ) -> Watch:
         """Open a watch; returns a :class:`~framework.client.watch.Watch` of ``(type, object)`` tuples.
 
@@ -381,7 +391,8 @@ class Client:
         }
         path = m.path(ns)
         t = urllib3.Timeout(connect=self.timeout.connect_timeout, read=read_timeout)
-        resp = self._send("GET", path, params=params, timeout=t, stream=True)
+        headers = {"Accept": METADATA_ACCEPT} if metadata_only else None
+        resp = self._send("GET", path, params=params, headers=headers, timeout=t, stream=True)
         return Watch(resp, path=path, resource_version=resource_version, read_timeout=read_timeout)
 
     # -- writes ---------------------------------------------------------------------------------------

@@ -31,6 +31,9 @@ class CacheOptions:
     label_selector: str | None = None
     field_selector: str | None = None
     transform: Callable[[Any], Any] | None = drop_managed_fields
+    # Cache only ``metadata`` (PartialObjectMetadata objects): e.g. Secrets, whose data a controller
+    # must never hold, or kinds watched only to map events.
+    metadata_only: bool = False
 
 
 def deep_copy(obj: Any) -> Any:
@@ -56,8 +59,11 @@ class Cache:
         self._lock = threading.Lock()
         self._started = False
 
-    def informer(self, api_version: str, kind: str) -> SharedIndexInformer:
+    def informer(self, api_version: str, kind: str, metadata_only: bool | None = None) -> SharedIndexInformer:
+        """The kind's shared informer; ``metadata_only`` overrides the kind's CacheOptions."""
         opts = self.options.get((api_version, kind), CacheOptions())
+        if metadata_only is None:
+            metadata_only = opts.metadata_only
         with self._lock:
             informer = self.factory.informer_for(
                 api_version,
@@ -67,6 +73,7 @@ class Cache:
                 field_selector=opts.field_selector,
                 transform=opts.transform,
                 indexers=self._indexes.get((api_version, kind)),
+                metadata_only=metadata_only,
             )
             if self._started and not informer.is_started():
                 informer.start()
