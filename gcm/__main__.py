@@ -2,6 +2,8 @@
 
     python -m gcm [run] [--config FILE] [--kubeconfig FILE]   run against a cluster
     python -m gcm --embedded                                   run against a built-in API server
+    python -m gcm stale-report [--config FILE] [--kubeconfig FILE] [-o table|json]
+                                                               stale state of every Project, read-only
 
 Exit codes: 0 after a graceful shutdown (SIGTERM/SIGINT), 1 when leadership was lost or gcm failed at
 runtime, 2 for an invalid configuration or when no cluster can be reached (no usable kubeconfig).
@@ -43,13 +45,24 @@ def parser() -> argparse.ArgumentParser:
         epilog="Without --config all defaults apply. Run '--embedded' to try gcm without a cluster.",
     )
     p.add_argument("--version", action="version", version=f"gcm {_version()}")
-    sub = p.add_subparsers(dest="command", metavar="{run}")
+    sub = p.add_subparsers(dest="command", metavar="{run,stale-report}")
     _run_options(
         sub.add_parser(
             "run",
             help="run the controller manager (the default command)",
             description=p.description,
             epilog=p.epilog,
+        )
+    )
+    from gcm.controllers.project.stale.report import add_arguments as _stale_report_options
+
+    _stale_report_options(
+        sub.add_parser(
+            "stale-report",
+            help="list every Project with its stale state, read-only",
+            description="What the stale-Project check decides for every Project now, with the day "
+            "settings of the config's controllers.project (young, active, in use by what, stale since, "
+            "auto-delete at). Changes nothing.",
         )
     )
     return p
@@ -125,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
         embedded = embedded_mode.start(args.embedded_port, args.embedded_kubeconfig)
         kubeconfig = embedded.gcm_kubeconfig
+        embedded_mode.enable_webhooks(embedded, cfg)  # namespace-deletion webhook (issue 10)
         log.info(
             "embedded API server ready",
             url=embedded.server.url,
@@ -159,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = ("run",)
+COMMANDS = ("run", "stale-report")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -167,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     if not any(a in COMMANDS or a == "--version" for a in argv[:1]):
         argv.insert(0, "run")  # `run` is the default command
     args = parser().parse_args(argv)
+    if args.command == "stale-report":
+        from gcm.controllers.project.stale.report import run as stale_report
+
+        return stale_report(args)
     return run(args)
 
 

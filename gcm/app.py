@@ -95,6 +95,21 @@ def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_op
             retry_period=float(le.retry_period),
             release_on_cancel=True,
         )
+    if cfg.controllers.event is not None:
+        # Events are cached slim; cache options are fixed when the Manager is constructed.
+        from gcm.controllers.event import EVENT_CACHE_OPTIONS
+
+        manager_options["cache_options"] = {
+            **EVENT_CACHE_OPTIONS,
+            **(manager_options.get("cache_options") or {}),
+        }
+    # Secrets are cached metadata-only (stale check, activity): never their data.
+    from gcm.controllers.project.stale.cache import cache_options as stale_cache_options
+
+    manager_options["cache_options"] = {
+        **stale_cache_options(),
+        **(manager_options.get("cache_options") or {}),
+    }
     server = cfg.server
     mgr = Manager(
         client,

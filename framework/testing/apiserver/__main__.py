@@ -1,6 +1,9 @@
-"""``python -m framework.testing.apiserver --port PORT --kubeconfig FILE [--crds DIR]``.
+"""``python -m framework.testing.apiserver --port PORT --kubeconfig FILE [--crds DIR]
+[--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]``.
 
 Runs in the foreground until SIGINT or SIGTERM. FILE is written only once the server answers requests.
+``--webhook-service`` tells where admission webhooks registered with ``clientConfig.service`` are
+served (port defaults to 443); TLS still verifies the name ``NAME.NAMESPACE.svc``.
 """
 
 from __future__ import annotations
@@ -31,7 +34,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--anonymous", action="store_true", help="treat requests without credentials as system:anonymous"
     )
+    p.add_argument(
+        "--webhook-service",
+        action="append",
+        default=[],
+        metavar="NAMESPACE/NAME[:PORT]=HOST:PORT",
+        help="where the admission webhooks of a Service are served (repeatable)",
+    )
     args = p.parse_args(argv)
+    services = []
+    for entry in args.webhook_service:
+        ref, sep, address = entry.partition("=")
+        ns, slash, name = ref.partition("/")
+        name, colon, port = name.partition(":")
+        if not (sep and slash and ns and name and address) or (colon and not port.isdigit()):
+            p.error(f"--webhook-service {entry!r}: expected NAMESPACE/NAME[:PORT]=HOST:PORT")
+        services.append((ns, name, int(port) if colon else 443, address))
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -44,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
         authorization=args.authorization_mode,
         anonymous=args.anonymous,
     )
+    for ns, name, port, address in services:
+        server.map_webhook_service(ns, name, address, port)
     try:
         server.start()
     except OSError as e:

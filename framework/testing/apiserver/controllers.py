@@ -169,10 +169,15 @@ class Controllers:
         assert rt is not None
         table = self.storage.table(CLUSTER_ROLES)
         current = {name: obj for (_, name), obj in table.objects.items()}
-        rules = {name: list(obj.get("rules") or []) for name, obj in current.items()}
         aggregated = {
             n: o for n, o in current.items() if (o.get("aggregationRule") or {}).get("clusterRoleSelectors")
         }
+        # Only aggregated roles' rules change while iterating; the others are read where they are.
+        rules = {name: list(obj.get("rules") or []) for name, obj in aggregated.items()}
+        # Most ClusterRoles have no labels; only a selector matching empty labels can select them, so
+        # they are skipped otherwise (keeps a run linear in the labelled roles, not in all roles).
+        ordered = sorted(current)
+        labelled = [n for n in ordered if current[n]["metadata"].get("labels")]
         for _ in range(len(aggregated) + 1):
             changed = False
             for name, obj in aggregated.items():
@@ -180,10 +185,12 @@ class Controllers:
                     label_selector_from_dict(s) for s in obj["aggregationRule"]["clusterRoleSelectors"]
                 ]
                 merged: list[dict] = []
-                for other in sorted(current):
+                candidates = ordered if any(sel.matches({}) for sel in selectors) else labelled
+                for other in candidates:
                     labels = current[other]["metadata"].get("labels") or {}
                     if other != name and any(sel.matches(labels) for sel in selectors):
-                        merged += [r for r in rules[other] if r not in merged]
+                        own = rules[other] if other in rules else current[other].get("rules") or []
+                        merged += [r for r in own if r not in merged]
                 if merged != rules[name]:
                     rules[name] = merged
                     changed = True

@@ -384,27 +384,35 @@ class Handler:
             return await self._watch(request, t, meta_only)
         opts = self._write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user
+        # Writes go through the admission webhooks (admission.py, spec §21) on their way to the API.
+        admission = self.server.admission
         if verb == "create" and (not rt.persisted or t.subresource == "token"):
             body = await _read_body(request, rt)
             res = self.server.review(rt, t.namespace, t.name, body, opts.user)
         elif verb == "create":
             body = await _read_body(request, rt)
-            res = self.api.create(rt, t.namespace, body, opts)
+            res = await admission.create(rt, t.namespace, body, opts)
         elif verb == "update":
             body = await _read_body(request, rt)
-            res = self.api.update(rt, t.namespace, t.name or "", body, opts, t.subresource)
+            res = await admission.update(rt, t.namespace, t.name or "", body, opts, t.subresource)
         elif verb == "patch":
             raw = await _read_raw(request)
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
-            res = self.api.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
+            res = await admission.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
         elif verb == "delete":
             options = await self._delete_options(request)
-            res = self.api.delete(rt, t.namespace, t.name or "", options, opts.dry_run)
+            res = await admission.delete(rt, t.namespace, t.name or "", options, opts.dry_run, opts.user)
         else:  # deletecollection
             options = await self._delete_options(request)
             _validate_list_options(q, rt, for_watch=False)
-            res = self.api.delete_collection(
-                rt, t.namespace, options, q.get("labelSelector"), q.get("fieldSelector"), opts.dry_run
+            res = await admission.delete_collection(
+                rt,
+                t.namespace,
+                options,
+                q.get("labelSelector"),
+                q.get("fieldSelector"),
+                opts.dry_run,
+                opts.user,
             )
         headers = {"Warning": ", ".join(_warning_value(w) for w in res.warnings)} if res.warnings else None
         return self._respond(request, res.code, res.body, headers)

@@ -73,6 +73,9 @@ class WriteOptions:
     # of writes without ``fieldManager`` (9-3).
     user_agent: str | None = None
     force: bool = False  # apply only: take over conflicting fields (9-3 b)
+    # Admission webhooks of this request (``admission.Review``): ``mutate`` runs before validation,
+    # ``validate`` after it, just before persistence (21-1). None for in-process writes.
+    admission: Any = None
 
 
 @dataclass
@@ -414,11 +417,15 @@ class API:
         meta["creationTimestamp"] = timefmt.now_time()
         if rt.tracks_generation:
             meta["generation"] = 1
+        if opts.admission is not None:  # mutating admission webhooks (21-1)
+            stored, errs = opts.admission.mutate(self, rt, stored, None, opts, errs, warnings)
         errs += self._validate(rt, stored, None, bool(generate))
         self._raise_invalid(rt, name, errs)
         self._set_managed_fields(rt, None, stored, opts, None, applied)
         if self.admit is not None:
             self.admit(rt, stored, None, opts)
+        if opts.admission is not None:  # validating admission webhooks (21-1)
+            opts.admission.validate(self, rt, stored, None, opts)
         k = _key(ns, name)
         if self.storage.get(rt.storage, k) is not None:
             if generate and name.startswith(generate[:58]) and len(name) == len(generate[:58]) + 5:
@@ -607,10 +614,15 @@ class API:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if rt.normalize:
             rt.normalize(stored, old)
+        if opts.admission is not None:  # mutating admission webhooks (21-1)
+            stored, errs = opts.admission.mutate(self, rt, stored, old, opts, errs, warnings)
+            meta = stored["metadata"]
         errs += self._validate(rt, stored, old, False)
         self._raise_invalid(rt, name, errs)
         if self.admit is not None:
             self.admit(rt, stored, old, opts)
+        if opts.admission is not None:  # validating admission webhooks (21-1)
+            opts.admission.validate(self, rt, stored, old, opts)
         if rt.tracks_generation and subresource != "status":
             keys = rt.generation_keys
             if keys is None:
@@ -803,8 +815,16 @@ class API:
     # -- delete ------------------------------------------------------------------------------------
 
     def delete(
-        self, rt: ResourceType, ns: str | None, name: str, options: dict | None = None, dry_run: bool = False
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        name: str,
+        options: dict | None = None,
+        dry_run: bool = False,
+        admission: Callable[[dict], None] | None = None,
     ) -> Result:
+        """``admission(old)`` (admission webhooks, 21-7) runs once the deletion is certain to change
+        something, before anything is written."""
         options = options or {}
         old = self.storage.get(rt.storage, _key(ns, name))
         if old is None:
@@ -824,11 +844,15 @@ class API:
                     "The system is ensuring all content is removed from this namespace.  Upon completion, "
                     "this namespace will automatically be purged by the system.",
                 )
+            if admission is not None:
+                admission(old)
             if is_namespace and not meta.get("finalizers"):
                 if not dry_run:
                     self.storage.delete(rt.storage, _key(ns, name))
                 return Result(200, self.external(rt, old))
             return Result(200, self.external(rt, old))  # 11-4
+        if admission is not None:
+            admission(old)
         fins = list(meta.get("finalizers") or [])
         if rt.supports_gc:
             if policy == "Orphan":

@@ -22,6 +22,7 @@ from aiohttp import web
 
 from . import certs, errors, timefmt
 from .accounting import RequestAccounting, RequestKey
+from .admission import Admission
 from .auth import (
     MASTERS,
     RBAC_GROUP,
@@ -100,6 +101,10 @@ class APIServer:
         self.ca_path, _ = self.ca.write(self._dir, "ca")
         self._cert_path, self._key_path = self.serving.write(self._dir, "serving")
         self.controllers = Controllers(self.storage, self.registry, self.api, self.ca.cert_pem)
+        # Admission webhooks (21-6): where a ``clientConfig.service`` is reachable, as
+        # ``{(namespace, name, port): "host:port"}`` (see :meth:`map_webhook_service`).
+        self.webhook_service_map: dict[tuple[str, str, int], str] = {}
+        self.admission = Admission(self)
         self.handler = Handler(self)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -190,6 +195,7 @@ class APIServer:
 
     async def _shutdown_async(self) -> None:
         await self._stop_site()
+        await self.admission.close()
         self.controllers.stop()
         tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         for t in tasks:
@@ -360,6 +366,11 @@ class APIServer:
             missing = self.authorizer.covers(user, ns, self.authorizer.role_rules(ref, ns))
         if missing:
             raise escalation_error(rt.resource, meta["name"], user, missing)
+
+    def map_webhook_service(self, namespace: str, name: str, address: str, port: int = 443) -> None:
+        """Send admission webhook calls for Service ``namespace/name`` port ``port`` to ``address``
+        (``host:port``); TLS still verifies the name ``name.namespace.svc`` (21-6)."""
+        self.webhook_service_map[(namespace, name, port)] = address
 
     def request_counts(self) -> dict[RequestKey, int]:
         """Requests served so far by (user, verb, resource, code)."""

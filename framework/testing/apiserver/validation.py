@@ -1110,6 +1110,11 @@ def _validate_webhook(hook: dict, mutating: bool, path: str) -> list[FieldError]
         )
     errs.extend(validate_label_selector(hook.get("namespaceSelector"), f"{path}.namespaceSelector"))
     errs.extend(validate_label_selector(hook.get("objectSelector"), f"{path}.objectSelector"))
+    if hook.get("matchConditions"):
+        # 24-3, 24-6: no CEL here; calling the webhook regardless would silently differ from the real one.
+        errs.append(
+            forbidden(f"{path}.matchConditions", "matchConditions (CEL) are not supported by this API server")
+        )
     policy = hook.get("reinvocationPolicy")
     if mutating and policy is not None and policy not in _REINVOCATION_POLICIES:
         errs.append(not_supported(f"{path}.reinvocationPolicy", policy, _REINVOCATION_POLICIES))
@@ -1127,7 +1132,7 @@ def _validate_webhook(hook: dict, mutating: bool, path: str) -> list[FieldError]
 def validate_webhook_configuration(obj: dict, mutating: bool) -> list[FieldError]:
     """``Validate{Validating,Mutating}WebhookConfiguration`` beyond metadata (after defaulting).
 
-    matchConditions (CEL) are not supported by the emulator and not validated here.
+    matchConditions (CEL) are not supported by the emulator: a configuration using them is refused.
     """
     errs: list[FieldError] = []
     names: set[str] = set()

@@ -177,6 +177,7 @@ def test_two_replicas_elect_one_leader(apiserver, tmp_path):
     from kubernetes import client
 
     client.CoreV1Api(core).create_namespace({"metadata": {"name": "garden"}})
+    apiserver.install_crds(ROOT / "manifests" / "crds")
     try:
         for i in range(2):
             cfg, _, _ = config(tmp_path)

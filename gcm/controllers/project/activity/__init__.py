@@ -1,0 +1,22 @@
+"""The Project-activity controller (``project-activity``): sets a Project's
+``status.lastActivityTimestamp`` when Shoots, BackupEntries, binding-referenced Secrets, Quotas or
+InternalSecrets in its namespace are created, changed or deleted, so the stale check also sees
+objects that lived shorter than ``staleSyncPeriod``. See ``shared/spec/stale-and-activity.md`` §5."""
+
+from gcm.controllers.project.activity.controller import (
+    CONTROLLER_NAME,
+    HasBindingReferenceLabel,
+    RelevantCreatesAndUpdates,
+    add_to_manager,
+    project_for_namespace,
+)
+from gcm.controllers.project.activity.reconciler import ActivityReconciler
+
+__all__ = [
+    "CONTROLLER_NAME",
+    "ActivityReconciler",
+    "HasBindingReferenceLabel",
+    "RelevantCreatesAndUpdates",
+    "add_to_manager",
+    "project_for_namespace",
+]

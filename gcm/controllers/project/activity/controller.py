@@ -1,0 +1,127 @@
+"""Wiring of the ``project-activity`` controller (spec §5).
+
+No primary watch: Shoots, BackupEntries, Quotas, Secrets and InternalSecrets in a project namespace
+are mapped to their Project through the Project ``spec.namespace`` index. Event filters (all must pass):
+
+- every kind: :class:`RelevantCreatesAndUpdates` (creates of objects at most 1 h old, updates that
+  changed the resourceVersion, every delete and generic event);
+- Shoots, BackupEntries: ``GenerationChangedPredicate`` (status-only writes are no activity);
+- Quotas, Secrets, InternalSecrets: :class:`HasBindingReferenceLabel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+import structlog
+
+from framework.clock import Clock
+from framework.controller import Controller, Request
+from framework.handler import EnqueueRequestsFromMapFunc
+from framework.predicate import GenerationChangedPredicate, Predicate
+from gcm.controllers.project.activity.reconciler import ActivityReconciler
+from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
+from gcm.controllers.project.stale.cache import (
+    BACKUP_ENTRY,
+    INTERNAL_SECRET,
+    LABEL_CREDENTIALS_BINDING_REF,
+    LABEL_SECRET_BINDING_REF,
+    PROJECT,
+    QUOTA,
+    SECRET,
+    SHOOT,
+)
+from gcm.controllers.project.stale.reconciler import parse_time
+
+log = structlog.get_logger("gcm.controllers.project.activity")
+
+CONTROLLER_NAME = "project-activity"
+RECONCILE_TIMEOUT = 180.0  # 3 minutes, as Gardener
+RELEVANT_CREATE_AGE = timedelta(hours=1)
+BINDING_REFERENCE_LABELS = (LABEL_SECRET_BINDING_REF, LABEL_CREDENTIALS_BINDING_REF)
+
+
+def _meta(obj: Any) -> dict:
+    return (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
+
+
+class RelevantCreatesAndUpdates(Predicate):
+    """Create: only objects created at most 1 h ago (``now - creationTimestamp <= 1h``), which ignores
+    the informer's start-up flood for old objects. Update: only a changed resourceVersion (no resyncs).
+    Delete, generic: always."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
+    def create(self, obj: dict) -> bool:
+        created = parse_time(_meta(obj).get("creationTimestamp"))
+        return created is not None and self.clock.now() - created <= RELEVANT_CREATE_AGE
+
+    def update(self, old: dict, new: dict) -> bool:
+        return _meta(old).get("resourceVersion") != _meta(new).get("resourceVersion")
+
+
+def has_binding_reference_label(obj: Any) -> bool:
+    labels = _meta(obj).get("labels") or {}
+    return any(key in labels for key in BINDING_REFERENCE_LABELS)
+
+
+class HasBindingReferenceLabel(Predicate):
+    """The label key ``reference.gardener.cloud/secretbinding`` or ``.../credentialsbinding`` (any
+    value). Update: on the old or the new object (removing the label counts). Generic: always."""
+
+    def create(self, obj: dict) -> bool:
+        return has_binding_reference_label(obj)
+
+    def update(self, old: dict, new: dict) -> bool:
+        return has_binding_reference_label(old) or has_binding_reference_label(new)
+
+    def delete(self, obj: dict) -> bool:
+        return has_binding_reference_label(obj)
+
+
+def project_for_namespace(client: Any):
+    """Map an object to the Project whose ``spec.namespace`` is the object's namespace (none: nothing)."""
+
+    def map_object(obj: dict) -> Iterable[Request]:
+        namespace = _meta(obj).get("namespace")
+        if not namespace:
+            return []
+        try:
+            projects = client.list(*PROJECT, index=(PROJECT_NAMESPACE_INDEX, namespace))
+        except Exception as e:
+            log.error("could not map object to its project", namespace=namespace, error=str(e))
+            return []
+        if not projects:
+            return []
+        return [Request(min(_meta(p).get("name", "") for p in projects))]
+
+    return map_object
+
+
+def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
+    """Register ``project-activity``; ``clock`` (default: the manager's) is the reconciler's now."""
+    clock = clock or mgr.clock
+    add_project_namespace_index(mgr)
+    ctrl = Controller(
+        CONTROLLER_NAME,
+        ActivityReconciler(mgr.client, clock),
+        max_concurrent_reconciles=max(1, int(cfg.controllers.project.concurrent_syncs or 1)),
+        reconcile_timeout=RECONCILE_TIMEOUT,
+        clock=mgr.clock,
+        registry=mgr.registry,
+    )
+    handler = EnqueueRequestsFromMapFunc(project_for_namespace(mgr.client))
+    relevant = RelevantCreatesAndUpdates(clock)
+    for kind, second in (
+        (SHOOT, GenerationChangedPredicate()),
+        (BACKUP_ENTRY, GenerationChangedPredicate()),
+        (QUOTA, HasBindingReferenceLabel()),
+        (SECRET, HasBindingReferenceLabel()),
+        (INTERNAL_SECRET, HasBindingReferenceLabel()),
+    ):
+        ctrl.watch(mgr.cache.informer(*kind), handler, (relevant, second))
+    mgr.add(ctrl, need_leader_election=True)
+    return ctrl

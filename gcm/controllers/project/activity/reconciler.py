@@ -1,0 +1,38 @@
+"""The Project-activity reconciler (``shared/spec/stale-and-activity.md`` §5): records that something
+happened in a Project's namespace by setting ``status.lastActivityTimestamp`` to now (whole seconds)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+
+from framework.client import NotFound
+from framework.clock import Clock
+from framework.controller import Request, Result
+from gcm.controllers.project.stale.cache import PROJECT
+from gcm.controllers.project.stale.reconciler import LAST_ACTIVITY, format_time, parse_time, truncate
+
+log = structlog.get_logger("gcm.controllers.project.activity")
+
+
+class ActivityReconciler:
+    """Patches the Project's status subresource; a patch is skipped when the value would not change."""
+
+    def __init__(self, client: Any, clock: Clock) -> None:
+        self.client = client
+        self.clock = clock
+
+    def reconcile(self, request: Request) -> Result | None:
+        try:
+            project = self.client.get(*PROJECT, request.name)
+        except NotFound:
+            return None
+        now = truncate(self.clock.now())
+        if parse_time((project.get("status") or {}).get(LAST_ACTIVITY)) == now:
+            return None
+        self.client.patch(
+            *PROJECT, request.name, {"status": {LAST_ACTIVITY: format_time(now)}}, subresource="status"
+        )
+        log.debug("project activity recorded", project=request.name, at=format_time(now))
+        return None

@@ -1,0 +1,139 @@
+"""The ``project`` controller: wiring of :class:`~gcm.controllers.project.reconciler.ProjectReconciler`.
+
+Gardener's ``pkg/controllermanager/controller/project/project/add.go`` (``shared/spec/project-controller.md``
+§2):
+
+- ``Project`` with a generation-changed predicate (status and metadata-only writes do not reconcile);
+- owned ``Namespace``: delete events only, enqueueing the owning Project;
+- owned ``RoleBinding``: resyncs and ``roleRef``/``subjects`` changes and deletes (so a hand-edited or
+  deleted member RoleBinding is restored);
+- ``Shoot`` deletes, mapped to the Project being deleted once its namespace holds no Shoot any more.
+
+Deviation: Gardener watches Shoots metadata-only. The framework's ``Builder.watches(..., metadata_only=True)``
+is not implemented and the manager's per-kind cache options are fixed when it is built, so the Shoot
+informer here is the ordinary one, shared with the stale and activity controllers that need Shoot specs
+anyway; the predicate passes deletes only and the mapper reads nothing but metadata.
+
+The manager's informers have no periodic resync (the framework's default resync period is 0), so the
+"every ~10 hours" re-reconcile Gardener gets from controller-runtime's resync does not happen; the
+predicate still lets a resync through when one is configured.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import structlog
+
+from framework.builder import Builder
+from framework.controller import Controller, Request
+from framework.handler import EnqueueRequestsFromMapFunc
+from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
+from gcm.controllers.project.indexes import add_project_namespace_index
+from gcm.controllers.project.rbac import list_objects
+from gcm.controllers.project.reconciler import (
+    LABEL_PROJECT_NAME,
+    PROJECT_API_VERSION,
+    SHOOT_API_VERSION,
+    ProjectReconciler,
+)
+
+log = structlog.get_logger("gcm.controllers.project")
+
+CONTROLLER_NAME = "project"
+RECORDER_NAME = "project-controller"
+RECONCILE_TIMEOUT = 180.0  # 3 minutes per reconcile
+
+
+class RoleBindingPredicate(Predicate):
+    """Owned RoleBindings: create no; update on resync or roleRef/subjects change; delete yes; generic no."""
+
+    def create(self, obj: dict) -> bool:
+        return False
+
+    def update(self, old: dict, new: dict) -> bool:
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            return False
+        old_rv = (old.get("metadata") or {}).get("resourceVersion")
+        new_rv = (new.get("metadata") or {}).get("resourceVersion")
+        if old_rv == new_rv:
+            return True  # a periodic informer resync
+        return old.get("roleRef") != new.get("roleRef") or (old.get("subjects") or []) != (
+            new.get("subjects") or []
+        )
+
+    def delete(self, obj: dict) -> bool:
+        return True
+
+    def generic(self, obj: dict) -> bool:
+        return False
+
+
+def delete_only() -> Predicate:
+    return Funcs(
+        create=lambda obj: False,
+        update=lambda old, new: False,
+        delete=lambda obj: True,
+        generic=lambda obj: False,
+    )
+
+
+def map_shoot_to_project_in_deletion(client: Any) -> Any:
+    """Mapper for Shoot deletes: the Project (being deleted) whose namespace just lost its last Shoot."""
+
+    def map_fn(obj: dict) -> Iterable[Request]:
+        if not isinstance(obj, dict) or obj.get("kind") != "Shoot":
+            return []
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        if not namespace:
+            return []
+        try:
+            if list_objects(client, SHOOT_API_VERSION, "Shoot", namespace):
+                return []  # another Shoot still blocks the release
+            ns = client.get("v1", "Namespace", namespace)
+            project_name = ((ns.get("metadata") or {}).get("labels") or {}).get(LABEL_PROJECT_NAME)
+            if not project_name:
+                return []  # not a project namespace (Gardener would dereference nil here)
+            project = client.get(PROJECT_API_VERSION, "Project", project_name)
+        except Exception as e:
+            log.info("could not map shoot to project", shoot=obj["metadata"].get("name"), error=str(e))
+            return []
+        if not (project.get("metadata") or {}).get("deletionTimestamp"):
+            return []
+        return [Request(project_name)]
+
+    return map_fn
+
+
+def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
+    """Register the ``project`` controller (always, ``controllers.project`` is defaulted)."""
+    project_cfg = cfg.controllers.project
+    if project_cfg is None:
+        return None
+    add_project_namespace_index(mgr)
+    reconciler = ProjectReconciler(
+        mgr.client,
+        mgr.event_recorder(RECORDER_NAME),
+        mgr.clock,
+        project_cfg,
+        api_reader=mgr.api_reader,
+    )
+    return (
+        Builder(mgr)
+        .named(CONTROLLER_NAME)
+        .for_(PROJECT_API_VERSION, "Project", predicates=[GenerationChangedPredicate()])
+        .owns("v1", "Namespace", predicates=[delete_only()])
+        .owns("rbac.authorization.k8s.io/v1", "RoleBinding", predicates=[RoleBindingPredicate()])
+        .watches(
+            SHOOT_API_VERSION,
+            "Shoot",
+            EnqueueRequestsFromMapFunc(map_shoot_to_project_in_deletion(mgr.client)),
+            predicates=[delete_only()],
+        )
+        .with_options(
+            max_concurrent_reconciles=project_cfg.concurrent_syncs or 5,
+            reconcile_timeout=RECONCILE_TIMEOUT,
+        )
+        .complete(reconciler)
+    )

@@ -1,0 +1,454 @@
+"""Project member RBAC: the component the Project reconciler deploys (``shared/spec/project-rbac.md``).
+
+Gardener's ``pkg/component/garden/projectrbac``. Per Project ``<p>`` with namespace ``<ns>`` it writes
+four ClusterRoles, four ClusterRoleBindings and three RoleBindings (the 11 standard objects) plus, per
+extension role ``<r>``, a ClusterRole and a RoleBinding named ``gardener.cloud:extension:project:<p>:<r>``.
+
+Every object is handled "get, then create or patch": read from the cache; absent → create; present →
+compute the desired owner references, labels, rules / aggregationRule, roleRef and subjects and patch
+only what differs. Deviations from Gardener, both deliberate:
+
+- the patch is an RFC 7386 merge patch rather than a strategic-merge patch: both replace ``rules``,
+  ``subjects`` and (here, as the spec asks: "the whole owner list is replaced") ``ownerReferences``
+  wholesale, and a merge patch needs no per-kind merge keys;
+- ``roleRef`` is immutable, so a binding whose roleRef was edited by hand is deleted (with a UID
+  precondition) and created again instead of failing forever;
+- the objects are applied one after another (each reconcile worker already runs in parallel with the
+  others), and every error is collected and returned together, as Gardener's concurrent flow does.
+
+The cache may lag behind our own writes: a write is only sent after the difference was confirmed
+against a live read, and a create that finds the object already there falls back to that live read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from framework.client import AlreadyExists, NotFound
+from framework.manager.cache import CachedClient
+
+PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
+RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+
+NAME_PREFIX_PROJECT = "gardener.cloud:system:project"
+NAME_PREFIX_UAM = "gardener.cloud:system:project-uam"
+NAME_PREFIX_MEMBER = "gardener.cloud:system:project-member"
+NAME_PREFIX_VIEWER = "gardener.cloud:system:project-viewer"
+NAME_SERVICEACCOUNTMANAGER = "gardener.cloud:system:project-serviceaccountmanager"
+NAME_PREFIX_EXTENSION = "gardener.cloud:extension:project"
+
+ROLE_OWNER = "owner"
+ROLE_ADMIN = "admin"
+ROLE_VIEWER = "viewer"
+ROLE_UAM = "uam"
+ROLE_SERVICEACCOUNTMANAGER = "serviceaccountmanager"
+ROLE_EXTENSION_PREFIX = "extension:"
+
+LABEL_ROLE = "gardener.cloud/role"
+LABEL_PROJECT_NAME = "project.gardener.cloud/name"
+LABEL_ROLE_EXTENSION = "extension-project-role"
+LABEL_AGGREGATE_TO_EXTENSION_ROLE = "rbac.gardener.cloud/aggregate-to-extension-role"
+
+
+class RBACError(Exception):
+    """One or more RBAC objects could not be written or deleted; ``errors`` lists every failure."""
+
+    def __init__(self, errors: list[Exception]) -> None:
+        self.errors = errors
+        text = "; ".join(_err_text(e) for e in errors)
+        super().__init__(text if len(errors) == 1 else f"{len(errors)} errors occurred: [{text}]")
+
+
+def list_objects(
+    reader: Any,
+    api_version: str,
+    kind: str,
+    namespace: str | None,
+    labels: dict[str, str] | None = None,
+) -> list[dict]:
+    """Objects carrying all ``labels``, from the manager's cache or (any other client) a live list."""
+    if isinstance(reader, CachedClient):
+        return reader.list(api_version, kind, namespace=namespace, labels=labels)
+    selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
+    return reader.list(api_version, kind, namespace=namespace, label_selector=selector)["items"]
+
+
+def _err_text(e: BaseException) -> str:
+    message = getattr(e, "message", None)
+    return message if isinstance(message, str) and message else str(e)
+
+
+# --- members → subject buckets (§1) -----------------------------------------------------------------
+
+
+def member_roles(member: dict) -> list[str]:
+    """The singular ``role`` followed by the ``roles`` list."""
+    return [member.get("role") or "", *(member.get("roles") or ())]
+
+
+def subject_of(obj: dict) -> dict:
+    """An rbac ``Subject`` from a member or ``spec.owner``, defaulted like kube-apiserver's rbac/v1.
+
+    ``apiGroup`` of a User or Group defaults to ``rbac.authorization.k8s.io`` (gardener-apiserver
+    defaults Project members the same way); a ServiceAccount has none.
+    """
+    kind = obj.get("kind") or ""
+    api_group = obj.get("apiGroup") or ""
+    if not api_group and kind in ("User", "Group"):
+        api_group = RBAC_GROUP
+    subject = {"kind": kind}
+    if api_group:
+        subject["apiGroup"] = api_group
+    subject["name"] = obj.get("name") or ""
+    if obj.get("namespace"):
+        subject["namespace"] = obj["namespace"]
+    return subject
+
+
+def _subject_key(s: dict) -> tuple[str, str, str, str]:
+    return (s.get("apiGroup") or "", s.get("kind") or "", s.get("namespace") or "", s.get("name") or "")
+
+
+def dedupe(subjects: Iterable[dict]) -> list[dict]:
+    """Remove duplicates (same apiGroup, kind, namespace, name); the first occurrence keeps its place."""
+    seen: set[tuple[str, str, str, str]] = set()
+    out = []
+    for s in subjects:
+        key = _subject_key(s)
+        if key not in seen:
+            seen.add(key)
+            out.append(s)
+    return out
+
+
+def subject_buckets(project: dict) -> dict[str, Any]:
+    """``admins``, ``members``, ``uams``, ``serviceaccountmanagers``, ``viewers`` and ``extensions``."""
+    spec = project.get("spec") or {}
+    owner = spec.get("owner")
+    admins: list[dict] = []
+    members: list[dict] = []
+    uams: list[dict] = []
+    sa_managers: list[dict] = []
+    viewers: list[dict] = []
+    extensions: dict[str, list[dict]] = {}
+    if owner:
+        admins.append(subject_of(owner))
+        sa_managers.append(subject_of(owner))
+    for member in spec.get("members") or ():
+        subject = subject_of(member)
+        for role in member_roles(member):
+            if role in (ROLE_ADMIN, ROLE_OWNER):
+                members.append(subject)
+            if role == ROLE_UAM:
+                uams.append(subject)
+            if role in (ROLE_SERVICEACCOUNTMANAGER, ROLE_OWNER):
+                sa_managers.append(subject)
+            if role == ROLE_VIEWER:
+                viewers.append(subject)
+            if role.startswith(ROLE_EXTENSION_PREFIX):
+                extensions.setdefault(role[len(ROLE_EXTENSION_PREFIX) :], []).append(subject)
+    return {
+        "admins": dedupe(admins),
+        "members": dedupe(members),
+        "uams": dedupe(uams),
+        "serviceaccountmanagers": dedupe(sa_managers),
+        "viewers": dedupe(viewers),
+        "extensions": {name: dedupe(subjects) for name, subjects in extensions.items()},
+    }
+
+
+def extension_role_names(project: dict) -> set[str]:
+    """The extension role names (``extension:<r>`` without the prefix) the members use."""
+    names = set()
+    for member in (project.get("spec") or {}).get("members") or ():
+        for role in member_roles(member):
+            if role.startswith(ROLE_EXTENSION_PREFIX):
+                names.add(role[len(ROLE_EXTENSION_PREFIX) :])
+    return names
+
+
+# --- desired objects (§2, §4) -----------------------------------------------------------------------
+
+
+def owner_reference(project: dict) -> dict:
+    meta = project["metadata"]
+    return {
+        "apiVersion": PROJECT_API_VERSION,
+        "kind": "Project",
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": False,
+    }
+
+
+def extension_labels(project: dict) -> dict[str, str]:
+    return {LABEL_ROLE: LABEL_ROLE_EXTENSION, LABEL_PROJECT_NAME: project["metadata"]["name"]}
+
+
+def extension_object_name(project_name: str, role: str) -> str:
+    return f"{NAME_PREFIX_EXTENSION}:{project_name}:{role}"
+
+
+def _namespace_rule(namespace: str) -> dict:
+    return {"apiGroups": [""], "resources": ["namespaces"], "resourceNames": [namespace], "verbs": ["get"]}
+
+
+def _project_rule(project_name: str, verbs: list[str]) -> dict:
+    return {
+        "apiGroups": ["core.gardener.cloud"],
+        "resources": ["projects"],
+        "resourceNames": [project_name],
+        "verbs": verbs,
+    }
+
+
+def _role_ref(name: str) -> dict:
+    return {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": name}
+
+
+def _object(kind: str, name: str, namespace: str | None, owner: dict, labels: dict | None) -> dict:
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    if labels:
+        meta["labels"] = dict(labels)
+    meta["ownerReferences"] = [dict(owner)]
+    return {"apiVersion": RBAC_API_VERSION, "kind": kind, "metadata": meta}
+
+
+def _cluster_role(name: str, owner: dict, rules: list[dict]) -> dict:
+    return {**_object("ClusterRole", name, None, owner, None), "rules": rules}
+
+
+def _binding(kind: str, name: str, namespace: str | None, owner: dict, subjects: list[dict]) -> dict:
+    return {
+        **_object(kind, name, namespace, owner, None),
+        "roleRef": _role_ref(name),
+        "subjects": subjects,
+    }
+
+
+def standard_objects(project: dict, buckets: dict[str, Any] | None = None) -> list[dict]:
+    """The 11 objects of project-rbac.md §2, in table order."""
+    p = project["metadata"]["name"]
+    ns = (project.get("spec") or {})["namespace"]
+    owner = owner_reference(project)
+    b = buckets or subject_buckets(project)
+    ns_rule = _namespace_rule(ns)
+    return [
+        _cluster_role(
+            f"{NAME_PREFIX_PROJECT}:{p}",
+            owner,
+            [ns_rule, _project_rule(p, ["get", "patch", "manage-members", "update", "delete"])],
+        ),
+        _binding("ClusterRoleBinding", f"{NAME_PREFIX_PROJECT}:{p}", None, owner, b["admins"]),
+        _cluster_role(
+            f"{NAME_PREFIX_UAM}:{p}", owner, [_project_rule(p, ["get", "manage-members", "patch", "update"])]
+        ),
+        _binding("ClusterRoleBinding", f"{NAME_PREFIX_UAM}:{p}", None, owner, b["uams"]),
+        _binding("RoleBinding", NAME_SERVICEACCOUNTMANAGER, ns, owner, b["serviceaccountmanagers"]),
+        _cluster_role(
+            f"{NAME_PREFIX_MEMBER}:{p}",
+            owner,
+            [ns_rule, _project_rule(p, ["get", "patch", "update", "delete"])],
+        ),
+        _binding("ClusterRoleBinding", f"{NAME_PREFIX_MEMBER}:{p}", None, owner, b["members"]),
+        _binding("RoleBinding", NAME_PREFIX_MEMBER, ns, owner, b["members"]),
+        _cluster_role(f"{NAME_PREFIX_VIEWER}:{p}", owner, [ns_rule, _project_rule(p, ["get"])]),
+        _binding("ClusterRoleBinding", f"{NAME_PREFIX_VIEWER}:{p}", None, owner, b["viewers"]),
+        _binding("RoleBinding", NAME_PREFIX_VIEWER, ns, owner, b["viewers"]),
+    ]
+
+
+def extension_objects(project: dict, buckets: dict[str, Any] | None = None) -> list[dict]:
+    """Per extension role (sorted): the aggregating ClusterRole and its RoleBinding (§4)."""
+    p = project["metadata"]["name"]
+    ns = (project.get("spec") or {})["namespace"]
+    owner = owner_reference(project)
+    labels = extension_labels(project)
+    b = buckets or subject_buckets(project)
+    out = []
+    for role in sorted(extension_role_names(project)):
+        name = extension_object_name(p, role)
+        cluster_role = _object("ClusterRole", name, None, owner, labels)
+        cluster_role["aggregationRule"] = {
+            "clusterRoleSelectors": [{"matchLabels": {LABEL_AGGREGATE_TO_EXTENSION_ROLE: role}}]
+        }
+        binding = _object("RoleBinding", name, ns, owner, labels)
+        binding["roleRef"] = _role_ref(name)
+        binding["subjects"] = b["extensions"].get(role, [])
+        out += [cluster_role, binding]
+    return out
+
+
+def desired_objects(project: dict) -> list[dict]:
+    buckets = subject_buckets(project)
+    return standard_objects(project, buckets) + extension_objects(project, buckets)
+
+
+# --- comparing and patching -------------------------------------------------------------------------
+
+
+def _norm_rules(rules: Any) -> list[dict]:
+    return [{k: v for k, v in (r or {}).items() if v not in (None, [], "")} for r in rules or ()]
+
+
+def _norm_subjects(subjects: Any) -> list[dict]:
+    return [{k: v for k, v in (s or {}).items() if v not in (None, "")} for s in subjects or ()]
+
+
+def _norm_role_ref(ref: Any) -> dict:
+    return {k: v for k, v in (ref or {}).items() if v not in (None, "")}
+
+
+def diff(live: dict, desired: dict) -> dict:
+    """The merge patch that turns ``live`` into ``desired`` for the fields this component owns."""
+    patch: dict[str, Any] = {}
+    meta: dict[str, Any] = {}
+    live_meta = live.get("metadata") or {}
+    want_meta = desired["metadata"]
+    if (live_meta.get("ownerReferences") or []) != want_meta["ownerReferences"]:
+        meta["ownerReferences"] = want_meta["ownerReferences"]
+    live_labels = live_meta.get("labels") or {}
+    want_labels = want_meta.get("labels") or {}
+    if live_labels != want_labels:
+        if not want_labels:
+            meta["labels"] = None
+        else:
+            meta["labels"] = {**{k: None for k in live_labels if k not in want_labels}, **want_labels}
+    if meta:
+        patch["metadata"] = meta
+    if "rules" in desired and _norm_rules(live.get("rules")) != _norm_rules(desired["rules"]):
+        patch["rules"] = desired["rules"]
+    if "aggregationRule" in desired and live.get("aggregationRule") != desired["aggregationRule"]:
+        patch["aggregationRule"] = desired["aggregationRule"]
+    if "subjects" in desired and _norm_subjects(live.get("subjects")) != _norm_subjects(desired["subjects"]):
+        # An empty bucket is written as an empty list (null would not clear it in a merge patch).
+        patch["subjects"] = desired["subjects"]
+    return patch
+
+
+def role_ref_changed(live: dict, desired: dict) -> bool:
+    return "roleRef" in desired and _norm_role_ref(live.get("roleRef")) != _norm_role_ref(desired["roleRef"])
+
+
+# --- the component ------------------------------------------------------------------------------------
+
+
+class ProjectRBAC:
+    """Deploys and cleans up the member RBAC of one Project.
+
+    ``client`` reads (normally the manager's cache) and writes; ``api_reader`` reads live (defaults to
+    ``client``). Raises ``ValueError`` when the Project has no ``spec.namespace`` yet.
+    """
+
+    def __init__(self, client: Any, project: dict, api_reader: Any = None) -> None:
+        namespace = (project.get("spec") or {}).get("namespace")
+        if not namespace:
+            raise ValueError("spec.namespace is not set")
+        self.client = client
+        self.api_reader = api_reader or client
+        self.project = project
+        self.name = project["metadata"]["name"]
+        self.namespace = namespace
+
+    # -- deploy ---------------------------------------------------------------------------------------
+
+    def deploy(self) -> None:
+        """Create or patch every object; raises :class:`RBACError` with all failures."""
+        errors: list[Exception] = []
+        for obj in desired_objects(self.project):
+            try:
+                self.apply(obj)
+            except Exception as e:  # collected: the other objects are still applied
+                errors.append(e)
+        if errors:
+            raise RBACError(errors)
+
+    def _get(self, reader: Any, obj: dict) -> dict | None:
+        meta = obj["metadata"]
+        try:
+            return reader.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+        except NotFound:
+            return None
+
+    def apply(self, desired: dict) -> None:
+        """Get (cache), then create, or patch the difference (confirmed against a live read)."""
+        live = self._get(self.client, desired)
+        if live is not None and not diff(live, desired) and not role_ref_changed(live, desired):
+            return
+        if live is None:
+            try:
+                self.client.create(desired)
+                return
+            except AlreadyExists:
+                pass
+        live = self._get(self.api_reader, desired)
+        if live is None:
+            self.client.create(desired)  # deleted in the meantime
+            return
+        if role_ref_changed(live, desired):
+            # roleRef is immutable: delete the hand-edited binding and create it again.
+            meta = desired["metadata"]
+            try:
+                self.client.delete(
+                    desired["apiVersion"],
+                    desired["kind"],
+                    meta["name"],
+                    meta.get("namespace"),
+                    preconditions={"uid": live["metadata"]["uid"]},
+                )
+            except NotFound:
+                pass
+            self.client.create(desired)
+            return
+        patch = diff(live, desired)
+        if patch:
+            meta = desired["metadata"]
+            self.client.patch(
+                desired["apiVersion"], desired["kind"], meta["name"], patch, meta.get("namespace")
+            )
+
+    # -- stale extension roles (§5) ---------------------------------------------------------------------
+
+    def delete_stale_extension_roles(self, wanted: set[str] | None = None) -> None:
+        """Delete extension RoleBindings and ClusterRoles whose role no member uses any more.
+
+        RoleBindings are listed in the namespace, ClusterRoles cluster-wide (they are cluster-scoped).
+        A list or delete error aborts and is raised.
+        """
+        if wanted is None:
+            wanted = extension_role_names(self.project)
+        labels = extension_labels(self.project)
+        prefix = f"{NAME_PREFIX_EXTENSION}:{self.name}:"
+        for kind, namespace in (("RoleBinding", self.namespace), ("ClusterRole", None)):
+            for obj in list_objects(self.client, RBAC_API_VERSION, kind, namespace, labels):
+                name = obj["metadata"]["name"]
+                role = name[len(prefix) :] if name.startswith(prefix) else name
+                if role in wanted:
+                    continue
+                try:
+                    self.client.delete(RBAC_API_VERSION, kind, name, namespace)
+                except NotFound:
+                    pass
+
+    # -- destroy (§8; tests only) -------------------------------------------------------------------------
+
+    def destroy(self) -> None:
+        """Delete every extension object and the 11 standard objects (NotFound is fine)."""
+        labels = extension_labels(self.project)
+        targets = [
+            (o["kind"], o["metadata"]["name"], o["metadata"].get("namespace"))
+            for o in standard_objects(self.project)
+        ]
+        for kind, namespace in (("RoleBinding", self.namespace), ("ClusterRole", None)):
+            for obj in list_objects(self.api_reader, RBAC_API_VERSION, kind, namespace, labels):
+                targets.append((kind, obj["metadata"]["name"], namespace))
+        for kind, name, namespace in targets:
+            try:
+                self.client.delete(RBAC_API_VERSION, kind, name, namespace)
+            except NotFound:
+                pass

@@ -1,0 +1,580 @@
+"""The Project reconciler (``shared/spec/project-controller.md`` §3-§7, §9).
+
+Gardener's ``pkg/controllermanager/controller/project/project/reconciler.go``: finalizer, ``Pending``,
+the project namespace (create, or adopt only a namespace that already carries the project labels), the
+default ResourceQuota, member RBAC (:mod:`gcm.controllers.project.rbac`), ``Ready`` / ``Failed`` with
+``observedGeneration``, and the finalizer-driven deletion that releases the namespace.
+
+Security rules (hard rules, checked on the freshest data before every namespace write):
+
+- a namespace is adopted only if it *already* carries both project labels with this Project's name
+  and no other Project's UID annotation; a failed adoption leaves it untouched;
+- on deletion a namespace without the project labels, or whose project UID annotation names another
+  Project, is never modified or deleted (the UID check is stricter than Gardener); the namespace
+  DELETE carries a UID precondition, so it cannot hit a namespace re-created under the same name.
+
+Reads go through ``client`` (the manager's cache). Because the cache may lag behind this reconciler's
+own writes, a namespace or quota write is only sent after the change was confirmed against a live read
+(``api_reader``), and the deletion flow reads the namespace live. Every write returns the new Project,
+which the next write of the same pass uses (``resourceVersion``, ``generation``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import structlog
+
+from framework.client import AlreadyExists, NotFound
+from framework.controller import Request, Result
+from framework.record import NORMAL, WARNING
+from gcm.controllers.project.rbac import ProjectRBAC, list_objects
+
+log = structlog.get_logger("gcm.controllers.project")
+
+PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
+SHOOT_API_VERSION = "core.gardener.cloud/v1beta1"
+
+FINALIZER = "gardener"
+LABEL_ROLE = "gardener.cloud/role"
+ROLE_PROJECT = "project"
+LABEL_PROJECT_NAME = "project.gardener.cloud/name"
+ANNOTATION_PROJECT_UID = "namespace.gardener.cloud/project"
+ANNOTATION_CREATED_BY_CONTROLLER = "namespace.gardener.cloud/created-by-project-controller"
+ANNOTATION_KEEP_AFTER_DELETION = "namespace.gardener.cloud/keep-after-project-deletion"
+NAMESPACE_PREFIX = "garden-"
+QUOTA_NAME = "gardener"
+
+PHASE_PENDING = "Pending"
+PHASE_READY = "Ready"
+PHASE_FAILED = "Failed"
+PHASE_TERMINATING = "Terminating"
+
+ACTION_RECONCILE = "Reconcile"
+ACTION_DELETE = "Delete"
+REASON_RECONCILE_FAILED = "NamespaceReconcileFailed"
+REASON_RECONCILE_SUCCESSFUL = "NamespaceReconcileSuccessful"
+REASON_NOT_EMPTY = "NamespaceNotEmpty"
+REASON_DELETION_FAILED = "NamespaceDeletionFailed"
+REASON_MARKED_FOR_DELETION = "NamespaceMarkedForDeletion"
+
+NAMESPACE_DELETION_REQUEUE = 60.0  # seconds; the owned-Namespace delete event normally comes first
+NAMESPACE_DELETION_GRACE_PERIOD = 60
+
+
+class NamespaceError(Exception):
+    """The namespace cannot be used by this Project (adoption refused)."""
+
+
+def parse_bool(value: Any) -> bool | None:
+    """Go's ``strconv.ParseBool``: ``None`` for anything it rejects."""
+    if value in ("1", "t", "T", "TRUE", "true", "True"):
+        return True
+    if value in ("0", "f", "F", "FALSE", "false", "False"):
+        return False
+    return None
+
+
+def error_text(e: BaseException) -> str:
+    """An error as Go's ``err.Error()`` reads: an API error's message, else the exception text."""
+    message = getattr(e, "message", None)
+    return message if isinstance(message, str) and message else str(e)
+
+
+def generated_namespace_name(project: dict) -> str:
+    """``garden-<name>-<first 5 hex of sha256(uid)>``: deterministic, so retries never orphan one."""
+    meta = project["metadata"]
+    digest = hashlib.sha256(meta["uid"].encode()).hexdigest()
+    return f"{NAMESPACE_PREFIX}{meta['name']}-{digest[:5]}"
+
+
+def project_labels(project: dict) -> dict[str, str]:
+    return {LABEL_ROLE: ROLE_PROJECT, LABEL_PROJECT_NAME: project["metadata"]["name"]}
+
+
+def has_project_labels(namespace: dict, project: dict) -> bool:
+    labels = (namespace.get("metadata") or {}).get("labels") or {}
+    return all(labels.get(k) == v for k, v in project_labels(project).items())
+
+
+def go_map_literal(m: dict[str, str]) -> str:
+    """Go's ``%#v`` of a ``map[string]string`` (keys sorted), as Gardener's error messages print it."""
+    items = ", ".join(f'"{k}":"{v}"' for k, v in sorted(m.items()))
+    return "map[string]string{" + items + "}"
+
+
+def controller_reference(project: dict, block_owner_deletion: bool = True) -> dict:
+    meta = project["metadata"]
+    return {
+        "apiVersion": PROJECT_API_VERSION,
+        "kind": "Project",
+        "name": meta["name"],
+        "uid": meta["uid"],
+        "controller": True,
+        "blockOwnerDeletion": block_owner_deletion,
+    }
+
+
+# --- default ResourceQuota (§7) ----------------------------------------------------------------------
+
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def check_selector(selector: Any) -> None:
+    """Raise ``ValueError`` for a selector ``metav1.LabelSelectorAsSelector`` would reject."""
+    for req in selector.match_expressions:
+        if not req.key:
+            raise ValueError("label selector requirement has an empty key")
+        if req.operator not in _OPERATORS:
+            raise ValueError(f'"{req.operator}" is not a valid label selector operator')
+        if req.operator in ("In", "NotIn") and not req.values:
+            raise ValueError(f"for 'in', 'notin' operators, values set can't be empty (key {req.key!r})")
+        if req.operator in ("Exists", "DoesNotExist") and req.values:
+            raise ValueError(f"values set must be empty for exists and does not exist (key {req.key!r})")
+
+
+def select_quota(quotas: list[Any], labels: dict[str, str] | None) -> Any:
+    """The first quota configuration whose ``project_selector`` matches; ``None`` when none does.
+
+    A selector that is unset (``None``) matches nothing; an invalid one raises ``ValueError``.
+    """
+    for quota in quotas or ():
+        selector = quota.project_selector
+        if selector is None:
+            continue
+        check_selector(selector)
+        if selector.matches(labels or {}):
+            return quota
+    return None
+
+
+def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict | None) -> dict:
+    """The ResourceQuota ``gardener`` as it should be, merged into ``live`` (§7)."""
+    cfg_meta = (quota_config or {}).get("metadata") or {}
+    cfg_hard = {k: str(v) for k, v in (((quota_config or {}).get("spec") or {}).get("hard") or {}).items()}
+    live = live or {}
+    live_meta = live.get("metadata") or {}
+    owners = list(live_meta.get("ownerReferences") or [])
+    uid = project["metadata"]["uid"]
+    if not any(o.get("uid") == uid for o in owners):
+        owners.append(controller_reference(project, block_owner_deletion=True))
+    live_hard = (live.get("spec") or {}).get("hard") or {}
+    hard = {k: live_hard.get(k, v) for k, v in cfg_hard.items()}
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {
+            "name": QUOTA_NAME,
+            "namespace": namespace,
+            "labels": {**(live_meta.get("labels") or {}), **(cfg_meta.get("labels") or {})},
+            "annotations": {**(live_meta.get("annotations") or {}), **(cfg_meta.get("annotations") or {})},
+            "ownerReferences": owners,
+        },
+        "spec": {"hard": hard},
+    }
+
+
+def quota_patch(live: dict, desired: dict) -> dict:
+    """The merge patch from ``live`` to ``desired`` (empty when nothing differs)."""
+    patch: dict[str, Any] = {}
+    live_meta, want_meta = live.get("metadata") or {}, desired["metadata"]
+    meta: dict[str, Any] = {}
+    for key in ("labels", "annotations"):
+        have, want = live_meta.get(key) or {}, want_meta[key]
+        changed = {k: v for k, v in want.items() if have.get(k) != v}
+        if changed:
+            meta[key] = changed
+    if (live_meta.get("ownerReferences") or []) != want_meta["ownerReferences"]:
+        meta["ownerReferences"] = want_meta["ownerReferences"]
+    if meta:
+        patch["metadata"] = meta
+    have_hard = (live.get("spec") or {}).get("hard") or {}
+    want_hard = desired["spec"]["hard"]
+    hard: dict[str, Any] = {k: None for k in have_hard if k not in want_hard}
+    hard.update({k: v for k, v in want_hard.items() if have_hard.get(k) != v})
+    if hard:
+        patch["spec"] = {"hard": hard}
+    return patch
+
+
+# --- the reconciler ----------------------------------------------------------------------------------
+
+
+class ProjectReconciler:
+    """Reconciles one Project per request (key: the Project name).
+
+    Args:
+        client: reads (the manager's cache) and writes.
+        recorder: an ``EventRecorder`` reporting as ``project-controller``.
+        clock: the manager's clock (kept for symmetry with the other Project reconcilers).
+        config: ``controllers.project`` (:class:`gcm.config.ProjectControllerConfiguration`).
+        api_reader: live reads (defaults to ``client``).
+    """
+
+    def __init__(
+        self, client: Any, recorder: Any, clock: Any, config: Any, *, api_reader: Any = None
+    ) -> None:
+        self.client = client
+        self.recorder = recorder
+        self.clock = clock
+        self.config = config
+        self.api_reader = api_reader or client
+
+    # -- entry point ------------------------------------------------------------------------------
+
+    def reconcile(self, request: Request) -> Result | None:
+        try:
+            project = self.client.get(PROJECT_API_VERSION, "Project", request.name)
+        except NotFound:
+            return None
+        if project["metadata"].get("deletionTimestamp"):
+            return self.delete(project)
+        return self.reconcile_project(project)
+
+    # -- §3: not being deleted -------------------------------------------------------------------------
+
+    def reconcile_project(self, project: dict) -> Result | None:
+        project = self._ensure_finalizer(project)
+        if not (project.get("status") or {}).get("phase"):
+            project = self._set_phase(project, PHASE_PENDING)
+
+        try:
+            namespace = self.ensure_namespace(project)
+        except Exception as e:
+            self._fail(project, error_text(e))
+            raise
+        ns_name = namespace["metadata"]["name"]
+        self._event(
+            project,
+            NORMAL,
+            REASON_RECONCILE_SUCCESSFUL,
+            ACTION_RECONCILE,
+            f'Successfully reconciled namespace "{ns_name}" for project',
+        )
+
+        if not (project.get("spec") or {}).get("namespace"):
+            project.setdefault("spec", {})["namespace"] = ns_name
+            try:
+                project = self.client.update(project)
+            except Exception as e:
+                self._fail(project, error_text(e))
+                raise
+
+        try:
+            self.reconcile_quota(project, ns_name)
+        except Exception as e:
+            self._fail(project, f"Error while setting up ResourceQuota: {error_text(e)}")
+            raise
+
+        try:
+            rbac = ProjectRBAC(self.client, project, self.api_reader)
+        except Exception as e:
+            self._fail(
+                project,
+                "Error while preparing for reconciling RBAC resources for namespace "
+                f'"{(project.get("spec") or {}).get("namespace") or ""}": {error_text(e)}',
+            )
+            raise
+        try:
+            rbac.deploy()
+        except Exception as e:
+            self._fail(
+                project, f'Error while reconciling RBAC resources for namespace "{ns_name}": {error_text(e)}'
+            )
+            raise
+        try:
+            rbac.delete_stale_extension_roles()
+        except Exception as e:
+            self._fail(project, f"Error while deleting stale RBAC rules for extension roles: {error_text(e)}")
+            raise
+
+        try:
+            self._set_phase(project, PHASE_READY)
+        except Exception as e:
+            self._event(
+                project,
+                WARNING,
+                REASON_RECONCILE_FAILED,
+                ACTION_RECONCILE,
+                f"Error while trying to mark project as ready: {error_text(e)}",
+            )
+            raise
+        return None
+
+    # -- §5: namespace ------------------------------------------------------------------------------------
+
+    def ensure_namespace(self, project: dict) -> dict:
+        """Create the project namespace, or adopt an existing one that carries the project labels."""
+        name = (project.get("spec") or {}).get("namespace") or generated_namespace_name(project)
+        namespace = self._get(self.client, "v1", "Namespace", name)
+        from_cache = True
+        if namespace is None:
+            try:
+                return self.client.create(self._new_namespace(project, name))
+            except AlreadyExists:
+                namespace = self._get(self.api_reader, "v1", "Namespace", name)
+                from_cache = False
+                if namespace is None:
+                    raise
+        while True:
+            desired = self._adopted(project, namespace)
+            if desired is None:
+                return namespace
+            if from_cache:
+                # Confirm against the live object before writing (and check the rules again on it).
+                live = self._get(self.api_reader, "v1", "Namespace", name)
+                if live is None:
+                    return self.client.create(self._new_namespace(project, name))
+                namespace, from_cache = live, False
+                continue
+            return self.client.update(desired)
+
+    def _new_namespace(self, project: dict, name: str) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": name,
+                "labels": project_labels(project),
+                "annotations": {
+                    ANNOTATION_PROJECT_UID: project["metadata"]["uid"],
+                    ANNOTATION_CREATED_BY_CONTROLLER: "true",
+                },
+                "ownerReferences": [controller_reference(project)],
+            },
+        }
+
+    def _adopted(self, project: dict, namespace: dict) -> dict | None:
+        """The namespace with this Project's metadata merged in, ``None`` if nothing changes.
+
+        Raises :class:`NamespaceError` when the security rule forbids using the namespace.
+        """
+        labels = project_labels(project)
+        meta = namespace.get("metadata") or {}
+        if not has_project_labels(namespace, project):
+            raise NamespaceError(
+                f"namespace cannot be used as it needs the project labels {go_map_literal(labels)}"
+            )
+        uid = project["metadata"]["uid"]
+        annotations = meta.get("annotations") or {}
+        if ANNOTATION_PROJECT_UID in annotations and annotations[ANNOTATION_PROJECT_UID] != uid:
+            raise NamespaceError("namespace is already in-use by another project")
+        owners = list(meta.get("ownerReferences") or [])
+        if not any(o.get("uid") == uid for o in owners):
+            owners.append(controller_reference(project))
+        new_labels = {**(meta.get("labels") or {}), **labels}
+        new_annotations = {**annotations, ANNOTATION_PROJECT_UID: uid}
+        if ANNOTATION_CREATED_BY_CONTROLLER not in annotations:
+            new_annotations[ANNOTATION_KEEP_AFTER_DELETION] = "true"
+        if (
+            owners == (meta.get("ownerReferences") or [])
+            and new_labels == (meta.get("labels") or {})
+            and new_annotations == annotations
+        ):
+            return None
+        return {
+            **namespace,
+            "metadata": {
+                **meta,
+                "labels": new_labels,
+                "annotations": new_annotations,
+                "ownerReferences": owners,
+            },
+        }
+
+    # -- §7: default ResourceQuota ------------------------------------------------------------------------
+
+    def reconcile_quota(self, project: dict, namespace: str) -> None:
+        quota = select_quota(self.config.quotas, project["metadata"].get("labels"))
+        if quota is None:
+            return
+        live = self._get(self.client, "v1", "ResourceQuota", QUOTA_NAME, namespace)
+        if live is None:
+            try:
+                self.client.create(desired_quota(project, namespace, quota.config, None))
+                return
+            except AlreadyExists:
+                live = self._get(self.api_reader, "v1", "ResourceQuota", QUOTA_NAME, namespace)
+                if live is None:
+                    raise
+        elif not quota_patch(live, desired_quota(project, namespace, quota.config, live)):
+            return
+        else:
+            live = self._get(self.api_reader, "v1", "ResourceQuota", QUOTA_NAME, namespace)
+            if live is None:
+                self.client.create(desired_quota(project, namespace, quota.config, None))
+                return
+        patch = quota_patch(live, desired_quota(project, namespace, quota.config, live))
+        if patch:
+            self.client.patch("v1", "ResourceQuota", QUOTA_NAME, patch, namespace)
+
+    # -- §6: deletion ---------------------------------------------------------------------------------
+
+    def delete(self, project: dict) -> Result | None:
+        if FINALIZER not in (project["metadata"].get("finalizers") or []):
+            return None
+        ns_name = (project.get("spec") or {}).get("namespace")
+        if not ns_name:
+            self._remove_finalizer(project)
+            return None
+        if list_objects(self.client, SHOOT_API_VERSION, "Shoot", ns_name):
+            self._event(
+                project,
+                WARNING,
+                REASON_NOT_EMPTY,
+                ACTION_DELETE,
+                f'Cannot release namespace "{ns_name}" because it still contains Shoots',
+            )
+            self._set_phase(project, PHASE_TERMINATING)
+            return None  # the Shoot-delete watch re-enqueues the Project when the last one is gone
+        try:
+            released = self.release_namespace(project, ns_name)
+        except Exception as e:
+            self._event(
+                project,
+                WARNING,
+                REASON_DELETION_FAILED,
+                ACTION_DELETE,
+                f'Failed to release project namespace "{ns_name}": {error_text(e)}',
+            )
+            self._try_phase(project, PHASE_FAILED)
+            raise
+        if not released:
+            self._event(
+                project,
+                NORMAL,
+                REASON_MARKED_FOR_DELETION,
+                ACTION_DELETE,
+                f'Successfully marked project namespace "{ns_name}" for deletion',
+            )
+            self._set_phase(project, PHASE_TERMINATING)
+            return Result(requeue_after=NAMESPACE_DELETION_REQUEUE)
+        self._remove_finalizer(project)
+        return None
+
+    def release_namespace(self, project: dict, name: str) -> bool:
+        """Keep, leave alone or delete the namespace; True once it no longer holds the Project up."""
+        namespace = self._get(self.api_reader, "v1", "Namespace", name)
+        if namespace is None:
+            return True
+        meta = namespace["metadata"]
+        if meta.get("deletionTimestamp"):
+            return False
+        if not has_project_labels(namespace, project):
+            # Anti-theft rule: a namespace without the project labels is not ours to touch.
+            return True
+        annotations = meta.get("annotations") or {}
+        owner_uid = annotations.get(ANNOTATION_PROJECT_UID)
+        if owner_uid and owner_uid != project["metadata"]["uid"]:
+            # Stricter than Gardener: labelled for this name but in use by another Project (same name,
+            # other UID; adoption was refused) - not ours either.
+            return True
+        if parse_bool(annotations.get(ANNOTATION_KEEP_AFTER_DELETION)):
+            p_meta = project["metadata"]
+            drop_annotations = (
+                ANNOTATION_PROJECT_UID,
+                ANNOTATION_KEEP_AFTER_DELETION,
+                ANNOTATION_CREATED_BY_CONTROLLER,
+            )
+            released = {
+                **namespace,
+                "metadata": {
+                    **meta,
+                    "annotations": {k: v for k, v in annotations.items() if k not in drop_annotations},
+                    "labels": {
+                        k: v
+                        for k, v in (meta.get("labels") or {}).items()
+                        if k not in (LABEL_PROJECT_NAME, LABEL_ROLE)
+                    },
+                    "ownerReferences": [
+                        o
+                        for o in meta.get("ownerReferences") or []
+                        if not (
+                            o.get("apiVersion") == PROJECT_API_VERSION
+                            and o.get("kind") == "Project"
+                            and o.get("name") == p_meta["name"]
+                            and o.get("uid") == p_meta["uid"]
+                        )
+                    ],
+                },
+            }
+            self.client.update(released)
+            return True
+        try:
+            self.client.delete(
+                "v1",
+                "Namespace",
+                name,
+                propagation_policy="Foreground",
+                grace_period_seconds=NAMESPACE_DELETION_GRACE_PERIOD,
+                preconditions={"uid": meta["uid"]},
+            )
+        except NotFound:
+            pass
+        return False
+
+    # -- helpers --------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _get(
+        reader: Any, api_version: str, kind: str, name: str, namespace: str | None = None
+    ) -> dict | None:
+        try:
+            return reader.get(api_version, kind, name, namespace)
+        except NotFound:
+            return None
+
+    def _ensure_finalizer(self, project: dict) -> dict:
+        finalizers = project["metadata"].get("finalizers") or []
+        if FINALIZER in finalizers:
+            return project
+        return self._patch_finalizers(project, [*finalizers, FINALIZER])
+
+    def _remove_finalizer(self, project: dict) -> dict:
+        finalizers = project["metadata"].get("finalizers") or []
+        if FINALIZER not in finalizers:
+            return project
+        return self._patch_finalizers(project, [f for f in finalizers if f != FINALIZER])
+
+    def _patch_finalizers(self, project: dict, finalizers: list[str]) -> dict:
+        # Optimistic lock: the list is replaced wholesale, so another writer's finalizer must not be lost.
+        meta = project["metadata"]
+        return self.client.patch(
+            PROJECT_API_VERSION,
+            "Project",
+            meta["name"],
+            {"metadata": {"finalizers": finalizers or None, "resourceVersion": meta["resourceVersion"]}},
+        )
+
+    def _set_phase(self, project: dict, phase: str) -> dict:
+        """Patch ``status.phase`` and ``status.observedGeneration`` (skipped when both are current)."""
+        status = project.get("status") or {}
+        generation = project["metadata"].get("generation")
+        if status.get("phase") == phase and status.get("observedGeneration") == generation:
+            return project
+        return self.client.patch(
+            PROJECT_API_VERSION,
+            "Project",
+            project["metadata"]["name"],
+            {"status": {"phase": phase, "observedGeneration": generation}},
+            subresource="status",
+        )
+
+    def _try_phase(self, project: dict, phase: str) -> None:
+        try:
+            self._set_phase(project, phase)
+        except Exception as e:  # only logged: the original error is what the reconcile returns
+            log.error(
+                "could not update project phase",
+                project=project["metadata"]["name"],
+                phase=phase,
+                error=str(e),
+            )
+
+    def _fail(self, project: dict, note: str) -> None:
+        self._event(project, WARNING, REASON_RECONCILE_FAILED, ACTION_RECONCILE, note)
+        self._try_phase(project, PHASE_FAILED)
+
+    def _event(self, project: dict, type_: str, reason: str, action: str, note: str) -> None:
+        self.recorder.eventf(project, type_, reason, action, note)

@@ -1,0 +1,198 @@
+"""The ``project-resourcequota`` controller (``shared/spec/project-controller.md`` §8).
+
+Gardener's ``pkg/controllermanager/controller/project/resourcequota``: every ResourceQuota in a project
+namespace must leave room for the Secrets and ConfigMaps Gardener itself creates per Shoot. For each
+per-shoot descriptor (annotation → quota key → expected count) the quota key is raised to
+``expected * max shoots`` and the annotation records the count that was accounted for; a later change
+of the expected count adds only the difference.
+
+Only quotas in a namespace some Project's ``spec.namespace`` names pass the predicate (a cache index
+lookup); the reconcile finishes with one merge patch, sent only when something changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from framework.builder import Builder
+from framework.client import NotFound
+from framework.controller import Controller, Request, Result
+from framework.predicate import Funcs, Predicate
+from gcm.controllers.project.indexes import (
+    PROJECT_API_VERSION,
+    PROJECT_NAMESPACE_INDEX,
+    add_project_namespace_index,
+)
+from gcm.controllers.project.rbac import list_objects
+
+CONTROLLER_NAME = "project-resourcequota"
+RECONCILE_TIMEOUT = 180.0
+SHOOT_API_VERSION = "core.gardener.cloud/v1beta1"
+SHOOTS_QUOTA_KEY = "count/shoots.core.gardener.cloud"
+
+
+@dataclass(frozen=True)
+class PerShootResource:
+    """A resource Gardener creates ``count`` times per Shoot, accounted in ``annotation``."""
+
+    annotation: str
+    quota_key: str
+    count: int
+
+
+DEFAULT_PER_SHOOT_RESOURCES = (
+    # ca-cluster, ca-kubelet
+    PerShootResource("quota.gardener.cloud/configmaps-per-shoot", "count/configmaps", 2),
+    # ca-cluster, ssh-keypair, ssh-keypair.old, monitoring
+    PerShootResource("quota.gardener.cloud/secrets-per-shoot", "count/secrets", 4),
+)
+
+# --- resource.Quantity, as far as quota counts need it ----------------------------------------------
+
+_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
+_SUFFIXES = {
+    "": 1,
+    "m": Decimal("0.001"),
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+}
+
+
+def parse_quantity(value: Any) -> Decimal:
+    """The value of a Kubernetes quantity string (``"10"``, ``"1k"``, ``"2Ki"``); ``ValueError`` if bad."""
+    m = _QUANTITY.match(str(value).strip())
+    if not m or m.group(2) not in _SUFFIXES or (m.group(2) and "e" in m.group(1).lower()):
+        raise ValueError(f"quantities must match the regular expression: {value!r}")
+    try:
+        return Decimal(m.group(1)) * _SUFFIXES[m.group(2)]
+    except InvalidOperation as e:
+        raise ValueError(f"invalid quantity {value!r}") from e
+
+
+def format_quantity(value: Decimal) -> str:
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def parse_int_annotation(value: str) -> int:
+    """``strconv.Atoi``: an optional sign and decimal digits."""
+    if not re.fullmatch(r"[+-]?[0-9]+", value or ""):
+        raise ValueError(f'strconv.Atoi: parsing "{value}": invalid syntax')
+    return int(value)
+
+
+# --- predicate and reconciler -------------------------------------------------------------------------
+
+
+def project_namespace_predicate(client: Any) -> Predicate:
+    """Passes (every event type) only when a Project's ``spec.namespace`` is the quota's namespace."""
+
+    def in_project_namespace(obj: Any) -> bool:
+        namespace = ((obj or {}).get("metadata") or {}).get("namespace") if isinstance(obj, dict) else None
+        if not namespace:
+            return False
+        return bool(client.list(PROJECT_API_VERSION, "Project", index=(PROJECT_NAMESPACE_INDEX, namespace)))
+
+    return Funcs(
+        create=in_project_namespace,
+        update=lambda old, new: in_project_namespace(new),
+        delete=in_project_namespace,
+        generic=in_project_namespace,
+    )
+
+
+class ResourceQuotaReconciler:
+    """Raises per-shoot ConfigMap and Secret limits of quotas in project namespaces."""
+
+    def __init__(
+        self,
+        client: Any,
+        config: Any = None,
+        per_shoot_resources: tuple[PerShootResource, ...] = DEFAULT_PER_SHOOT_RESOURCES,
+    ) -> None:
+        self.client = client
+        self.config = config
+        self.per_shoot_resources = tuple(per_shoot_resources)
+
+    def reconcile(self, request: Request) -> Result | None:
+        try:
+            quota = self.client.get("v1", "ResourceQuota", request.name, request.namespace)
+        except NotFound:
+            return None
+        patch = self.compute_patch(quota)
+        if patch:
+            self.client.patch("v1", "ResourceQuota", request.name, patch, request.namespace)
+        return None
+
+    def compute_patch(self, quota: dict) -> dict:
+        """The merge patch for ``quota`` (empty when nothing changes); ``ValueError`` on a bad annotation."""
+        meta = quota.get("metadata") or {}
+        hard = dict((quota.get("spec") or {}).get("hard") or {})
+        if meta.get("deletionTimestamp") or not hard:
+            return {}
+        annotations = meta.get("annotations") or {}
+        if SHOOTS_QUOTA_KEY in hard:
+            max_shoots = parse_quantity(hard[SHOOTS_QUOTA_KEY])
+        else:
+            shoots = list_objects(self.client, SHOOT_API_VERSION, "Shoot", meta["namespace"])
+            max_shoots = Decimal(len(shoots))
+
+        new_hard: dict[str, str] = {}
+        new_annotations: dict[str, str] = {}
+        for res in self.per_shoot_resources:
+            expected = res.count
+            if res.annotation not in annotations:
+                if res.quota_key not in hard:
+                    continue
+                required = max_shoots * expected
+                if parse_quantity(hard[res.quota_key]) < required:
+                    new_hard[res.quota_key] = format_quantity(required)
+                new_annotations[res.annotation] = str(expected)
+                continue
+            annotated = parse_int_annotation(annotations[res.annotation])
+            if annotated == expected:
+                continue
+            diff = max(expected - annotated, 0)
+            if diff > 0:
+                current = parse_quantity(hard[res.quota_key]) if res.quota_key in hard else Decimal(0)
+                new_hard[res.quota_key] = format_quantity(current + max_shoots * diff)
+            new_annotations[res.annotation] = str(expected)
+
+        patch: dict[str, Any] = {}
+        if new_annotations:
+            patch["metadata"] = {"annotations": new_annotations}
+        if new_hard:
+            patch["spec"] = {"hard": new_hard}
+        return patch
+
+
+def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
+    """Register ``project-resourcequota`` (with ``controllers.project``, which is always defaulted)."""
+    project_cfg = cfg.controllers.project
+    if project_cfg is None:
+        return None
+    add_project_namespace_index(mgr)
+    return (
+        Builder(mgr)
+        .named(CONTROLLER_NAME)
+        .for_("v1", "ResourceQuota", predicates=[project_namespace_predicate(mgr.client)])
+        .with_options(
+            max_concurrent_reconciles=project_cfg.concurrent_syncs or 5,
+            reconcile_timeout=RECONCILE_TIMEOUT,
+        )
+        .complete(ResourceQuotaReconciler(mgr.client, project_cfg))
+    )

@@ -1,0 +1,158 @@
+"""Wiring of the ``project-stale`` controller (spec §1) and its gauges.
+
+- watches Projects through :class:`StalePredicate`;
+- ``concurrentSyncs`` workers, a per-reconcile timeout of ``staleSyncPeriod`` (as Gardener);
+- caches (started with the manager, so controllers start on synced caches) for every kind an in-use
+  check reads, with the binding and Shoot indexes of :mod:`gcm.controllers.project.stale.cache`;
+- the gauges ``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled`` on ``mgr.registry``,
+  counted from the cached Projects at scrape time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import structlog
+from prometheus_client import Gauge
+
+from framework.builder import Builder
+from framework.client import NoKindMatchError
+from framework.clock import Clock
+from framework.controller import Controller
+from framework.predicate import Predicate
+from gcm.controllers.project.stale.cache import (
+    BACKUP_ENTRY,
+    CREDENTIALS_BINDING,
+    INTERNAL_SECRET,
+    NAMESPACE,
+    PLANT,
+    PROJECT,
+    QUOTA,
+    SECRET,
+    SECRET_BINDING,
+    SHOOT,
+    WORKLOAD_IDENTITY,
+    add_indexes,
+    secret_metadata_only,
+)
+from gcm.controllers.project.stale.reconciler import (
+    AUTO_DELETE,
+    LAST_ACTIVITY,
+    STALE_SINCE,
+    StaleReconciler,
+    StaleSettings,
+    parse_time,
+)
+
+log = structlog.get_logger("gcm.controllers.project.stale")
+
+CONTROLLER_NAME = "project-stale"
+READ_KINDS = (
+    NAMESPACE,
+    SHOOT,
+    BACKUP_ENTRY,
+    SECRET,
+    SECRET_BINDING,
+    CREDENTIALS_BINDING,
+    INTERNAL_SECRET,
+    WORKLOAD_IDENTITY,
+    QUOTA,
+)
+
+
+def _is_project(obj: Any) -> bool:
+    if not isinstance(obj, dict) or obj.get("kind") != PROJECT[1]:
+        return False
+    api_version = obj.get("apiVersion")
+    return api_version is None or api_version.rpartition("/")[0] == PROJECT[0].rpartition("/")[0]
+
+
+def _last_activity(project: dict) -> Any:
+    raw = (project.get("status") or {}).get(LAST_ACTIVITY)
+    parsed = parse_time(raw)
+    return parsed if parsed is not None else raw
+
+
+class StalePredicate(Predicate):
+    """Create: yes. Update: both Projects, and ``lastActivityTimestamp`` unchanged or the new object's
+    ``generation != status.observedGeneration``. Delete, generic: no."""
+
+    def create(self, obj: dict) -> bool:
+        return True
+
+    def update(self, old: dict, new: dict) -> bool:
+        if not _is_project(old) or not _is_project(new):
+            return False
+        if _last_activity(old) == _last_activity(new):
+            return True
+        meta, status = new.get("metadata") or {}, new.get("status") or {}
+        return meta.get("generation") != status.get("observedGeneration")
+
+    def delete(self, obj: dict) -> bool:
+        return False
+
+    def generic(self, obj: dict) -> bool:
+        return False
+
+
+def plants_served(mgr: Any) -> bool:
+    """Whether the API server serves ``Plant`` (removed from Gardener in v1.54; gcm ships a CRD)."""
+    try:
+        mgr.api_reader.mapping(*PLANT)
+    except NoKindMatchError:
+        log.warning("Plants are not served: the stale check skips them", api_version=PLANT[0])
+        return False
+    return True
+
+
+def warn_unless_secrets_metadata_only(mgr: Any) -> None:
+    """Secrets must be cached without data: the Manager needs :func:`cache_options` (``build_manager``)."""
+    options = getattr(mgr.cache, "options", {}).get(SECRET)
+    if options is None or options.transform is not secret_metadata_only:
+        log.warning(
+            "Secrets are cached with their data: construct the Manager with "
+            "gcm.controllers.project.stale.cache_options()"
+        )
+
+
+def register_gauges(mgr: Any) -> None:
+    """``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled``, counted on scrape."""
+    informer = mgr.cache.informer(*PROJECT)
+
+    def count(field: str) -> int:
+        return sum(1 for p in informer.indexer.list() if (p.get("status") or {}).get(field))
+
+    Gauge(
+        "gcm_projects_stale",
+        "Projects marked stale (status.staleSinceTimestamp set).",
+        registry=mgr.registry,
+    ).set_function(lambda: count(STALE_SINCE))
+    Gauge(
+        "gcm_projects_auto_delete_scheduled",
+        "Stale Projects with an auto-delete timestamp (status.staleAutoDeleteTimestamp set).",
+        registry=mgr.registry,
+    ).set_function(lambda: count(AUTO_DELETE))
+
+
+def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
+    """Register ``project-stale``; ``clock`` (default: the manager's) is what the reconciler calls now."""
+    settings = StaleSettings.from_config(cfg)
+    warn_unless_secrets_metadata_only(mgr)
+    add_indexes(mgr)
+    plants = plants_served(mgr)
+    for api_version, kind in (*READ_KINDS, *((PLANT,) if plants else ())):
+        mgr.cache.informer(api_version, kind)  # started and synced with the manager's cache
+    register_gauges(mgr)
+    reconciler = StaleReconciler(
+        mgr.client, settings, clock or mgr.clock, api_reader=mgr.api_reader, plants=plants
+    )
+    return (
+        Builder(mgr)
+        .named(CONTROLLER_NAME)
+        .for_(*PROJECT, predicates=[StalePredicate()])
+        .with_options(
+            max_concurrent_reconciles=max(1, int(cfg.controllers.project.concurrent_syncs or 1)),
+            reconcile_timeout=settings.stale_sync_period,
+        )
+        .complete(reconciler)
+    )

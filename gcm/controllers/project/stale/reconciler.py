@@ -1,0 +1,461 @@
+"""The stale-Project reconciler (``shared/spec/stale-and-activity.md`` §2-4).
+
+:func:`evaluate` is the one place that decides what a stale check does with a Project: young, recently
+active, in use (and by what), excluded, stale since when, auto-deletion due when. The reconciler
+applies its :class:`Decision`; ``python -m gcm stale-report`` prints it without applying anything.
+
+Time comes from an injected clock. One day is exactly 24 hours, all comparisons are in UTC and strict
+as Gardener's: a Project created exactly ``minimumLifetimeDays`` ago is no longer young, an
+auto-delete timestamp equal to now is due. Timestamps are written with second precision (as
+Kubernetes serializes ``metav1.Time``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import structlog
+
+from framework.client import NotFound
+from framework.clock import Clock
+from framework.controller import Request, Result
+from gcm.controllers.project.stale.cache import (
+    BACKUP_ENTRY,
+    CREDENTIALS_BINDING,
+    INDEX_CREDENTIALS_BINDING_QUOTA,
+    INDEX_CREDENTIALS_BINDING_REF,
+    INDEX_SECRET_BINDING_QUOTA,
+    INDEX_SECRET_BINDING_SECRET_REF,
+    INDEX_SHOOT_CREDENTIALS_BINDING,
+    INDEX_SHOOT_SECRET_BINDING,
+    INTERNAL_SECRET,
+    LABEL_CREDENTIALS_BINDING_REF,
+    LABEL_SECRET_BINDING_REF,
+    NAMESPACE,
+    PLANT,
+    PROJECT,
+    QUOTA,
+    SECRET,
+    SECRET_BINDING,
+    SHOOT,
+    WORKLOAD_IDENTITY,
+    credentials_ref_key,
+    ref_key,
+)
+
+log = structlog.get_logger("gcm.controllers.project.stale")
+
+DAY = timedelta(hours=24)
+
+ANNOTATION_SKIP_STALE_CHECK = "project.gardener.cloud/skip-stale-check"
+ANNOTATION_CONFIRM_DELETION = "confirmation.gardener.cloud/deletion"
+ANNOTATION_TIMESTAMP = "gardener.cloud/timestamp"
+LABEL_ROLE = "gardener.cloud/role"
+# Gardener's own control-plane secrets never keep a Project alive.
+CONTROL_PLANE_SECRET_ROLES = frozenset({"kubeconfig", "ssh-keypair", "monitoring"})
+
+STALE_SINCE = "staleSinceTimestamp"
+AUTO_DELETE = "staleAutoDeleteTimestamp"
+LAST_ACTIVITY = "lastActivityTimestamp"
+
+# Decision states (the STATE column of the stale report).
+DELETING = "deleting"
+NO_NAMESPACE = "no-namespace"
+EXCLUDED = "excluded"
+YOUNG = "young"
+ACTIVE = "active"
+IN_USE = "in-use"
+STALE = "stale"
+AUTO_DELETE_SCHEDULED = "auto-delete-scheduled"
+AUTO_DELETE_DUE = "auto-delete-due"
+
+
+# -- time ----------------------------------------------------------------------------------------------
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 timestamp as an aware UTC datetime; None when unset or unparsable."""
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
+
+
+def format_time(dt: datetime) -> str:
+    """``metav1.Time`` serialization: RFC 3339, UTC, whole seconds."""
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_time_nano(dt: datetime) -> str:
+    """Go's ``time.RFC3339Nano`` in UTC (fraction without trailing zeros)."""
+    dt = dt.astimezone(UTC)
+    frac = f".{dt.microsecond:06d}".rstrip("0") if dt.microsecond else ""
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
+
+
+def truncate(dt: datetime) -> datetime:
+    return dt.astimezone(UTC).replace(microsecond=0)
+
+
+def parse_bool(value: Any) -> bool:
+    """Go's ``strconv.ParseBool`` where anything unparsable is false."""
+    return isinstance(value, str) and value in ("1", "t", "T", "TRUE", "true", "True")
+
+
+# -- settings and decisions ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StaleSettings:
+    """``controllers.project``'s day settings (defaults as Gardener's)."""
+
+    minimum_lifetime_days: int = 30
+    stale_grace_period_days: int = 14
+    stale_expiration_time_days: int = 90
+    stale_sync_period: float = 12 * 3600.0
+
+    @classmethod
+    def from_config(cls, cfg: Any) -> StaleSettings:
+        p = cfg.controllers.project
+        return cls(
+            minimum_lifetime_days=int(p.minimum_lifetime_days),
+            stale_grace_period_days=int(p.stale_grace_period_days),
+            stale_expiration_time_days=int(p.stale_expiration_time_days),
+            stale_sync_period=float(p.stale_sync_period),
+        )
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a stale check does with one Project.
+
+    ``stale_since``/``auto_delete_at`` are the status values after the check. ``owns_status`` is False
+    when the check leaves the Project alone (being deleted, no namespace): the values are then the
+    current ones. ``delete``: the auto-delete timestamp has passed; the Project is deleted.
+    """
+
+    state: str
+    reason: str
+    stale_since: datetime | None
+    auto_delete_at: datetime | None
+    owns_status: bool = True
+    delete: bool = False
+
+
+class Reader(Protocol):
+    """The reads a stale check needs: the manager's ``CachedClient`` or the report's snapshot."""
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict: ...
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: dict[str, str] | None = None,
+        index: tuple[str, str] | None = None,
+    ) -> list[dict]: ...
+
+
+def _name(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("name", "")
+
+
+def _namespace(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("namespace", "")
+
+
+def _sorted(objs: list[dict]) -> list[dict]:
+    return sorted(objs, key=lambda o: (_namespace(o), _name(o)))
+
+
+def _shoot_using(reader: Reader, bindings: list[dict], shoot_index: str) -> tuple[dict, dict] | None:
+    """The first binding of ``bindings`` a Shoot in the binding's namespace uses, with that Shoot."""
+    for binding in _sorted(bindings):
+        shoots = reader.list(*SHOOT, index=(shoot_index, ref_key(_namespace(binding), _name(binding))))
+        if shoots:
+            return binding, _sorted(shoots)[0]
+    return None
+
+
+def _used(what: str, hit: tuple[dict, dict], binding_kind: str) -> str:
+    binding, shoot = hit
+    return (
+        f"{what} via {binding_kind} {_namespace(binding)}/{_name(binding)} "
+        f"used by Shoot {_namespace(shoot)}/{_name(shoot)}"
+    )
+
+
+def _credentials(reader: Reader, ns: str, api_version: str, kind: str, objs: list[dict]) -> str | None:
+    for obj in _sorted(objs):
+        key = credentials_ref_key(api_version, kind, ns, _name(obj))
+        bindings = reader.list(*CREDENTIALS_BINDING, index=(INDEX_CREDENTIALS_BINDING_REF, key))
+        hit = _shoot_using(reader, bindings, INDEX_SHOOT_CREDENTIALS_BINDING)
+        if hit:
+            return _used(f"{kind} {ns}/{_name(obj)}", hit, "CredentialsBinding")
+    return None
+
+
+def _not_control_plane(secrets: list[dict]) -> list[dict]:
+    return [
+        s
+        for s in secrets
+        if ((s.get("metadata") or {}).get("labels") or {}).get(LABEL_ROLE) not in CONTROL_PLANE_SECRET_ROLES
+    ]
+
+
+def find_usage(reader: Reader, ns: str, *, plants: bool = True) -> str | None:
+    """The first in-use check (spec §3, in order) that finds a use of namespace ``ns``; None if none."""
+    shoots = reader.list(*SHOOT, namespace=ns)
+    if shoots:
+        return f"Shoot {ns}/{_name(_sorted(shoots)[0])}"
+    if plants:
+        found = reader.list(*PLANT, namespace=ns)
+        if found:
+            return f"Plant {ns}/{_name(_sorted(found)[0])}"
+    entries = reader.list(*BACKUP_ENTRY, namespace=ns)
+    if entries:
+        return f"BackupEntry {ns}/{_name(_sorted(entries)[0])}"
+
+    # Secrets referenced by a SecretBinding, then by a CredentialsBinding, used by a Shoot.
+    secrets = _not_control_plane(
+        reader.list(*SECRET, namespace=ns, labels={LABEL_SECRET_BINDING_REF: "true"})
+    )
+    for secret in _sorted(secrets):
+        key = ref_key(ns, _name(secret))
+        bindings = reader.list(*SECRET_BINDING, index=(INDEX_SECRET_BINDING_SECRET_REF, key))
+        hit = _shoot_using(reader, bindings, INDEX_SHOOT_SECRET_BINDING)
+        if hit:
+            return _used(f"Secret {key}", hit, "SecretBinding")
+    secrets = _not_control_plane(
+        reader.list(*SECRET, namespace=ns, labels={LABEL_CREDENTIALS_BINDING_REF: "true"})
+    )
+    usage = _credentials(reader, ns, "v1", "Secret", secrets)
+    if usage:
+        return usage
+
+    internal = reader.list(*INTERNAL_SECRET, namespace=ns, labels={LABEL_CREDENTIALS_BINDING_REF: "true"})
+    usage = _credentials(reader, ns, INTERNAL_SECRET[0], "InternalSecret", internal)
+    if usage:
+        return usage
+
+    identities = reader.list(*WORKLOAD_IDENTITY, namespace=ns, labels={LABEL_CREDENTIALS_BINDING_REF: "true"})
+    usage = _credentials(reader, ns, WORKLOAD_IDENTITY[0], "WorkloadIdentity", identities)
+    if usage:
+        return usage
+
+    # Quotas referenced by any quotas[] entry of a SecretBinding, else a CredentialsBinding, in use.
+    quotas = _sorted(reader.list(*QUOTA, namespace=ns))
+    for binding_type, index, shoot_index in (
+        (SECRET_BINDING, INDEX_SECRET_BINDING_QUOTA, INDEX_SHOOT_SECRET_BINDING),
+        (CREDENTIALS_BINDING, INDEX_CREDENTIALS_BINDING_QUOTA, INDEX_SHOOT_CREDENTIALS_BINDING),
+    ):
+        for quota in quotas:
+            key = ref_key(ns, _name(quota))
+            hit = _shoot_using(reader, reader.list(*binding_type, index=(index, key)), shoot_index)
+            if hit:
+                return _used(f"Quota {key}", hit, binding_type[1])
+    return None
+
+
+def evaluate(
+    project: dict, reader: Reader, settings: StaleSettings, now: datetime, *, plants: bool = True
+) -> Decision:
+    """The stale check of ``project`` at ``now`` (spec §2 steps 1-8 and §4). Raises what reads raise
+    (a missing namespace is ``NotFound``)."""
+    now = now.astimezone(UTC)
+    meta = project.get("metadata") or {}
+    status = project.get("status") or {}
+    since = parse_time(status.get(STALE_SINCE))
+    auto = parse_time(status.get(AUTO_DELETE))
+
+    if meta.get("deletionTimestamp"):
+        return Decision(DELETING, "the Project is being deleted", since, auto, owns_status=False)
+    ns = (project.get("spec") or {}).get("namespace")
+    if not ns:
+        return Decision(NO_NAMESPACE, "spec.namespace is not set", since, auto, owns_status=False)
+
+    def not_stale(state: str, reason: str) -> Decision:
+        return Decision(state, reason, None, None)
+
+    namespace = reader.get(*NAMESPACE, ns)
+    annotations = (namespace.get("metadata") or {}).get("annotations") or {}
+    if parse_bool(annotations.get(ANNOTATION_SKIP_STALE_CHECK)):
+        return not_stale(EXCLUDED, f"namespace {ns} has {ANNOTATION_SKIP_STALE_CHECK}=true")
+
+    minimum = settings.minimum_lifetime_days * DAY
+    created = parse_time(meta.get("creationTimestamp"))
+    if created is None or created + minimum > now:
+        until = f", young until {format_time(created + minimum)}" if created else ""
+        return not_stale(YOUNG, f"created {format_time(created) if created else 'just now'}{until}")
+    last = parse_time(status.get(LAST_ACTIVITY))
+    if last is not None and last + minimum > now:
+        return not_stale(
+            ACTIVE, f"last activity {format_time(last)}, active until {format_time(last + minimum)}"
+        )
+    usage = find_usage(reader, ns, plants=plants)
+    if usage:
+        return not_stale(IN_USE, f"in use by {usage}")
+
+    new_since = since or truncate(now)
+    grace_end = new_since + settings.stale_grace_period_days * DAY
+    if grace_end > now:
+        return Decision(
+            STALE,
+            f"unused since {format_time(new_since)}; "
+            f"auto-delete time is assigned from {format_time(grace_end)}",
+            new_since,
+            None,
+        )
+    candidate = new_since + settings.stale_expiration_time_days * DAY
+    new_auto = candidate if auto is None or candidate > auto else auto  # never moved earlier
+    if now < new_auto:
+        return Decision(
+            AUTO_DELETE_SCHEDULED,
+            f"unused since {format_time(new_since)}; deleted at or after {format_time(new_auto)}",
+            new_since,
+            new_auto,
+        )
+    return Decision(
+        AUTO_DELETE_DUE,
+        f"unused since {format_time(new_since)}; auto-delete time {format_time(new_auto)} has passed",
+        new_since,
+        new_auto,
+        delete=True,
+    )
+
+
+def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
+    """The status fields (merge-patch values) that ``decision`` changes; empty when nothing changes."""
+    if not decision.owns_status:
+        return {}
+    status = project.get("status") or {}
+    changes: dict[str, str | None] = {}
+    for field, target in ((STALE_SINCE, decision.stale_since), (AUTO_DELETE, decision.auto_delete_at)):
+        current = status.get(field)
+        if target is None:
+            if current is not None:
+                changes[field] = None
+        elif parse_time(current) != target:
+            changes[field] = format_time(target)
+    return changes
+
+
+# -- the reconciler ------------------------------------------------------------------------------------
+
+
+class _LiveNamespaces:
+    """Cache reads, except Namespaces, which are read live (the re-check before deleting)."""
+
+    def __init__(self, cache: Reader, live: Any) -> None:
+        self._cache = cache
+        self._live = live
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict:
+        if (api_version, kind) == NAMESPACE:
+            return self._live.get(api_version, kind, name, namespace)
+        return self._cache.get(api_version, kind, name, namespace)
+
+    def list(self, *args: Any, **kwargs: Any) -> list[dict]:
+        return self._cache.list(*args, **kwargs)
+
+
+class StaleReconciler:
+    """Marks unused Projects stale, assigns the auto-delete timestamp, deletes them when it passed.
+
+    ``client`` is the manager's cache-backed client (reads from the cache, writes to the API server);
+    ``api_reader`` reads live: a Project due for deletion is read again live (with its namespace) and
+    re-evaluated before the confirmation annotation and the DELETE, so a cache that lags behind a
+    fresh activity or a skip annotation cannot delete it.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        settings: StaleSettings,
+        clock: Clock,
+        *,
+        api_reader: Any = None,
+        plants: bool = True,
+    ) -> None:
+        self.client = client
+        self.api_reader = api_reader if api_reader is not None else client
+        self.settings = settings
+        self.clock = clock
+        self.plants = plants
+        # Project name -> the resourceVersion our last status patch replaced, until the cache has moved
+        # past it (one request is never reconciled by two workers at once).
+        self._written: dict[str, str] = {}
+
+    def reconcile(self, request: Request) -> Result | None:
+        try:
+            project = self.client.get(*PROJECT, request.name)
+        except NotFound:
+            self._written.pop(request.name, None)
+            return None
+        replaced = self._written.pop(request.name, None)
+        if replaced is not None and replaced == (project.get("metadata") or {}).get("resourceVersion"):
+            # The cache still shows the Project as it was before our last status patch (a request queued
+            # while that reconcile ran): checking it would write from outdated status, e.g. set
+            # staleSinceTimestamp a second time. The watch event of our patch triggers the next check.
+            self._written[request.name] = replaced
+            log.debug("cache behind our last status patch, skipping", project=request.name)
+            return Result(requeue_after=self.settings.stale_sync_period)
+        now = self.clock.now()
+        decision = evaluate(project, self.client, self.settings, now, plants=self.plants)
+        self._patch_status(project, decision)
+        if decision.delete:
+            self._auto_delete(request.name, now)
+        return Result(requeue_after=self.settings.stale_sync_period)
+
+    def _patch_status(self, project: dict, decision: Decision) -> None:
+        changes = status_changes(project, decision)
+        if not changes:
+            return
+        name = _name(project)
+        before = (project.get("metadata") or {}).get("resourceVersion")
+        patched = self.client.patch(*PROJECT, name, {"status": changes}, subresource="status")
+        if before and ((patched or {}).get("metadata") or {}).get("resourceVersion") != before:
+            self._written[name] = before
+        if decision.stale_since is not None and (project.get("status") or {}).get(STALE_SINCE) is None:
+            log.info("project is stale", project=name, reason=decision.reason)
+        elif decision.stale_since is None:
+            log.info("project is no longer stale", project=name, state=decision.state, reason=decision.reason)
+        else:
+            log.info("project stale timestamps updated", project=name, **changes)
+
+    def _auto_delete(self, name: str, now: datetime) -> None:
+        try:
+            live = self.api_reader.get(*PROJECT, name)
+        except NotFound:
+            return
+        reader = _LiveNamespaces(self.client, self.api_reader)
+        decision = evaluate(live, reader, self.settings, now, plants=self.plants)
+        if not decision.delete:
+            self._patch_status(live, decision)
+            log.info("auto-deletion cancelled by a live re-check", project=name, state=decision.state)
+            return
+        log.info("deleting stale project", project=name, reason=decision.reason)
+        body = {
+            "metadata": {
+                "annotations": {
+                    ANNOTATION_CONFIRM_DELETION: "true",
+                    ANNOTATION_TIMESTAMP: format_time_nano(now),
+                }
+            }
+        }
+        try:
+            self.client.patch(*PROJECT, name, body)
+        except NotFound:
+            return
+        try:
+            self.client.delete(*PROJECT, name, preconditions={"uid": live["metadata"]["uid"]})
+        except NotFound:
+            pass

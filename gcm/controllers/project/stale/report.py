@@ -1,0 +1,251 @@
+"""``python -m gcm stale-report``: what the stale check decides for every Project, changing nothing.
+
+It lists each kind the stale check reads once, cluster-wide (Secrets metadata-only), indexes them as
+the controller's cache does and runs the controller's own :func:`~.reconciler.evaluate` for every
+Project at the current time with the day settings of ``controllers.project`` of the given config. Only
+GET/LIST requests are made. Columns:
+
+- ``STATE``: ``young``, ``active`` (recent ``lastActivityTimestamp``), ``in-use``, ``excluded``
+  (``skip-stale-check``), ``stale``, ``auto-delete-scheduled``, ``auto-delete-due`` (deleted at the
+  next check), ``deleting``, ``no-namespace`` or ``error`` (e.g. the namespace is missing);
+- ``REASON``: why (what uses it, until when it is young or active, ...);
+- ``STALE-SINCE``, ``AUTO-DELETE-AT``: the status values after the next check (``-``: none), so a
+  changed day setting shows its effect before it is rolled out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from framework.client import APIError, NoKindMatchError, NotFound
+from framework.clock import Clock, RealClock
+from gcm.controllers.project.stale.cache import (
+    BACKUP_ENTRY,
+    CREDENTIALS_BINDING,
+    INDEXES,
+    INTERNAL_SECRET,
+    NAMESPACE,
+    PLANT,
+    PROJECT,
+    QUOTA,
+    SECRET,
+    SECRET_BINDING,
+    SHOOT,
+    WORKLOAD_IDENTITY,
+    secret_metadata_only,
+)
+from gcm.controllers.project.stale.reconciler import (
+    StaleSettings,
+    evaluate,
+    format_time,
+)
+
+COLUMNS = ("PROJECT", "NAMESPACE", "STATE", "REASON", "STALE-SINCE", "AUTO-DELETE-AT")
+ERROR = "error"
+PAGE_SIZE = 500
+PARTIAL_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
+class Snapshot:
+    """One cluster-wide list per kind, indexed like the controller's cache (same index functions).
+
+    Offers the ``get``/``list`` reads of :class:`~.reconciler.Reader`.
+    """
+
+    def __init__(self, client: Any, kinds: Iterable[tuple[str, str]]) -> None:
+        self._client = client
+        self._objects: dict[tuple[str, str], dict[str, dict]] = {}
+        self._indexes: dict[tuple[str, str], dict[str, dict[str, list[dict]]]] = {}
+        for kind in kinds:
+            self._load(kind)
+
+    def _pages(self, api_version: str, kind: str) -> Iterable[dict]:
+        mapping = self._client.mapping(api_version, kind)
+        cont = None
+        while True:
+            params = {"limit": PAGE_SIZE, "continue": cont}
+            if (api_version, kind) == SECRET:
+                page = self._client.request(
+                    "GET", mapping.path(None), params=params, headers={"Accept": PARTIAL_METADATA_LIST}
+                )
+                for item in page.get("items") or ():
+                    item["apiVersion"], item["kind"] = api_version, kind
+                    yield secret_metadata_only(item)
+            else:
+                page = self._client.list(api_version, kind, limit=PAGE_SIZE, continue_=cont)
+                yield from page.get("items") or ()
+            cont = (page.get("metadata") or {}).get("continue")
+            if not cont:
+                return
+
+    def _load(self, kind: tuple[str, str]) -> None:
+        objects: dict[str, dict] = {}
+        indexes: dict[str, dict[str, list[dict]]] = {"namespace": {}}
+        funcs: Mapping[str, Any] = INDEXES.get(kind, {})
+        for obj in self._pages(*kind):
+            meta = obj.get("metadata") or {}
+            ns, name = meta.get("namespace") or "", meta.get("name", "")
+            objects[f"{ns}/{name}" if ns else name] = obj
+            indexes["namespace"].setdefault(ns, []).append(obj)
+            for index, func in funcs.items():
+                for value in func(obj):
+                    indexes.setdefault(index, {}).setdefault(value, []).append(obj)
+        self._objects[kind] = objects
+        self._indexes[kind] = indexes
+
+    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict:
+        obj = self._objects.get((api_version, kind), {}).get(f"{namespace}/{name}" if namespace else name)
+        if obj is None:
+            raise NotFound(404, "NotFound", f'{kind} "{name}" not found', {"name": name, "kind": kind})
+        return obj
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        index: tuple[str, str] | None = None,
+    ) -> list[dict]:
+        indexes = self._indexes.get((api_version, kind), {})
+        if index is not None:
+            objs = indexes.get(index[0], {}).get(index[1], [])
+        elif namespace:
+            objs = indexes.get("namespace", {}).get(namespace, [])
+        else:
+            objs = list(self._objects.get((api_version, kind), {}).values())
+        out = []
+        for obj in objs:
+            meta = obj.get("metadata") or {}
+            if namespace and meta.get("namespace") != namespace:
+                continue
+            if labels and any((meta.get("labels") or {}).get(k) != v for k, v in labels.items()):
+                continue
+            out.append(obj)
+        return out
+
+
+@dataclass(frozen=True)
+class Row:
+    project: str
+    namespace: str
+    state: str
+    reason: str
+    stale_since: datetime | None
+    auto_delete_at: datetime | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "project": self.project,
+            "namespace": self.namespace,
+            "state": self.state,
+            "reason": self.reason,
+            "staleSince": format_time(self.stale_since) if self.stale_since else None,
+            "autoDeleteAt": format_time(self.auto_delete_at) if self.auto_delete_at else None,
+        }
+
+
+def build_report(client: Any, settings: StaleSettings, now: datetime) -> list[Row]:
+    """One row per Project, sorted by name: :func:`evaluate` over a :class:`Snapshot` at ``now``."""
+    try:
+        client.mapping(*PLANT)
+        plants = True
+    except NoKindMatchError:
+        plants = False
+    kinds = [
+        PROJECT,
+        NAMESPACE,
+        SHOOT,
+        BACKUP_ENTRY,
+        SECRET,
+        SECRET_BINDING,
+        CREDENTIALS_BINDING,
+        INTERNAL_SECRET,
+        WORKLOAD_IDENTITY,
+        QUOTA,
+    ]
+    snapshot = Snapshot(client, [*kinds, *((PLANT,) if plants else ())])
+    rows = []
+    for project in sorted(snapshot.list(*PROJECT), key=lambda p: p["metadata"]["name"]):
+        name = project["metadata"]["name"]
+        ns = (project.get("spec") or {}).get("namespace") or ""
+        try:
+            d = evaluate(project, snapshot, settings, now, plants=plants)
+        except APIError as e:
+            rows.append(Row(name, ns, ERROR, e.message or str(e), None, None))
+            continue
+        rows.append(Row(name, ns, d.state, d.reason, d.stale_since, d.auto_delete_at))
+    return rows
+
+
+def render_table(rows: list[Row]) -> str:
+    cells = [COLUMNS] + [
+        (
+            r.project,
+            r.namespace or "-",
+            r.state,
+            r.reason,
+            format_time(r.stale_since) if r.stale_since else "-",
+            format_time(r.auto_delete_at) if r.auto_delete_at else "-",
+        )
+        for r in rows
+    ]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(COLUMNS))]
+    lines = ["   ".join(c[i].ljust(widths[i]) for i in range(len(COLUMNS))).rstrip() for c in cells]
+    return "\n".join(lines) + "\n"
+
+
+def render_json(rows: list[Row], settings: StaleSettings, now: datetime) -> str:
+    doc = {
+        "now": format_time(now),
+        "settings": {
+            "minimumLifetimeDays": settings.minimum_lifetime_days,
+            "staleGracePeriodDays": settings.stale_grace_period_days,
+            "staleExpirationTimeDays": settings.stale_expiration_time_days,
+        },
+        "projects": [r.to_dict() for r in rows],
+    }
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config", metavar="FILE", help="ControllerManagerConfiguration (its controllers.project)"
+    )
+    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig of the garden cluster")
+    p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
+
+
+def run(args: argparse.Namespace, clock: Clock | None = None, out: Any = None) -> int:
+    """The ``stale-report`` command: 0 on success, 2 for a bad config or no cluster, 1 on API errors."""
+    from gcm.__main__ import EXIT_RUNTIME, EXIT_USAGE, make_client, resolve_kubeconfig
+    from gcm.config import ConfigError, load_config
+
+    out = out or sys.stdout
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as e:
+        sys.stderr.write(f"gcm: invalid configuration{f' in {args.config}' if args.config else ''}:\n")
+        for line in e.errors:
+            sys.stderr.write(f"  {line}\n")
+        return EXIT_USAGE
+    kubeconfig = resolve_kubeconfig(args.kubeconfig, cfg)
+    if kubeconfig is None:
+        sys.stderr.write("gcm: no kubeconfig found (--kubeconfig, $KUBECONFIG, ~/.kube/config)\n")
+        return EXIT_USAGE
+    settings = StaleSettings.from_config(cfg)
+    now = (clock or RealClock()).now()
+    try:
+        client = make_client(kubeconfig, cfg)
+        rows = build_report(client, settings, now)
+    except (APIError, NoKindMatchError, OSError) as e:
+        sys.stderr.write(f"gcm: stale-report failed: {e}\n")
+        return EXIT_RUNTIME
+    out.write(render_json(rows, settings, now) if args.output == "json" else render_table(rows))
+    return 0

@@ -1,0 +1,95 @@
+"""The namespace-deletion admission webhook at ``/webhooks/validate-namespace-deletion``.
+
+Served by the manager's webhook server (``server.webhooks`` or legacy ``server.https``) on every replica,
+leader or not: the path is registered only once the Namespace and Project caches have synced (until
+then the server answers 404, which ``failurePolicy: Fail`` turns into a refused deletion), and the
+readiness check ``webhook-namespace-deletion`` fails until then. Without a webhook server the webhook is
+off (logged at info).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import structlog
+
+from gcm.webhooks.namespacedeletion.handler import (
+    PATH,
+    PROJECT_API_VERSION,
+    WEBHOOK_NAME,
+    NamespaceDeletionHandler,
+)
+
+__all__ = ["PATH", "WEBHOOK_NAME", "NamespaceDeletionHandler", "WebhookRegistrar", "add_to_manager"]
+
+log = structlog.get_logger("gcm.webhooks.namespacedeletion")
+
+READYZ_CHECK = "webhook-namespace-deletion"
+
+
+class WebhookRegistrar:
+    """A runnable (every replica) that registers ``handler`` at ``path`` once ``informers`` synced."""
+
+    def __init__(
+        self, server: Any, path: str, handler: Any, informers: list[Any], poll: float = 0.05
+    ) -> None:
+        self.server = server
+        self.path = path
+        self.handler = handler
+        self.informers = informers
+        self.poll = poll
+        self.name = "namespace-deletion-webhook"
+        self._registered = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            if all(i.has_synced() for i in self.informers):
+                if self.path not in self.server.webhooks:
+                    self.server.register(self.path, self.handler)
+                self._registered.set()
+                log.info("serving webhook", path=self.path)
+                return
+            self._stop.wait(self.poll)
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            return not self._thread.is_alive()
+        return True
+
+    @property
+    def registered(self) -> bool:
+        return self._registered.is_set()
+
+    def wait_registered(self, timeout: float | None = None) -> bool:
+        return self._registered.wait(timeout)
+
+    def check(self) -> str | None:
+        """Readiness: None once the webhook is served."""
+        if not self._registered.is_set():
+            return f"webhook {self.path} is waiting for the Namespace and Project caches to sync"
+        return None
+
+
+def add_to_manager(mgr: Any, cfg: Any) -> WebhookRegistrar | None:
+    server = getattr(mgr, "webhook_server", None)
+    if server is None:
+        log.info(
+            "webhook server not configured (server.webhooks): the namespace-deletion webhook is off",
+            webhook=WEBHOOK_NAME,
+        )
+        return None
+    handler = NamespaceDeletionHandler(mgr.client, mgr.api_reader)
+    informers = [mgr.cache.informer("v1", "Namespace"), mgr.cache.informer(PROJECT_API_VERSION, "Project")]
+    registrar = WebhookRegistrar(server, PATH, handler, informers)
+    mgr.add(registrar, need_leader_election=False)  # every replica serves it (§6, §7)
+    mgr.add_readyz_check(READYZ_CHECK, registrar.check)
+    return registrar

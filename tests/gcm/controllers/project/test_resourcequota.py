@@ -1,0 +1,175 @@
+"""Section G of shared/spec/scenarios.md: the ``project-resourcequota`` reconciler."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gcm.controllers.project.resourcequota import (
+    PerShootResource,
+    ResourceQuotaReconciler,
+    format_quantity,
+    parse_quantity,
+    project_namespace_predicate,
+)
+
+
+def _harness():
+    name = "gcm_project_test_harness"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("project_harness.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+h = _harness()
+env = h.env
+SHOOTS, CM, SEC = "count/shoots.core.gardener.cloud", "count/configmaps", "count/secrets"
+A_CM, A_SEC = "quota.gardener.cloud/configmaps-per-shoot", "quota.gardener.cloud/secrets-per-shoot"
+
+
+@pytest.fixture
+def project_env(env):
+    env.create_project("p1", namespace="garden-p1")
+    env.wait_phase("p1", "Ready")
+    return env
+
+
+def create_quota(env, name, hard, annotations=None, namespace="garden-p1"):
+    meta = {"name": name, "namespace": namespace}
+    if annotations:
+        meta["annotations"] = annotations
+    return env.admin.create(
+        {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": meta, "spec": {"hard": hard}}
+    )
+
+
+def wait_quota(env, name, annotations, hard, namespace="garden-p1"):
+    def check():
+        q = env.get("v1", "ResourceQuota", name, namespace)
+        have_ann = {k: v for k, v in (q["metadata"].get("annotations") or {}).items() if k in (A_CM, A_SEC)}
+        return q if have_ann == annotations and q["spec"]["hard"] == hard else None
+
+    return h.wait_for(check, message=f"quota {name}")
+
+
+def settled(env, name, namespace="garden-p1"):
+    """The quota after giving the controller time to act (no change expected)."""
+    time.sleep(0.5)
+    return env.get("v1", "ResourceQuota", name, namespace)
+
+
+def test_g69_quota_outside_project_namespace_untouched(env):
+    env.create_namespace("other")
+    q = create_quota(env, "q", {SHOOTS: "1", CM: "2", SEC: "4"}, namespace="other")
+    after = settled(env, "q", "other")
+    assert after["metadata"]["resourceVersion"] == q["metadata"]["resourceVersion"]
+    assert not (after["metadata"].get("annotations") or {})
+
+
+def test_g70_annotations_added_values_kept(project_env):
+    create_quota(project_env, "q", {SHOOTS: "1", CM: "2", SEC: "4"})
+    wait_quota(project_env, "q", {A_CM: "2", A_SEC: "4"}, {SHOOTS: "1", CM: "2", SEC: "4"})
+
+
+def test_g71_no_keys_no_annotations(project_env):
+    q = create_quota(project_env, "q", {SHOOTS: "1"})
+    after = settled(project_env, "q")
+    assert after["metadata"]["resourceVersion"] == q["metadata"]["resourceVersion"]
+    assert after["spec"]["hard"] == {SHOOTS: "1"}
+
+
+def test_g72_low_values_raised(project_env):
+    create_quota(project_env, "q", {SHOOTS: "1", CM: "1", SEC: "2"})
+    wait_quota(project_env, "q", {A_CM: "2", A_SEC: "4"}, {SHOOTS: "1", CM: "2", SEC: "4"})
+
+
+def test_g73_already_accounted(project_env):
+    project_env.server.reset_request_counts()
+    q = create_quota(project_env, "q", {SHOOTS: "1", CM: "2", SEC: "4"}, {A_CM: "2", A_SEC: "4"})
+    after = settled(project_env, "q")
+    assert after["metadata"]["resourceVersion"] == q["metadata"]["resourceVersion"]
+    assert ("patch", "resourcequotas") not in project_env.gcm_writes()
+
+
+def test_g74_higher_annotations_lowered_only(project_env):
+    create_quota(project_env, "q", {SHOOTS: "1", CM: "3", SEC: "5"}, {A_CM: "3", A_SEC: "5"})
+    wait_quota(project_env, "q", {A_CM: "2", A_SEC: "4"}, {SHOOTS: "1", CM: "3", SEC: "5"})
+
+
+def test_g75_lower_annotations_add_difference(project_env):
+    create_quota(project_env, "q", {SHOOTS: "1", CM: "1", SEC: "3"}, {A_CM: "1", A_SEC: "3"})
+    wait_quota(project_env, "q", {A_CM: "2", A_SEC: "4"}, {SHOOTS: "1", CM: "2", SEC: "4"})
+
+
+def test_g76_shoot_count_used_without_shoot_key(project_env):
+    for name in ("s1", "s2"):
+        project_env.create_shoot(name, "garden-p1")
+    h.wait_for(lambda: len(project_env.mgr.client.list(h.P, "Shoot", namespace="garden-p1")) == 2)
+    create_quota(project_env, "q", {CM: "1", SEC: "1"})
+    wait_quota(project_env, "q", {A_CM: "2", A_SEC: "4"}, {CM: "4", SEC: "8"})
+
+
+# --- unit ---------------------------------------------------------------------------------------------
+
+
+class IndexStub:
+    def __init__(self, namespaces):
+        self.namespaces = namespaces
+
+    def list(self, api_version, kind, index=None, **_):
+        return [{"spec": {"namespace": index[1]}}] if index[1] in self.namespaces else []
+
+
+def test_g69_predicate_unit():
+    pred = project_namespace_predicate(IndexStub({"garden-p1"}))
+    inside = {"metadata": {"name": "q", "namespace": "garden-p1"}}
+    outside = {"metadata": {"name": "q", "namespace": "other"}}
+    assert (
+        pred.create(inside) and pred.update(inside, inside) and pred.delete(inside) and pred.generic(inside)
+    )
+    assert not any(
+        (pred.create(outside), pred.update(outside, outside), pred.delete(outside), pred.generic(outside))
+    )
+
+
+def quota(hard, annotations=None, deleting=False):
+    meta = {"name": "q", "namespace": "garden-p1", "annotations": annotations or {}}
+    if deleting:
+        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    return {"metadata": meta, "spec": {"hard": hard}}
+
+
+def test_compute_patch_unit():
+    r = ResourceQuotaReconciler(None)
+    assert r.compute_patch(quota({})) == {}
+    assert r.compute_patch(quota({SHOOTS: "1", CM: "1"}, deleting=True)) == {}
+    assert r.compute_patch(quota({SHOOTS: "10", CM: "5"})) == {
+        "metadata": {"annotations": {A_CM: "2"}},
+        "spec": {"hard": {CM: "20"}},
+    }
+    with pytest.raises(ValueError):
+        r.compute_patch(quota({SHOOTS: "1", CM: "1"}, {A_CM: "two"}))
+    # Annotation present but the key missing: the difference is added to zero.
+    assert r.compute_patch(quota({SHOOTS: "2"}, {A_CM: "1", A_SEC: "4"})) == {
+        "metadata": {"annotations": {A_CM: "2"}},
+        "spec": {"hard": {CM: "2"}},
+    }
+    custom = ResourceQuotaReconciler(None, per_shoot_resources=(PerShootResource("gardener.cloud/x", CM, 3),))
+    assert custom.compute_patch(quota({SHOOTS: "1", CM: "1"})) == {
+        "metadata": {"annotations": {"gardener.cloud/x": "3"}},
+        "spec": {"hard": {CM: "3"}},
+    }
+
+
+def test_quantities():
+    assert parse_quantity("10") == 10 and parse_quantity("1k") == 1000 and parse_quantity("2Ki") == 2048
+    assert format_quantity(parse_quantity("1k") * 2) == "2000"
+    with pytest.raises(ValueError):
+        parse_quantity("ten")

@@ -1,0 +1,49 @@
+"""A Project deleted by the stale controller goes through the Project controller's normal deletion
+flow: confirmation annotation and DELETE by ``project-stale``; namespace deletion and finalizer removal
+by ``project``. Runs when the Project controller is in the tree (else only the stale controller's part
+is asserted, in test_stale_scenarios_e2e.py)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from gcm.controllers.project.stale.reconciler import format_time
+
+CORE = "core.gardener.cloud/v1beta1"
+DAY = timedelta(hours=24)
+
+
+def test_stale_deletion_runs_the_project_controllers_finalizer_flow(env):
+    project_controller = pytest.importorskip("gcm.controllers.project.project")
+    # The Project controller creates the namespace and adds its finalizer.
+    env.admin.create(
+        {
+            "apiVersion": CORE,
+            "kind": "Project",
+            "metadata": {"name": "flow"},
+            "spec": {"namespace": "garden-flow"},
+        }
+    )
+    h = env.manager(minimum=5, grace=10, expiration=15, with_activity=False, also=(project_controller,))
+    env.wait_for(
+        lambda: (env.get_project("flow") or {}).get("metadata", {}).get("finalizers"),
+        what="project finalizer",
+    )
+    env.wait_for(lambda: env.admin.get("v1", "Namespace", "garden-flow"), what="project namespace")
+    now = env.age("flow", 100)
+    env.patch_status("flow", staleSinceTimestamp=format_time(now - 30 * DAY))
+    h.check("flow")
+    # Deleted by the stale controller, then finished by the Project controller: namespace and Project gone.
+    env.wait_for(lambda: env.get_project("flow") is None, timeout=30, what="project gone")
+
+    def namespace_gone() -> bool:
+        try:
+            env.admin.get("v1", "Namespace", "garden-flow")
+        except Exception:
+            return True
+        return False
+
+    env.wait_for(namespace_gone, timeout=30, what="namespace gone")
+    assert env.sa_requests("delete", "projects") == 1

@@ -1,0 +1,285 @@
+"""Stale reconciler units: the predicate (scenario 55), the decision function's edges and the live
+re-check before an auto-deletion, with in-memory clients."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from framework.client import NotFound
+from framework.clock import FakeClock
+from framework.controller import Request, Result
+from gcm.controllers.project.stale import StalePredicate, StaleReconciler, StaleSettings, evaluate
+from gcm.controllers.project.stale.cache import INDEXES
+from gcm.controllers.project.stale.reconciler import (
+    AUTO_DELETE_DUE,
+    AUTO_DELETE_SCHEDULED,
+    EXCLUDED,
+    IN_USE,
+    STALE,
+    format_time,
+    format_time_nano,
+    parse_bool,
+    status_changes,
+)
+
+CORE = "core.gardener.cloud/v1beta1"
+DAY = timedelta(hours=24)
+NOW = datetime(2025, 6, 1, 12, 0, 0, tzinfo=UTC)
+SETTINGS = StaleSettings(5, 10, 15, 3600.0)
+
+
+def project(name="p", ns="garden-p", created=NOW - 100 * DAY, status=None, **meta):
+    return {
+        "apiVersion": CORE,
+        "kind": "Project",
+        "metadata": {"name": name, "uid": f"uid-{name}", "creationTimestamp": format_time(created), **meta},
+        "spec": {"namespace": ns} if ns else {},
+        "status": status or {},
+    }
+
+
+class Store:
+    """An in-memory client: get/list (with the controller's index functions), patch, delete."""
+
+    def __init__(self, *objs: dict) -> None:
+        self.objs = {self._key(o): o for o in objs}
+        self.calls: list[tuple] = []
+
+    @staticmethod
+    def _key(o: dict) -> tuple:
+        m = o["metadata"]
+        return (o["apiVersion"], o["kind"], m.get("namespace") or "", m["name"])
+
+    def get(self, api_version, kind, name, namespace=None):
+        try:
+            return self.objs[(api_version, kind, namespace or "", name)]
+        except KeyError:
+            raise NotFound(404, "NotFound", f"{kind} {name} not found") from None
+
+    def list(self, api_version, kind, namespace=None, labels=None, index=None):
+        out = []
+        for (av, k, ns, _), o in self.objs.items():
+            if (av, k) != (api_version, kind) or (namespace and ns != namespace):
+                continue
+            if labels and any((o["metadata"].get("labels") or {}).get(a) != b for a, b in labels.items()):
+                continue
+            if index and index[1] not in INDEXES[(av, k)][index[0]](o):
+                continue
+            out.append(o)
+        return out
+
+    def patch(self, api_version, kind, name, body, namespace=None, subresource=None, **kw):
+        self.calls.append(("patch", name, subresource, body))
+        return {}
+
+    def delete(self, api_version, kind, name, namespace=None, **kw):
+        self.calls.append(("delete", name, kw.get("preconditions")))
+        return {}
+
+
+def namespace(name="garden-p", annotations=None):
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "annotations": annotations or {}},
+    }
+
+
+# -- scenario 55: the predicate ---------------------------------------------------------------------------
+
+
+def test_55_predicate():
+    p = StalePredicate()
+    old = project(status={"lastActivityTimestamp": "2025-01-01T00:00:00Z", "observedGeneration": 1})
+    old["metadata"]["generation"] = 1
+    moved = project(status={"lastActivityTimestamp": "2025-01-02T00:00:00Z", "observedGeneration": 1})
+    moved["metadata"]["generation"] = 1
+    same = project(
+        status={"lastActivityTimestamp": "2025-01-01T00:00:00Z", "observedGeneration": 1, "phase": "x"}
+    )
+    same["metadata"]["generation"] = 1
+    new_gen = project(status={"lastActivityTimestamp": "2025-01-02T00:00:00Z", "observedGeneration": 1})
+    new_gen["metadata"]["generation"] = 2
+    shoot = {"apiVersion": CORE, "kind": "Shoot", "metadata": {"name": "s"}}
+    assert p.create(old) is True
+    assert p.update(shoot, old) is False  # old is not a Project
+    assert p.update(old, shoot) is False  # new is not a Project
+    assert p.update(old, "not an object") is False
+    assert p.update(old, moved) is False  # only lastActivityTimestamp moved, generation observed
+    assert p.update(old, same) is True  # identical lastActivityTimestamp
+    assert p.update(old, new_gen) is True  # generation != observedGeneration
+    assert p.delete(old) is False
+    assert p.generic(old) is False
+
+
+# -- the decision ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "skip"),
+    [("true", True), ("True", True), ("1", True), ("t", True), ("yes", False), ("false", False), ("", False)],
+)
+def test_skip_stale_check_annotation_parses_like_go(value, skip):
+    store = Store(namespace(annotations={"project.gardener.cloud/skip-stale-check": value}))
+    d = evaluate(project(), store, SETTINGS, NOW)
+    assert (d.state == EXCLUDED) is skip
+    assert parse_bool(value) is skip
+
+
+def test_only_the_quota_entry_namespace_and_name_matter_not_its_position():
+    sb = {
+        "apiVersion": CORE,
+        "kind": "SecretBinding",
+        "metadata": {"name": "sb", "namespace": "garden-o"},
+        "quotas": [
+            {"name": "q", "namespace": "garden-x"},
+            {"name": "other"},
+            {"name": "q", "namespace": "garden-p"},
+        ],
+    }
+    quota = {"apiVersion": CORE, "kind": "Quota", "metadata": {"name": "q", "namespace": "garden-p"}}
+    shoot = {
+        "apiVersion": CORE,
+        "kind": "Shoot",
+        "metadata": {"name": "s", "namespace": "garden-o"},
+        "spec": {"secretBindingName": "sb"},
+    }
+    d = evaluate(project(), Store(namespace(), sb, quota, shoot), SETTINGS, NOW)
+    assert d.state == IN_USE and d.reason == (
+        "in use by Quota garden-p/q via SecretBinding garden-o/sb used by Shoot garden-o/s"
+    )
+    # The Shoot in another namespace than the binding does not use it.
+    shoot["metadata"]["namespace"] = "garden-z"
+    assert evaluate(project(), Store(namespace(), sb, quota, shoot), SETTINGS, NOW).state == STALE
+
+
+def test_timing_math():
+    store = Store(namespace())
+    since = NOW - 10 * DAY
+    d = evaluate(project(status={"staleSinceTimestamp": format_time(since)}), store, SETTINGS, NOW)
+    assert (d.state, d.stale_since, d.auto_delete_at) == (AUTO_DELETE_SCHEDULED, since, since + 15 * DAY)
+    # An announced later deadline is kept (lowered expiration), an earlier one moved later.
+    later = {
+        "staleSinceTimestamp": format_time(since),
+        "staleAutoDeleteTimestamp": format_time(NOW + 30 * DAY),
+    }
+    assert evaluate(project(status=later), store, SETTINGS, NOW).auto_delete_at == NOW + 30 * DAY
+    earlier = {"staleSinceTimestamp": format_time(since), "staleAutoDeleteTimestamp": format_time(NOW + DAY)}
+    assert evaluate(project(status=earlier), store, SETTINGS, NOW).auto_delete_at == since + 15 * DAY
+    # A stored deadline equal to now (the candidate is earlier) is due: the comparison is strict.
+    due = {"staleSinceTimestamp": format_time(NOW - 40 * DAY), "staleAutoDeleteTimestamp": format_time(NOW)}
+    d = evaluate(project(status=due), store, SETTINGS, NOW)
+    assert (d.state, d.delete) == (AUTO_DELETE_DUE, True)
+    # Sub-second "now" is written as whole seconds, and an unchanged status needs no patch.
+    d = evaluate(project(), store, SETTINGS, NOW + timedelta(microseconds=5))
+    assert d.stale_since == NOW
+    assert status_changes(project(status={"staleSinceTimestamp": "2025-06-01T12:00:00.000Z"}), d) == {}
+
+
+def test_timestamp_formats():
+    assert format_time(NOW) == "2025-06-01T12:00:00Z"
+    assert format_time_nano(NOW) == "2025-06-01T12:00:00Z"
+    assert format_time_nano(NOW + timedelta(microseconds=120)) == "2025-06-01T12:00:00.00012Z"
+
+
+# -- the reconciler ----------------------------------------------------------------------------------------
+
+
+def test_not_found_project_is_done_without_requeue():
+    rec = StaleReconciler(Store(), SETTINGS, FakeClock(NOW))
+    assert rec.reconcile(Request("gone")) is None
+
+
+def test_40_project_without_namespace_changes_nothing():
+    store = Store(project(ns=None))
+    assert StaleReconciler(store, SETTINGS, FakeClock(NOW)).reconcile(Request("p")) == Result(
+        requeue_after=3600.0
+    )
+    assert store.calls == []
+
+
+def test_54_missing_namespace_is_returned():
+    store = Store(project())
+    with pytest.raises(NotFound):
+        StaleReconciler(store, SETTINGS, FakeClock(NOW)).reconcile(Request("p"))
+    assert store.calls == []
+
+
+def test_auto_delete_confirms_first_and_deletes_with_the_uid_precondition():
+    due = {"staleSinceTimestamp": format_time(NOW - 40 * DAY), "staleAutoDeleteTimestamp": format_time(NOW)}
+    store = Store(project(status=due), namespace())
+    StaleReconciler(store, SETTINGS, FakeClock(NOW)).reconcile(Request("p"))
+    assert store.calls == [
+        (
+            "patch",
+            "p",
+            None,
+            {
+                "metadata": {
+                    "annotations": {
+                        "confirmation.gardener.cloud/deletion": "true",
+                        "gardener.cloud/timestamp": "2025-06-01T12:00:00Z",
+                    }
+                }
+            },
+        ),
+        ("delete", "p", {"uid": "uid-p"}),
+    ]
+
+
+@pytest.mark.parametrize(
+    "live_change",
+    ["activity", "skip-annotation", "deleting", "gone"],
+)
+def test_a_lagging_cache_cannot_delete(live_change):
+    """The cache says due; the live Project (or its namespace) says otherwise: nothing is deleted."""
+    due = {"staleSinceTimestamp": format_time(NOW - 40 * DAY), "staleAutoDeleteTimestamp": format_time(NOW)}
+    cached = Store(project(status=due), namespace())
+    live_project = project(status=dict(due))
+    live_ns = namespace()
+    if live_change == "activity":
+        live_project["status"]["lastActivityTimestamp"] = format_time(NOW - DAY)
+    elif live_change == "skip-annotation":
+        live_ns = namespace(annotations={"project.gardener.cloud/skip-stale-check": "true"})
+    elif live_change == "deleting":
+        live_project["metadata"]["deletionTimestamp"] = format_time(NOW)
+    live = Store(*([] if live_change == "gone" else [live_project]), live_ns)
+    StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+    assert not [c for c in cached.calls if c[0] == "delete"]
+    assert not [c for c in cached.calls if c[0] == "patch" and c[2] is None]  # no confirmation
+    if live_change in ("activity", "skip-annotation"):
+        assert cached.calls == [
+            (
+                "patch",
+                "p",
+                "status",
+                {"status": {"staleSinceTimestamp": None, "staleAutoDeleteTimestamp": None}},
+            )
+        ]
+
+
+def test_a_cache_behind_our_own_status_patch_is_not_checked_again():
+    """A request queued while the previous check patched runs on a cache without that patch: it must
+    not mark the Project stale a second time (staleSinceTimestamp is set once)."""
+
+    class Versioned(Store):
+        def patch(self, api_version, kind, name, body, namespace=None, subresource=None, **kw):
+            super().patch(api_version, kind, name, body, namespace, subresource, **kw)
+            return {"metadata": {"resourceVersion": "8"}}
+
+    p = project(resourceVersion="7")
+    store = Versioned(p, namespace())
+    clock = FakeClock(NOW)
+    rec = StaleReconciler(store, SETTINGS, clock)
+    assert rec.reconcile(Request("p")) == Result(requeue_after=3600.0)
+    assert len(store.calls) == 1  # marked stale at NOW
+    clock.step(5)
+    assert rec.reconcile(Request("p")) == Result(requeue_after=3600.0)  # cache still at "7": skipped
+    assert len(store.calls) == 1
+    # The cache caught up (our patch, "8"): checked again, nothing to change.
+    p["metadata"]["resourceVersion"] = "8"
+    p["status"] = {"staleSinceTimestamp": format_time(NOW)}
+    rec.reconcile(Request("p"))
+    assert len(store.calls) == 1
