@@ -268,3 +268,43 @@ def _get(client, api_version, kind, name):
         return client.get(api_version, kind, name, "default")
     except NotFound:
         return None
+
+
+def test_reconcile_timeout_is_cooperative(apiserver):
+    """Client calls after the per-reconcile deadline raise Timeout; the timeout is counted and retried."""
+    client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    mgr = Manager(client)
+    outcomes: list[str] = []
+
+    class Slow:
+        def reconcile(self, request: Request) -> None:
+            if request.name != "slow":
+                return
+            time.sleep(0.3)  # past the 0.1 s deadline; the worker thread itself is never abandoned
+            try:
+                mgr.api_reader.get("v1", "ConfigMap", "slow", "default")
+                outcomes.append("call went out")
+            except Exception as e:
+                outcomes.append(type(e).__name__)
+                raise
+
+    Builder(mgr).named("deadline").for_("v1", "ConfigMap").with_options(reconcile_timeout=0.1).complete(
+        Slow()
+    )
+    t = threading.Thread(target=mgr.start, name="manager", daemon=True)
+    t.start()
+    try:
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "slow", "namespace": "default"}}
+        )
+        wait_for(lambda: len(outcomes) >= 2)
+        assert set(outcomes) == {"Timeout"}
+        assert (
+            mgr.registry.get_sample_value(
+                "controller_runtime_reconcile_timeouts_total", {"controller": "deadline"}
+            )
+            >= 2
+        )
+    finally:
+        mgr.stop()
+        t.join(15)
