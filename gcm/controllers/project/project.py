@@ -9,10 +9,9 @@ Gardener's ``pkg/controllermanager/controller/project/project/add.go`` (``shared
   deleted member RoleBinding is restored);
 - ``Shoot`` deletes, mapped to the Project being deleted once its namespace holds no Shoot any more.
 
-Deviation: Gardener watches Shoots metadata-only. The framework's ``Builder.watches(..., metadata_only=True)``
-is not implemented and the manager's per-kind cache options are fixed when it is built, so the Shoot
-informer here is the ordinary one, shared with the stale and activity controllers that need Shoot specs
-anyway; the predicate passes deletes only and the mapper reads nothing but metadata.
+Deviation: Gardener watches Shoots metadata-only. ``Builder.watches(..., metadata_only=True)`` would
+add a second Shoot cache beside the full one the stale and activity controllers need for Shoot specs,
+so this controller shares that one; the predicate passes deletes only and the mapper reads metadata only.
 
 The manager's informers have no periodic resync (the framework's default resync period is 0), so the
 "every ~10 hours" re-reconcile Gardener gets from controller-runtime's resync does not happen; the
