@@ -122,6 +122,8 @@ class DeltaFIFO:
         emit_delta_type_replaced: queue ``Replaced`` rather than ``Sync`` on ``replace``.
         transform: applied once to each object as it is queued, e.g. to drop ``managedFields``.
             Must not mutate objects the consumer already holds.
+        transform_replaced: also transform the objects of ``replace`` (False when the producer already
+            transformed the listed objects, as the informer's reflector does page by page).
     """
 
     def __init__(
@@ -130,8 +132,10 @@ class DeltaFIFO:
         known_objects: KeyListerGetter | None = None,
         emit_delta_type_replaced: bool = True,
         transform: TransformFunc | None = None,
+        transform_replaced: bool = True,
     ) -> None:
         self._key_func = key_func
+        self._transform_replaced = transform_replaced
         self._known = known_objects
         self._emit_replaced = emit_delta_type_replaced
         self._transform = transform
@@ -349,6 +353,7 @@ class DeltaFIFO:
         if (
             self._transform is not None
             and internal is not DeltaType.Sync
+            and (internal is not DeltaType.Replaced or self._transform_replaced)
             and not isinstance(obj, DeletedFinalStateUnknown)
         ):
             obj = self._transform(obj)

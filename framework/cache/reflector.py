@@ -262,6 +262,7 @@ class Reflector:
         list_timeout: float | None = None,
         rng: random.Random | None = None,
         metadata_only: bool = False,
+        page_transform: Callable[[Any], Any] | None = None,
     ) -> None:
         if page_size < 0:
             raise ValueError("page_size must be >= 0")
@@ -287,6 +288,9 @@ class Reflector:
         self.list_timeout = list_timeout
         # Only ``metadata`` of each object (PartialObjectMetadata): for caches that need no more.
         self.metadata_only = metadata_only
+        # Applied to each listed page as it arrives, so a big initial list never holds every full
+        # object at once (peak memory is one raw page plus the transformed objects).
+        self.page_transform = page_transform
 
         self._lock = threading.Lock()
         # Wakes clock waits (backoff, resync) on stop; a Condition so a FakeClock can wake it too.
@@ -516,7 +520,7 @@ class Reflector:
         if self._last_sync_rv:
             self.relist_count += 1
         page = self._list_call(rv, limit or None, None)
-        items: list[Any] = page.get("items") or []
+        items: list[Any] = self._page_items(page)
         meta = page.get("metadata") or {}
         list_rv = meta.get("resourceVersion") or ""
         cont = meta.get("continue")
@@ -529,12 +533,20 @@ class Reflector:
             except Gone:
                 log.info("continue token expired; falling back to a full list", reflector=self.name)
                 page = self._list_call(rv, None, None)
-                items = page.get("items") or []
+                items = self._page_items(page)
                 list_rv = (page.get("metadata") or {}).get("resourceVersion") or ""
                 break
-            items.extend(page.get("items") or ())
+            items.extend(self._page_items(page))
             cont = (page.get("metadata") or {}).get("continue")
         return items, list_rv, paginated
+
+    def _page_items(self, page: dict[str, Any]) -> list[Any]:
+        items = page.get("items") or []
+        if self.page_transform is None:
+            return items
+        out = [self.page_transform(item) for item in items]
+        items.clear()  # drop the raw objects now, not when the whole list is done
+        return out
 
     def _list_call(self, rv: str | None, limit: int | None, cont: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"metadata_only": True} if self.metadata_only else {}

@@ -585,6 +585,7 @@ class SharedIndexInformer:
                 known_objects=self._indexer,
                 emit_delta_type_replaced=True,
                 transform=self._transform,
+                transform_replaced=False,  # the reflector transforms listed pages as they arrive
             )
             reflector = Reflector(
                 self.client,
@@ -604,6 +605,7 @@ class SharedIndexInformer:
                 watch_error_handler=self._watch_error_handler,
                 backoff=Backoff(self._backoff_initial, self._backoff_cap, clock=self._clock),
                 metadata_only=self.metadata_only,
+                page_transform=self._transform,
             )
             self._fifo = fifo
             self._reflector = reflector
