@@ -29,7 +29,7 @@ T = TypeVar("T")
 _JOIN_TIMEOUT_SECONDS = 5.0
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # one per delayed item: keep it small
 class _Waiting(Generic[T]):
     ready_at: float
     item: T
