@@ -156,10 +156,13 @@ class Controller:
             m.reconcile_errors.labels(name).inc()
             if self._timed_out(start):
                 m.timeouts.labels(name).inc()
-            if not isinstance(e, APIError):
-                m.panics.labels(name).inc()  # a bug in the reconciler rather than an API answer
             self.queue.add_rate_limited(request)
-            rlog.exception("reconcile failed, requeueing", error=str(e))
+            if isinstance(e, APIError):
+                # An API answer (NotFound while a cache catches up, 5xx ...): no stack trace needed.
+                rlog.error("reconcile failed, requeueing", error=str(e))
+            else:
+                m.panics.labels(name).inc()  # a bug in the reconciler rather than an API answer
+                rlog.exception("reconcile failed, requeueing", error=str(e))
             return
         finally:
             m.reconcile_time.labels(name).observe(self.clock.monotonic() - start)
