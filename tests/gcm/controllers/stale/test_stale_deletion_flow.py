@@ -33,7 +33,15 @@ def test_stale_deletion_runs_the_project_controllers_finalizer_flow(env):
     )
     env.wait_for(lambda: env.admin.get("v1", "Namespace", "garden-flow"), what="project namespace")
     now = env.age("flow", 100)
-    env.patch_status("flow", staleSinceTimestamp=format_time(now - 30 * DAY))
+    stale_since = format_time(now - 30 * DAY)
+    env.patch_status("flow", staleSinceTimestamp=stale_since)
+    # The check must see the patched status: wait until the manager's cache has it.
+    env.wait_for(
+        lambda: (
+            ((h.cached_project("flow") or {}).get("status") or {}).get("staleSinceTimestamp") == stale_since
+        ),
+        what="cached staleSinceTimestamp",
+    )
     h.check("flow")
     # Deleted by the stale controller, then finished by the Project controller: namespace and Project gone.
     env.wait_for(lambda: env.get_project("flow") is None, timeout=30, what="project gone")
