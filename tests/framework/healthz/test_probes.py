@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -12,17 +11,7 @@ import urllib3
 from framework.healthz import Checks, HealthProbeServer, run_check
 from framework.metrics import MetricsServer
 
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    deadline = time.monotonic() + 2.0
-    while (
-        leaked := [t.name for t in threading.enumerate() if t not in before]
-    ) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert not leaked, f"threads left running: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 
 
 @pytest.fixture

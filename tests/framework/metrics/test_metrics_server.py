@@ -18,17 +18,7 @@ from prometheus_client.registry import Collector
 from framework.httpserver import HTTPServer, Request, Response
 from framework.metrics import DEFAULT_BIND_ADDRESS, MetricsServer, parse_bind_address
 
-
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    deadline = time.monotonic() + 2.0
-    while (
-        leaked := [t.name for t in threading.enumerate() if t not in before]
-    ) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert not leaked, f"threads left running: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 
 
 @pytest.fixture

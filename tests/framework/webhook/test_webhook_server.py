@@ -37,16 +37,7 @@ V1BETA1 = "admission.k8s.io/v1beta1"
 JSON = {"Content-Type": "application/json"}
 
 
-@pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    deadline = time.monotonic() + 2.0
-    while (
-        leaked := [t.name for t in threading.enumerate() if t not in before]
-    ) and time.monotonic() < deadline:
-        time.sleep(0.005)
-    assert not leaked, f"threads left running: {leaked}"
+pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@ are always shut down (so no timer thread outlives its test)."""
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -54,13 +53,5 @@ def eventually_fixture() -> Callable[..., None]:
 
 
 @pytest.fixture(autouse=True)
-def no_leaked_threads() -> Iterator[None]:
-    before = set(threading.enumerate())
-    yield
-    deadline = time.monotonic() + 2.0
-    while True:
-        leaked = [t for t in threading.enumerate() if t not in before and t.is_alive()]
-        if not leaked or time.monotonic() > deadline:
-            break
-        time.sleep(0.001)
-    assert not leaked, f"threads left running: {[t.name for t in leaked]}"
+def _no_leaked_threads(no_leaked_threads: None) -> None:
+    """Every queue test must stop the threads it starts (the shared check lives in tests/conftest.py)."""
