@@ -975,7 +975,7 @@ class API:
         dry_run: bool = False,
     ) -> Result:
         match = self.matcher(rt, ns, label_selector, field_selector)
-        self._policy(options or {})
+        self._policy(options or {})  # bad options fail the request before anything is deleted
         objs = self.storage.table(rt.storage).objects
         targets = sorted(k for k, o in objs.items() if (not ns or k[0] == ns) and match(o))
         items = []

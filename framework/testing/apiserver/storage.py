@@ -12,8 +12,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import errors
-
 ObjKey = tuple[str, str]  # (namespace or "", name)
 
 
@@ -74,8 +72,6 @@ class Storage:
         t = self.tables.get(key)
         if t is None:
             t = self.tables[key] = Table(key, self.watch_cache_size)
-            # A table born later knows nothing before now.
-            t.window_start = 0
         return t
 
     def get(self, key: str, k: ObjKey) -> dict | None:
@@ -131,9 +127,6 @@ class Storage:
 
     # -- reads -----------------------------------------------------------------------------------
 
-    def check_not_too_old(self, key: str, rv: int) -> bool:
-        return rv >= self.table(key).window_start
-
     def snapshot(self, key: str, rv: int) -> dict[ObjKey, dict]:
         """The table's objects as they were at ``rv`` (spec 14-4 "exact", 14-3 continue).
 
@@ -161,6 +154,3 @@ class Storage:
         for t in self.tables.values():
             t.history.clear()
             t.window_start = self.rv
-
-    def too_old(self, key: str) -> errors.StatusError:
-        return errors.expired("The resourceVersion for the provided list is too old.")
