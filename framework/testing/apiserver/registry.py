@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .resources import BUILTIN, ResourceType, custom_resource_types
 
 
@@ -9,6 +11,9 @@ class Registry:
     def __init__(self, disabled_groups: tuple[str, ...] = ()) -> None:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._custom: dict[str, list[ResourceType]] = {}  # CRD name -> its served types
+        # Derived views, rebuilt only when the served set changes (every request to /apis/G reads them).
+        self._group_versions: dict[str, list[str]] | None = None
+        self._storage_types: list[ResourceType] | None = None
         for rt in BUILTIN:
             if rt.group not in disabled_groups:
                 self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
@@ -21,6 +26,11 @@ class Registry:
 
     def group_versions(self) -> dict[str, list[str]]:
         """Served groups with their versions, preferred (first) version first."""
+        if self._group_versions is None:
+            self._group_versions = self._compute_group_versions()
+        return self._group_versions
+
+    def _compute_group_versions(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         for rt in self._by_gvr.values():
             versions = out.setdefault(rt.group, [])
@@ -50,10 +60,12 @@ class Registry:
 
     def storage_types(self) -> list[ResourceType]:
         """One type per storage table (the events.k8s.io view shares the core Event table)."""
-        seen: dict[str, ResourceType] = {}
-        for rt in self._by_gvr.values():
-            seen.setdefault(rt.storage, rt)
-        return list(seen.values())
+        if self._storage_types is None:
+            seen: dict[str, ResourceType] = {}
+            for rt in self._by_gvr.values():
+                seen.setdefault(rt.storage, rt)
+            self._storage_types = list(seen.values())
+        return self._storage_types
 
     def custom_types(self, crd_name: str) -> list[ResourceType]:
         return self._custom.get(crd_name, [])
@@ -65,10 +77,12 @@ class Registry:
         self._custom[crd["metadata"]["name"]] = types
         for rt in types:
             self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
+        self._group_versions = self._storage_types = None
 
     def remove_crd(self, name: str) -> None:
         for rt in self._custom.pop(name, []):
             self._by_gvr.pop((rt.group, rt.version, rt.resource), None)
+        self._group_versions = self._storage_types = None
 
     def builtin_conflict(self, group: str, plural: str) -> bool:
         return any(rt.group == group and rt.resource == plural for rt in BUILTIN)
@@ -76,8 +90,6 @@ class Registry:
 
 def _version_priority(v: str) -> tuple:
     """Kubernetes version ordering: GA > beta > alpha, higher numbers first."""
-    import re
-
     m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
     if not m:
         return (3, v)
