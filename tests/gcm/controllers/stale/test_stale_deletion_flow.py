@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 
+from framework.client import NotFound
 from gcm.controllers.project.stale.reconciler import format_time
 
 CORE = "core.gardener.cloud/v1beta1"
@@ -31,7 +32,14 @@ def test_stale_deletion_runs_the_project_controllers_finalizer_flow(env):
         lambda: (env.get_project("flow") or {}).get("metadata", {}).get("finalizers"),
         what="project finalizer",
     )
-    env.wait_for(lambda: env.admin.get("v1", "Namespace", "garden-flow"), what="project namespace")
+
+    def namespace() -> dict | None:
+        try:
+            return env.admin.get("v1", "Namespace", "garden-flow")
+        except NotFound:
+            return None  # not created yet: the Project controller adds the finalizer first
+
+    env.wait_for(namespace, what="project namespace")
     now = env.age("flow", 100)
     stale_since = format_time(now - 30 * DAY)
     env.patch_status("flow", staleSinceTimestamp=stale_since)
@@ -46,12 +54,5 @@ def test_stale_deletion_runs_the_project_controllers_finalizer_flow(env):
     # Deleted by the stale controller, then finished by the Project controller: namespace and Project gone.
     env.wait_for(lambda: env.get_project("flow") is None, timeout=30, what="project gone")
 
-    def namespace_gone() -> bool:
-        try:
-            env.admin.get("v1", "Namespace", "garden-flow")
-        except Exception:
-            return True
-        return False
-
-    env.wait_for(namespace_gone, timeout=30, what="namespace gone")
+    env.wait_for(lambda: namespace() is None, timeout=30, what="namespace gone")
     assert env.sa_requests("delete", "projects") == 1
