@@ -12,7 +12,9 @@ runtime, 2 for an invalid configuration or when no cluster can be reached (no us
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import os
+import signal
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -132,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"  {line}\n")
         return EXIT_USAGE
     configure_logging(cfg.log_level or "info", cfg.log_format or "json")
+    # `kill -USR1 <pid>` dumps every thread's stack to stderr: the way to see where a stuck gcm waits.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     embedded = None
     if args.embedded:
         from gcm import embedded as embedded_mode

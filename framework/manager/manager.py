@@ -24,6 +24,9 @@ from framework.record import EventBroadcaster
 
 log = structlog.get_logger("framework.manager")
 
+# How often the main thread wakes while waiting for stop(), so that signal handlers run promptly.
+_STOP_POLL_SECONDS = 0.25
+
 
 class Runnable(Protocol):
     """Anything the manager starts and stops: controllers, or your own workers."""
@@ -148,7 +151,7 @@ class Manager:
                 r.start()
             if self.leader_election is None:
                 self._start_leading()
-                self._stop.wait()
+                self._wait_for_stop()
             else:
                 self._run_election()
         finally:
@@ -158,6 +161,12 @@ class Manager:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def _wait_for_stop(self) -> None:
+        # Never an unbounded wait: a SIGTERM the kernel delivers to another thread does not interrupt
+        # the main thread's lock wait, and CPython runs the handler only once the main thread wakes.
+        while not self._stop.wait(_STOP_POLL_SECONDS):
+            pass
 
     def _run_election(self) -> None:
         le = self.leader_election
@@ -195,7 +204,7 @@ class Manager:
             target=self._elector.run, args=(elector_stop,), name="leader-election", daemon=True
         )
         thread.start()
-        self._stop.wait()
+        self._wait_for_stop()
         if not lost.is_set():
             # Graceful: controllers drain first, then the lease is released for the next leader.
             self._stop_leader_runnables(self.graceful_shutdown_timeout)

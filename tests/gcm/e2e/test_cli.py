@@ -80,6 +80,8 @@ def stop(proc: subprocess.Popen, timeout: float = 40.0) -> int:
     try:
         return proc.wait(timeout)
     except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)  # every thread's stack into gcm's log, for the failure report
+        time.sleep(0.5)
         proc.kill()
         proc.wait()
         raise
@@ -125,6 +127,10 @@ def test_embedded_comes_up_and_shuts_down(tmp_path):
             proc=proc,
         )
         assert 'leader_election_master_status{name="gardener-controller-manager-leader-election"} 1.0' in body
+        # SIGUSR1 dumps every thread's stack (the main thread waits for stop) and gcm keeps running.
+        proc.send_signal(signal.SIGUSR1)
+        wait_for(lambda: "in _wait_for_stop" in log.read_text(), proc=proc)
+        assert http.request("GET", f"http://127.0.0.1:{probes}/healthz").status == 200
         start = time.monotonic()
         assert stop(proc) == 0
         assert time.monotonic() - start < 35
