@@ -74,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
             server.install_crds(args.crds)
         server.write_kubeconfig(args.kubeconfig)
         log.info("serving", url=server.url, kubeconfig=args.kubeconfig)
-        stop.wait()
+        while not stop.wait(0.25):  # bounded: a signal delivered to another thread must still stop us
+            pass
     finally:
         server.stop()
         log.info("stopped")
