@@ -134,8 +134,6 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"  {line}\n")
         return EXIT_USAGE
     configure_logging(cfg.log_level or "info", cfg.log_format or "json")
-    # `kill -USR1 <pid>` dumps every thread's stack to stderr: the way to see where a stuck gcm waits.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
     embedded = None
     if args.embedded:
         from gcm import embedded as embedded_mode
@@ -193,4 +191,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # `kill -USR1 <pid>` dumps every thread's stack to stderr: the way to see where a stuck gcm waits.
+    # Only for the gcm process itself: main() also runs in-process (tests), where stderr may be no file.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     sys.exit(main())

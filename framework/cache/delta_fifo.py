@@ -46,6 +46,8 @@ from typing import Any, Protocol
 
 import structlog
 
+from framework.compact import oversized
+
 from .keys import meta_namespace_key_func
 
 log = structlog.get_logger("framework.cache")
@@ -274,6 +276,8 @@ class DeltaFIFO:
                 if self._initial_population_count > 0:
                     self._initial_population_count -= 1
                 deltas = self._items.pop(key, None)
+                if not depth and oversized(self._items):
+                    self._items = {}  # drained after a burst: drop the burst-sized table
                 if deltas is None:
                     log.error("key queued without deltas; skipped", key=key)
                     continue

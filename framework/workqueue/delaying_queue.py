@@ -3,6 +3,11 @@
 Delayed items wait in a min-heap ordered by ready time, served by one named timer thread that blocks
 on the queue's clock until the earliest item is due. Adding an item that is already waiting keeps the
 **earliest** ready time. The thread starts with the first delayed add and stops on shutdown.
+
+A waiting item costs one heap tuple ``(ready_at, seq, item)``, shared by the heap and the index of
+waiting items; a superseded tuple stays in the heap until its time and is skipped then (lazy deletion).
+No per-item object beyond that: controllers park one item per cached object here (the Event TTL
+controller: every event for an hour), so the bytes per item count.
 """
 
 from __future__ import annotations
@@ -10,13 +15,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import threading
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 import structlog
 from prometheus_client import CollectorRegistry
 
 from framework.clock import Clock
+from framework.compact import oversized
 from framework.workqueue.queue import Queue
 
 __all__ = ["DelayingQueue"]
@@ -27,13 +32,6 @@ T = TypeVar("T")
 
 # Bounded join of the timer thread on shutdown; it only ever blocks on a condition we notify.
 _JOIN_TIMEOUT_SECONDS = 5.0
-
-
-@dataclass(eq=False, slots=True)  # one per delayed item: keep it small
-class _Waiting(Generic[T]):
-    ready_at: float
-    item: T
-    live: bool = True  # False once superseded by an earlier ready time (lazy heap deletion)
 
 
 class DelayingQueue(Queue[T]):
@@ -47,8 +45,9 @@ class DelayingQueue(Queue[T]):
     ) -> None:
         super().__init__(name, clock, registry)
         self._waiting_cond = threading.Condition(threading.Lock())
-        self._heap: list[tuple[float, int, _Waiting[T]]] = []
-        self._waiting: dict[T, _Waiting[T]] = {}
+        # (ready_at, seq, item); seq keeps insertion order on ties and spares comparing items.
+        self._heap: list[tuple[float, int, T]] = []
+        self._waiting: dict[T, tuple[float, int, T]] = {}  # item -> its live heap entry
         self._seq = itertools.count()  # ties on ready time keep insertion order
         self._stopped = False
         self._thread: threading.Thread | None = None
@@ -71,20 +70,18 @@ class DelayingQueue(Queue[T]):
             if self._stopped:
                 return
             existing = self._waiting.get(item)
-            if existing is not None:
-                if existing.ready_at <= ready_at:
-                    return
-                existing.live = False
-            entry = _Waiting(ready_at, item)
-            self._waiting[item] = entry
-            heapq.heappush(self._heap, (ready_at, next(self._seq), entry))
+            if existing is not None and existing[0] <= ready_at:
+                return
+            entry = (ready_at, next(self._seq), item)
+            self._waiting[item] = entry  # a superseded entry is no longer the live one: skipped later
+            heapq.heappush(self._heap, entry)
             if self._thread is None:
                 label = self._name or f"{id(self):x}"
                 self._thread = threading.Thread(
                     target=self._waiting_loop, name=f"workqueue-delay-{label}", daemon=True
                 )
                 self._thread.start()
-            elif self._heap[0][2] is entry:
+            elif self._heap[0] is entry:
                 self._waiting_cond.notify()
 
     def _waiting_loop(self) -> None:
@@ -105,11 +102,15 @@ class DelayingQueue(Queue[T]):
                 return False
             now = self._clock.monotonic()
             ready: list[T] = []
-            while self._heap and self._heap[0][0] <= now:
-                _, _, entry = heapq.heappop(self._heap)
-                if entry.live:
-                    del self._waiting[entry.item]
-                    ready.append(entry.item)
+            heap, waiting = self._heap, self._waiting
+            while heap and heap[0][0] <= now:
+                entry = heapq.heappop(heap)
+                item = entry[2]
+                if waiting.get(item) is entry:
+                    del waiting[item]
+                    ready.append(item)
+            if oversized(waiting):
+                self._waiting = {}
             if not ready:
                 next_ready = self._heap[0][0] if self._heap else None
                 self._clock.wait_until(self._waiting_cond, next_ready)

@@ -25,6 +25,7 @@ from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
 from framework.clock import Clock
+from framework.compact import oversized
 
 __all__ = ["DURATION_BUCKETS", "QueueMetrics", "WorkqueueCollector", "workqueue_collector"]
 
@@ -197,6 +198,8 @@ class QueueMetrics:
         now = self._monotonic()
         self._processing_start[item] = now
         added = self._add_times.pop(item, None)
+        if oversized(self._add_times):
+            self._add_times = {}
         stats = self._stats
         with stats.lock:
             stats.depth -= 1

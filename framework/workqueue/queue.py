@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 from prometheus_client import CollectorRegistry
 
 from framework.clock import Clock, RealClock
+from framework.compact import oversized
 from framework.workqueue.metrics import QueueMetrics
 
 __all__ = ["Queue"]
@@ -103,6 +104,8 @@ class Queue(Generic[T]):
                 self._metrics.get(item)
             self._processing.add(item)
             self._dirty.discard(item)
+            if oversized(self._dirty):
+                self._dirty = set()  # drained after a burst: drop the burst-sized table
             return item, False
 
     def done(self, item: T) -> None:

@@ -68,6 +68,23 @@ def test_duplicate_keeps_the_earliest_time(make_queue, clock: FakeClock, eventua
     assert drain(q) == ["sentinel"]
 
 
+def test_superseded_entry_does_not_fire_a_later_re_add(make_queue, clock: FakeClock, eventually) -> None:
+    q = make_queue(DelayingQueue, clock=clock)
+    q.add_after("x", 5)
+    q.add_after("x", 2)  # supersedes the 5 s entry, which stays in the heap until its time
+    clock.step(2)
+    eventually(lambda: len(q) == 1)
+    assert drain(q) == ["x"]
+    q.add_after("x", 10)  # due at 12 s: the stale 5 s entry must not hand it out at 5 s
+    q.add_after("sentinel", 4)  # due at 6 s, after the stale entry
+    clock.step(4)
+    eventually(lambda: len(q) == 1)
+    assert drain(q) == ["sentinel"]
+    clock.step(6)
+    eventually(lambda: len(q) == 1)
+    assert drain(q) == ["x"]
+
+
 def test_delayed_item_already_queued_is_not_duplicated(make_queue, clock: FakeClock, eventually) -> None:
     q = make_queue(DelayingQueue, clock=clock)
     q.add("x")
