@@ -3,7 +3,9 @@
 The :class:`Indexer` is the informer cache controllers read from. It maps keys (``"ns/name"``) to the
 cached object dicts and keeps secondary indices: an *index function* maps an object to a list of string
 values, and ``index[value]`` is the set of keys whose object produced that value. The ``"namespace"``
-index is built in; add your own at construction or later with :meth:`Indexer.add_indexers`::
+index is built in, and built on first use: a cache never read by namespace (the Event TTL
+controller's, a million objects) does not pay its ~40 bytes per object. Add your own indices at
+construction or later with :meth:`Indexer.add_indexers`::
 
     def by_owner(obj):
         return [ref["uid"] for ref in obj["metadata"].get("ownerReferences", [])]
@@ -48,11 +50,19 @@ class ThreadSafeStore:
     function that raises (a programming error) leaves the store as it was and the error propagates.
     """
 
-    def __init__(self, indexers: Mapping[str, IndexFunc] | None = None) -> None:
+    def __init__(
+        self,
+        indexers: Mapping[str, IndexFunc] | None = None,
+        lazy_indexers: Mapping[str, IndexFunc] | None = None,
+    ) -> None:
+        """``lazy_indexers`` are built (back-filled) by the first read of their index, maintained after."""
         self._lock = threading.RLock()
         self._items: dict[str, Any] = {}
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        self._lazy: dict[str, IndexFunc] = {
+            k: v for k, v in (lazy_indexers or {}).items() if k not in self._indexers
+        }
 
     # -- writes -------------------------------------------------------------------------------------
 
@@ -98,7 +108,7 @@ class ThreadSafeStore:
             ValueError: a name is already registered; nothing is added then.
         """
         with self._lock:
-            clash = sorted(set(indexers) & set(self._indexers))
+            clash = sorted(set(indexers) & (set(self._indexers) | set(self._lazy)))
             if clash:
                 raise ValueError(f"indexer conflict: {', '.join(map(repr, clash))} already registered")
             built = {name: self._build_index(name, func, self._items) for name, func in indexers.items()}
@@ -134,7 +144,7 @@ class ThreadSafeStore:
     def get_indexers(self) -> dict[str, IndexFunc]:
         """Return a copy of the registered index functions."""
         with self._lock:
-            return dict(self._indexers)
+            return {**self._lazy, **self._indexers}
 
     def by_index(self, index_name: str, value: str) -> list[Any]:
         """Return the objects whose index function ``index_name`` produced ``value``."""
@@ -168,11 +178,19 @@ class ThreadSafeStore:
     # -- internals ----------------------------------------------------------------------------------
 
     def _index(self, index_name: str) -> dict[str, set[str]]:
-        try:
-            return self._indices[index_name]
-        except KeyError:
-            known = ", ".join(repr(n) for n in self._indices) or "none"
-            raise IndexNotFoundError(f"index {index_name!r} does not exist (known: {known})") from None
+        """The index ``index_name``, built now if it is lazy and not read before. Lock held."""
+        index = self._indices.get(index_name)
+        if index is not None:
+            return index
+        func = self._lazy.get(index_name)
+        if func is not None:
+            index = self._build_index(index_name, func, self._items)  # may raise: register after
+            self._indices[index_name] = index
+            self._indexers[index_name] = func
+            del self._lazy[index_name]
+            return index
+        known = ", ".join(repr(n) for n in [*self._indices, *self._lazy]) or "none"
+        raise IndexNotFoundError(f"index {index_name!r} does not exist (known: {known})")
 
     def _index_changes(self, old: Any, new: Any) -> list[tuple[str, Any, Any]]:
         changes = []
@@ -241,8 +259,9 @@ class Indexer:
     Args:
         key_func: maps an object to its key; the default also accepts
             :class:`~framework.cache.delta_fifo.DeletedFinalStateUnknown` tombstones.
-        indexers: extra index functions by name. ``"namespace"`` is always present; passing it again
-            is allowed only with :func:`~framework.cache.keys.meta_namespace_index_func`.
+        indexers: extra index functions by name. ``"namespace"`` is always present (built when first
+            read); passing it again is allowed only with
+            :func:`~framework.cache.keys.meta_namespace_index_func`.
 
     Objects returned by ``get``/``list``/``by_index`` are the cached dicts: **do not mutate them**;
     deep-copy first. The Indexer also serves as the DeltaFIFO's ``known_objects``.
@@ -253,15 +272,14 @@ class Indexer:
         key_func: KeyFunc = meta_namespace_key_func,
         indexers: Mapping[str, IndexFunc] | None = None,
     ) -> None:
-        merged: dict[str, IndexFunc] = {NAMESPACE_INDEX: meta_namespace_index_func}
+        merged: dict[str, IndexFunc] = {}
         for name, func in (indexers or {}).items():
-            if name == NAMESPACE_INDEX and func is meta_namespace_index_func:
-                continue
-            if name in merged:
+            if name == NAMESPACE_INDEX and func is not meta_namespace_index_func:
                 raise ValueError(f"indexer conflict: {name!r} is built in")
             merged[name] = func
+        lazy = {} if NAMESPACE_INDEX in merged else {NAMESPACE_INDEX: meta_namespace_index_func}
         self.key_func = key_func
-        self._store = ThreadSafeStore(merged)
+        self._store = ThreadSafeStore(merged, lazy_indexers=lazy)
 
     def add(self, obj: Any) -> None:
         """Insert or replace ``obj`` under its key."""
@@ -320,7 +338,7 @@ class Indexer:
         return self._store.list_index_func_values(index_name)
 
     def get_indexers(self) -> dict[str, IndexFunc]:
-        """Return a copy of the registered index functions."""
+        """Return a copy of the registered index functions (the built-in ones included)."""
         return self._store.get_indexers()
 
     def add_indexers(self, indexers: Mapping[str, IndexFunc]) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import random
 import sys
 import threading
+import tracemalloc
 
 import pytest
 from hypothesis import given, settings
@@ -124,6 +126,46 @@ def test_namespace_index_built_in() -> None:
     assert idx.index_keys("namespace", "") == ["node"]
     assert idx.by_index("namespace", "nope") == []
     assert sorted(idx.list_index_func_values("namespace")) == ["", "ns1", "ns2"]
+
+
+def test_namespace_index_is_built_on_first_read_and_maintained_after() -> None:
+    idx = Indexer()
+    idx.add(obj("a", "ns1"))
+    idx.add(obj("b", "ns2"))
+    idx.delete(obj("b", "ns2"))
+    assert NAMESPACE_INDEX in idx.get_indexers()
+    assert idx.index_keys("namespace", "ns1") == ["ns1/a"]  # back-filled from what is stored
+    assert idx.index_keys("namespace", "ns2") == []
+    idx.add(obj("c", "ns2"))
+    idx.update(obj("a", "ns1", rv="2"))
+    idx.delete(obj("a", "ns1"))
+    assert idx.index_keys("namespace", "ns2") == ["ns2/c"]
+    assert sorted(idx.list_index_func_values("namespace")) == ["ns2"]
+    with pytest.raises(ValueError, match="namespace"):
+        idx.add_indexers({"namespace": by_app})
+
+
+def test_an_indexer_never_read_by_namespace_keeps_no_namespace_index() -> None:
+    objs = [obj(f"o{i}", f"ns{i % 50}") for i in range(20_000)]
+    keys = [meta_namespace_key_func(o) for o in objs]  # the same key strings for both stores
+    sizes = []
+    tracemalloc.start()
+    try:
+        for read_by_namespace in (False, True):
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            store = ThreadSafeStore(lazy_indexers={NAMESPACE_INDEX: meta_namespace_index_func})
+            for key, o in zip(keys, objs, strict=True):
+                store.add(key, o)
+            if read_by_namespace:
+                assert len(store.by_index(NAMESPACE_INDEX, "ns0")) == 400
+            gc.collect()
+            sizes.append(tracemalloc.get_traced_memory()[0] - before)
+            del store
+    finally:
+        tracemalloc.stop()
+    unread, read = sizes
+    assert read - unread > 20 * len(objs)  # the index costs tens of bytes per object, only once read
 
 
 def test_namespace_indexer_may_be_passed_again_but_not_overridden() -> None:
