@@ -1,6 +1,8 @@
 """Event TTL controller (gcm.controllers.event): expiry throughput and memory per held event.
 
-Run: ``.venv/bin/python bench/event_bench.py [--quick] [--events N] [--workers W] [--skip-floor]``
+Run: ``.venv/bin/python bench/event_bench.py [--quick] [--events N] [--workers W] [--skip-expire]
+[--skip-floor] [--skip-hold] [--skip-tracemalloc]`` (1,000,000 events: ``--events 1000000 --skip-expire
+--skip-floor --skip-tracemalloc``, RSS only).
 
 Every measurement runs in its own process, against a test API server in another process (populated
 in-process there, not measured), so gcm's figures are gcm's alone and its peak RSS is its own:
@@ -358,7 +360,11 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="10,000 events instead of 100,000")
     p.add_argument("--events", type=int, default=None)
     p.add_argument("--workers", type=int, default=5, help="concurrentSyncs (default 5)")
+    p.add_argument("--skip-expire", action="store_true")
     p.add_argument("--skip-floor", action="store_true")
+    p.add_argument(
+        "--skip-tracemalloc", action="store_true", help="hold: RSS only (tracemalloc is slow at 1M events)"
+    )
     p.add_argument("--skip-hold", action="store_true")
     p.add_argument("--role", default=None, help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", default=None, help=argparse.SUPPRESS)
@@ -390,20 +396,22 @@ def main() -> None:
         rows.append((label, value))
         print(f"  {label}: {value}", flush=True)
 
-    server = Server(n, expired=True)
-    try:
-        cpu0 = server.cpu_seconds()
-        r = run_role("expire", server.kubeconfig, args)
-        server_cpu = server.cpu_seconds() - cpu0
-    finally:
-        server.close()
-    row(
-        "gcm: expired events until only Shoot events remain",
-        f"{r['seconds']:.1f} s ({r['deleted'] / r['seconds']:,.0f} deletes/s;"
-        f" list + sync {r['sync_seconds']:.1f} s; errors {r['errors'] or 0:.0f};"
-        f" CPU gcm {r['cpu_seconds']:.1f} s, server {server_cpu:.1f} s)",
-    )
-    row("gcm: peak RSS above baseline per cached event (expire run)", f"{r['peak_rss_per_event']:,.0f} B")
+    r: dict[str, Any] = {}
+    if not args.skip_expire:
+        server = Server(n, expired=True)
+        try:
+            cpu0 = server.cpu_seconds()
+            r = run_role("expire", server.kubeconfig, args)
+            server_cpu = server.cpu_seconds() - cpu0
+        finally:
+            server.close()
+        row(
+            "gcm: expired events until only Shoot events remain",
+            f"{r['seconds']:.1f} s ({r['deleted'] / r['seconds']:,.0f} deletes/s;"
+            f" list + sync {r['sync_seconds']:.1f} s; errors {r['errors'] or 0:.0f};"
+            f" CPU gcm {r['cpu_seconds']:.1f} s, server {server_cpu:.1f} s)",
+        )
+        row("gcm: peak RSS above baseline per cached event (expire run)", f"{r['peak_rss_per_event']:,.0f} B")
 
     if not args.skip_floor:
         for threads in sorted({1, w}):
@@ -418,25 +426,28 @@ def main() -> None:
                 f"floor: list + plain DELETE loop, {threads} thread{'s' if threads > 1 else ''}",
                 f"{f['seconds']:.1f} s ({f['deleted'] / f['seconds']:,.0f} deletes/s;"
                 f" list {f['list_seconds']:.1f} s; CPU client {f['cpu_seconds']:.1f} s,"
-                f" server {server_cpu:.1f} s); gcm / floor = {r['seconds'] / f['seconds']:.2f}",
+                f" server {server_cpu:.1f} s)"
+                + (f"; gcm / floor = {r['seconds'] / f['seconds']:.2f}" if r else ""),
             )
 
     if not args.skip_hold:
         server = Server(n, expired=False)
         try:
-            slim = run_role("hold", server.kubeconfig, args, "--tracemalloc")
-            full = run_role("hold", server.kubeconfig, args, "--tracemalloc", "--full-cache")
+            if not args.skip_tracemalloc:
+                slim = run_role("hold", server.kubeconfig, args, "--tracemalloc")
+                full = run_role("hold", server.kubeconfig, args, "--tracemalloc", "--full-cache")
             rss = run_role("hold", server.kubeconfig, args)
         finally:
             server.close()
-        row(
-            "held event, slim cache (tracemalloc): informer / informer + queue",
-            f"{slim['informer_per_event']:,.0f} B / {slim['total_per_event']:,.0f} B",
-        )
-        row(
-            "held event, default cache (tracemalloc): informer / informer + queue",
-            f"{full['informer_per_event']:,.0f} B / {full['total_per_event']:,.0f} B",
-        )
+        if not args.skip_tracemalloc:
+            row(
+                "held event, slim cache (tracemalloc): informer / informer + queue",
+                f"{slim['informer_per_event']:,.0f} B / {slim['total_per_event']:,.0f} B",
+            )
+            row(
+                "held event, default cache (tracemalloc): informer / informer + queue",
+                f"{full['informer_per_event']:,.0f} B / {full['total_per_event']:,.0f} B",
+            )
         row(
             "held event, slim cache (RSS): steady / peak above baseline",
             f"{rss['total_per_event']:,.0f} B / {rss['peak_rss_per_event']:,.0f} B",
