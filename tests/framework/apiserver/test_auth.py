@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 
 import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
-from framework.testing import APIServer
+from framework.testing import APIServer, eventually
 from framework.testing.kubectl import Kubectl
 
 
@@ -48,14 +47,6 @@ def binding(name: str, role_kind: str, role_name: str, subjects: list[dict], ns:
 
 def user(name: str) -> dict:
     return {"kind": "User", "name": name, "apiGroup": "rbac.authorization.k8s.io"}
-
-
-def wait_for(fn, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while not (value := fn()):
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-    return value
 
 
 def test_unauthenticated_is_401(apiserver, raw):
@@ -188,7 +179,7 @@ def test_group_and_service_account_subjects(rbac_server):
             ],
         )
     )
-    wait_for(lambda: r.read_cluster_role("view").rules)
+    eventually(lambda: r.read_cluster_role("view").rules)
     assert client.CoreV1Api(api_for(rbac_server, "dave", ["viewers"])).list_namespaced_config_map("default")
     admin_core.create_namespaced_service_account("default", {"metadata": {"name": "robot"}})
     token = admin_core.create_namespaced_service_account_token(
@@ -218,10 +209,10 @@ def test_aggregation(rbac_server):
     body = role("widget-viewer", [rule])
     body["metadata"]["labels"] = {"rbac.authorization.k8s.io/aggregate-to-view": "true"}
     r.create_cluster_role(body)
-    wait_for(lambda: any(x.resources == ["widgets"] for x in r.read_cluster_role("view").rules or []))
-    wait_for(lambda: any(x.resources == ["widgets"] for x in r.read_cluster_role("admin").rules or []))
+    eventually(lambda: any(x.resources == ["widgets"] for x in r.read_cluster_role("view").rules or []))
+    eventually(lambda: any(x.resources == ["widgets"] for x in r.read_cluster_role("admin").rules or []))
     r.delete_cluster_role("widget-viewer")
-    wait_for(lambda: not any(x.resources == ["widgets"] for x in r.read_cluster_role("view").rules or []))
+    eventually(lambda: not any(x.resources == ["widgets"] for x in r.read_cluster_role("view").rules or []))
 
 
 def test_escalation_prevented(rbac_server):

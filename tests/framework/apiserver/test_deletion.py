@@ -9,16 +9,7 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-
-def wait_for(fn, timeout: float = 5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.02)
+from framework.testing import eventually
 
 
 def gone(fn) -> bool:
@@ -153,7 +144,7 @@ def test_namespace_lifecycle(core, raw):
     assert ns.metadata.labels == {"kubernetes.io/metadata.name": "life"}
     core.create_namespaced_config_map("life", cm("held", finalizers=["example.com/hold"]))
     core.create_namespaced_secret("life", {"metadata": {"name": "s"}})
-    wait_for(lambda: core.list_namespaced_service_account("life").items)  # 12-9 default SA
+    eventually(lambda: core.list_namespaced_service_account("life").items)  # 12-9 default SA
     deleted = core.delete_namespace("life")
     assert deleted["status"]["phase"] == "Terminating"
     with pytest.raises(ApiException) as e:
@@ -171,14 +162,14 @@ def test_namespace_lifecycle(core, raw):
             "field": "metadata.namespace",
         }
     ]
-    wait_for(lambda: gone(lambda: core.read_namespaced_secret("s", "life")))
+    eventually(lambda: gone(lambda: core.read_namespaced_secret("s", "life")))
 
     def content_remaining():
         conds = {c.type: c for c in core.read_namespace("life").status.conditions or []}
         c = conds.get("NamespaceContentRemaining")
         return c is not None and c.status == "True" and c
 
-    cond = wait_for(content_remaining)
+    cond = eventually(content_remaining)
     assert cond.reason == "SomeResourcesRemain"
     assert cond.message == "Some resources are remaining: configmaps. has 1 resource instances"
     with pytest.raises(ApiException) as e:
@@ -190,7 +181,7 @@ def test_namespace_lifecycle(core, raw):
     core.patch_namespaced_config_map(
         "held", "life", {"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/hold"]}}
     )
-    wait_for(lambda: gone(lambda: core.read_namespace("life")))
+    eventually(lambda: gone(lambda: core.read_namespace("life")))
 
 
 def test_protected_namespaces(core):
@@ -216,7 +207,7 @@ def test_gc_background(core):
     owner = core.create_namespaced_config_map("default", cm("owner"))
     core.create_namespaced_config_map("default", owned("dep", owner))
     core.delete_namespaced_config_map("owner", "default")
-    wait_for(lambda: gone(lambda: core.read_namespaced_config_map("dep", "default")))
+    eventually(lambda: gone(lambda: core.read_namespaced_config_map("dep", "default")))
 
 
 def test_gc_keeps_dependents_with_live_owner(core):
@@ -228,7 +219,7 @@ def test_gc_keeps_dependents_with_live_owner(core):
     ]
     core.create_namespaced_config_map("default", cm("dep", ownerReferences=refs))
     core.delete_namespaced_config_map("a", "default")
-    wait_for(
+    eventually(
         lambda: (
             [r.name for r in core.read_namespaced_config_map("dep", "default").metadata.owner_references]
             == ["b"]
@@ -249,18 +240,18 @@ def test_gc_foreground(core):
     core.delete_namespaced_config_map("owner", "default", propagation_policy="Foreground")
     o = core.read_namespaced_config_map("owner", "default")
     assert "foregroundDeletion" in o.metadata.finalizers
-    wait_for(lambda: core.read_namespaced_config_map("dep", "default").metadata.deletion_timestamp)
+    eventually(lambda: core.read_namespaced_config_map("dep", "default").metadata.deletion_timestamp)
     time.sleep(0.2)
     assert core.read_namespaced_config_map("owner", "default")  # still blocked
     core.patch_namespaced_config_map("dep", "default", {"metadata": {"finalizers": None}})
-    wait_for(lambda: gone(lambda: core.read_namespaced_config_map("owner", "default")))
+    eventually(lambda: gone(lambda: core.read_namespaced_config_map("owner", "default")))
 
 
 def test_gc_orphan(core):
     owner = core.create_namespaced_config_map("default", cm("owner"))
     core.create_namespaced_config_map("default", owned("dep", owner))
     core.delete_namespaced_config_map("owner", "default", propagation_policy="Orphan")
-    wait_for(lambda: gone(lambda: core.read_namespaced_config_map("owner", "default")))
+    eventually(lambda: gone(lambda: core.read_namespaced_config_map("owner", "default")))
     dep = core.read_namespaced_config_map("dep", "default")
     assert not dep.metadata.owner_references
 
@@ -271,7 +262,7 @@ def test_gc_cluster_scoped_owner(core):
     ref = {"apiVersion": "v1", "kind": "Namespace", "name": "owner-ns", "uid": ns.metadata.uid}
     core.create_namespaced_config_map("default", cm("dep", ownerReferences=[ref]))
     core.delete_namespace("owner-ns")
-    wait_for(lambda: gone(lambda: core.read_namespaced_config_map("dep", "default")), timeout=10)
+    eventually(lambda: gone(lambda: core.read_namespaced_config_map("dep", "default")), timeout=10)
 
 
 def test_gc_cross_namespace_owner_is_absent(core):
@@ -279,7 +270,7 @@ def test_gc_cross_namespace_owner_is_absent(core):
     core.create_namespace({"metadata": {"name": "other"}})
     owner = core.create_namespaced_config_map("other", cm("owner"))
     core.create_namespaced_config_map("default", owned("dep", owner))
-    wait_for(lambda: gone(lambda: core.read_namespaced_config_map("dep", "default")))
+    eventually(lambda: gone(lambda: core.read_namespaced_config_map("dep", "default")))
     events = core.list_namespaced_event("default", field_selector="reason=OwnerRefInvalidNamespace")
     assert events.items and events.items[0].involved_object.name == "dep"
     assert isinstance(events.items[0], client.CoreV1Event)

@@ -4,21 +4,13 @@ together, against the API server over HTTP."""
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 import structlog
 
 from framework.cache import InformerKey, SharedIndexInformer, SharedInformerFactory, drop_managed_fields
 from framework.client import Client
-
-
-def eventually(cond, timeout: float = 10.0, interval: float = 0.01) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        time.sleep(interval)
+from framework.testing import eventually
 
 
 def cm(name: str, namespace: str = "default", **labels: str) -> dict:

@@ -15,14 +15,7 @@ import structlog
 from framework.cache import Backoff, DeltaFIFO, DeltaType, Indexer, Reflector
 from framework.client import Client, Gone, ServerError, Timeout, TooManyRequests
 from framework.clock import FakeClock
-
-
-def eventually(cond, timeout: float = 10.0, interval: float = 0.01, msg: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s {msg}")
-        time.sleep(interval)
+from framework.testing import eventually
 
 
 def cm(name: str, rv: str | None = None, namespace: str = "default", **data: str) -> dict:
@@ -160,7 +153,7 @@ def fast_reflector(client, store=None, **kw) -> Reflector:
 def run_until(reflector: Reflector, client: ScriptedClient, calls: int) -> list[tuple]:
     reflector.start()
     try:
-        eventually(lambda: len(client.calls) >= calls, msg=str(client.calls))
+        eventually(lambda: len(client.calls) >= calls, message=str(client.calls))
     finally:
         assert reflector.stop(5)
     return client.kinds()[:calls]

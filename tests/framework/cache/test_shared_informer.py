@@ -23,16 +23,9 @@ from framework.cache import (
 from framework.cache.reflector import Reflector
 from framework.client import Client, Gone
 from framework.clock import FakeClock
+from framework.testing import eventually
 
 NS = "default"
-
-
-def eventually(cond, timeout: float = 10.0, interval: float = 0.01, msg: Any = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s: {msg() if callable(msg) else msg}")
-        time.sleep(interval)
 
 
 def cm(name: str, namespace: str = NS, labels: dict | None = None, **data: str) -> dict:
@@ -110,7 +103,7 @@ def converged(client: Client, informer: SharedIndexInformer, *recorders: Recorde
         want = server_state(client, informer.namespace, **kw)
         return cache_state(informer) == want and all(r.snapshot() == want for r in recorders)
 
-    eventually(check, msg=lambda: (server_state(client, informer.namespace, **kw), cache_state(informer)))
+    eventually(check, message=lambda: (server_state(client, informer.namespace, **kw), cache_state(informer)))
     for r in recorders:
         assert not r.duplicates, r.duplicates
 
@@ -442,7 +435,7 @@ def test_per_handler_resync_reaches_only_due_handlers(client, make_informer):
         assert clock.wait_for_waiters(1)
         clock.step(10)
         want10, want30 = expected[t]
-        eventually(lambda w=want10: resyncs(every10) == w * n, msg=lambda: resyncs(every10))
+        eventually(lambda w=want10: resyncs(every10) == w * n, message=lambda: resyncs(every10))
         eventually(lambda w=want30: resyncs(every30) == w * n)
     assert resyncs(never) == 0
     # Resync updates hand over the cached object itself as both old and new.

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-import time
 from pathlib import Path
 
 from kubernetes import client
+
+from framework.testing import eventually
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "docs" / "examples" / "labeler.py"
 
@@ -25,14 +26,11 @@ def test_labeler_example(apiserver):
         core.create_namespaced_config_map(
             "default", {"metadata": {"name": "cfg", "labels": {"mirror": "true"}}, "data": {"k": "v"}}
         )
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                secret = core.read_namespaced_secret("cfg-mirror", "default")
-                break
-            except client.ApiException:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
+        secret = eventually(
+            lambda: core.read_namespaced_secret("cfg-mirror", "default"),
+            message="mirrored Secret",
+            ignore=(client.ApiException,),
+        )
         assert secret.data == {"k": "dg=="}
         assert secret.metadata.owner_references[0].name == "cfg"
     finally:

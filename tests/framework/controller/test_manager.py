@@ -12,6 +12,7 @@ from framework.client import Client
 from framework.controller import Request
 from framework.leaderelection import LeaderElectionLost
 from framework.manager import LeaderElectionOptions, Manager
+from framework.testing import eventually
 
 LE = dict(
     namespace="kube-system",
@@ -21,14 +22,6 @@ LE = dict(
     retry_period=0.2,
     release_on_cancel=True,
 )
-
-
-def wait_for(fn, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while not (value := fn()):
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-    return value
 
 
 class Replica:
@@ -76,22 +69,22 @@ def test_one_leader_reconciles_and_hands_over(apiserver):
     replicas = [Replica(apiserver, f"r{i}", log, active, overlap) for i in range(3)]
     client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
     try:
-        leader = wait_for(lambda: next((r for r in replicas if r.mgr.is_leader()), None))
+        leader = eventually(lambda: next((r for r in replicas if r.mgr.is_leader()), None))
         assert sum(r.mgr.is_leader() for r in replicas) == 1
         client.create(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
         )
-        wait_for(lambda: "a" in {n for _, n in log})
+        eventually(lambda: "a" in {n for _, n in log})
         assert {who for who, n in log if n == "a"} == {leader.name}
         start = time.monotonic()
         leader.stop()  # graceful: releases the lease
         others = [r for r in replicas if r is not leader]
-        new = wait_for(lambda: next((r for r in others if r.mgr.is_leader()), None))
+        new = eventually(lambda: next((r for r in others if r.mgr.is_leader()), None))
         assert time.monotonic() - start < 3.0
         client.create(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "default"}}
         )
-        wait_for(lambda: any(n == "b" and who == new.name for who, n in log))
+        eventually(lambda: any(n == "b" and who == new.name for who, n in log))
         assert not overlap
     finally:
         for r in replicas:
@@ -103,7 +96,7 @@ def test_lost_lease_stops_work_and_raises(apiserver):
     log: list = []
     r = Replica(apiserver, "solo", log, set(), [])
     try:
-        wait_for(r.mgr.is_leader)
+        eventually(r.mgr.is_leader)
         apiserver.inject_failure("update", "leases.coordination.k8s.io", 500, count=None)
         r.thread.join(10)
         assert not r.thread.is_alive()
@@ -133,7 +126,7 @@ def test_metrics_and_probes(apiserver):
     http = urllib3.PoolManager(retries=False)
     try:
         assert done.wait(10)
-        wait_for(lambda: http.request("GET", mgr.probe_server.url + "/readyz").status == 200)
+        eventually(lambda: http.request("GET", mgr.probe_server.url + "/readyz").status == 200)
         verbose = http.request("GET", mgr.probe_server.url + "/readyz?verbose").data.decode()
         assert "[+]informer-sync ok" in verbose
         assert http.request("GET", mgr.probe_server.url + "/healthz").status == 200

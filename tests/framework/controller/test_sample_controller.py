@@ -14,6 +14,7 @@ from framework.controller import Request, Result, TerminalError
 from framework.handler import EnqueueRequestsFromMapFunc
 from framework.manager import Manager
 from framework.predicate import GenerationChangedPredicate
+from framework.testing import eventually
 
 GROUP, VERSION = "example.com", "v1"
 API = f"{GROUP}/{VERSION}"
@@ -39,14 +40,6 @@ CRD = {
         ],
     },
 }
-
-
-def wait_for(fn, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while not (value := fn()):
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
-    return value
 
 
 class WidgetReconciler:
@@ -133,9 +126,9 @@ def widget(name: str, size: int = 1) -> dict:
 def test_for_and_owns(env):
     client, rec, _ = env
     client.create(widget("w1", 3))
-    cm = wait_for(lambda: _get(client, "v1", "ConfigMap", "w1-child"))
+    cm = eventually(lambda: _get(client, "v1", "ConfigMap", "w1-child"))
     assert cm["data"] == {"size": "3"} and cm["metadata"]["ownerReferences"][0]["name"] == "w1"
-    wait_for(lambda: _get(client, API, "Widget", "w1").get("status", {}).get("phase") == "Ready")
+    eventually(lambda: _get(client, API, "Widget", "w1").get("status", {}).get("phase") == "Ready")
     calls = quiet(rec, "w1")
     w = client.get(API, "Widget", "w1", "default")
     w["status"] = {"phase": "Ready", "note": "status only"}
@@ -143,10 +136,10 @@ def test_for_and_owns(env):
     time.sleep(0.3)
     assert rec.calls["w1"] == calls  # status-only updates are filtered by GenerationChangedPredicate
     client.patch(API, "Widget", "w1", {"spec": {"size": 4}}, namespace="default")
-    wait_for(lambda: rec.calls["w1"] > calls)  # a spec change bumps generation and passes
+    eventually(lambda: rec.calls["w1"] > calls)  # a spec change bumps generation and passes
     calls = quiet(rec, "w1")
     client.delete("v1", "ConfigMap", "w1-child", "default")  # the owned child goes: owner re-enqueued
-    wait_for(lambda: _get(client, "v1", "ConfigMap", "w1-child"))
+    eventually(lambda: _get(client, "v1", "ConfigMap", "w1-child"))
     assert rec.calls["w1"] > calls
 
 
@@ -154,8 +147,8 @@ def test_errors_back_off_terminal_stops_crash_recovers(env):
     client, rec, mgr = env
     for name in ("fail", "terminal", "crash"):
         client.create(widget(name))
-    wait_for(lambda: _get(client, "v1", "ConfigMap", "crash-child"))  # recovered after the first crash
-    wait_for(lambda: rec.calls["fail"] >= 5)
+    eventually(lambda: _get(client, "v1", "ConfigMap", "crash-child"))  # recovered after the first crash
+    eventually(lambda: rec.calls["fail"] >= 5)
     gaps = [b - a for a, b in zip(rec.times["fail"], rec.times["fail"][1:], strict=False)]
     assert gaps[3] > gaps[0]  # exponential backoff: 5 ms, 10 ms, 20 ms, 40 ms ...
     time.sleep(0.3)
@@ -189,7 +182,7 @@ def test_requeue_after(apiserver):
         client.create(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "later", "namespace": "default"}}
         )
-        wait_for(lambda: len(times) >= 3)
+        eventually(lambda: len(times) >= 3)
         assert times[1] - times[0] >= 0.18 and times[2] - times[1] >= 0.18
         time.sleep(0.4)
         assert len(times) == 3  # no requeue after a plain success
@@ -226,7 +219,7 @@ def test_map_func_watch(apiserver):
                 "metadata": {"name": "s", "namespace": "default", "labels": {"widget": "target"}},
             }
         )
-        wait_for(lambda: Request("target", "default") in seen)
+        eventually(lambda: Request("target", "default") in seen)
     finally:
         mgr.stop()
         t.join(15)
@@ -297,7 +290,7 @@ def test_reconcile_timeout_is_cooperative(apiserver):
         client.create(
             {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "slow", "namespace": "default"}}
         )
-        wait_for(lambda: len(outcomes) >= 2)
+        eventually(lambda: len(outcomes) >= 2)
         assert set(outcomes) == {"Timeout"}
         assert (
             mgr.registry.get_sample_value(

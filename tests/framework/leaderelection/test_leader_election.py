@@ -26,7 +26,7 @@ from framework.leaderelection import (
     LeaderElector,
     LeaseLock,
 )
-from framework.testing import APIServer
+from framework.testing import APIServer, eventually
 
 NAMESPACE = "default"
 LEASE_NAME = "test-election"
@@ -36,16 +36,6 @@ RETRY = 0.2
 # Worst case for a standby to notice a change, or an expiry: one jittered acquire period.
 JITTERED_RETRY = RETRY * (1 + JITTER_FACTOR)
 MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$")
-
-
-def eventually(predicate: Callable[[], Any], timeout: float, message: str = "condition not reached") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, message
-        time.sleep(0.01)
 
 
 class Recorder:
@@ -185,7 +175,7 @@ def wait_for_leader(
         leading = [c for c in group if c is not exclude and c.elector.is_leader() and c.started_at]
         return leading[0] if len(leading) == 1 else None
 
-    return eventually(leader, timeout, "no single leader elected")
+    return eventually(leader, timeout, message="no single leader elected")
 
 
 # --- configuration ---------------------------------------------------------------------------------------
@@ -267,7 +257,7 @@ def test_single_elector_acquires_and_renews(
     apiserver: APIServer, candidates: Any, registry: CollectorRegistry
 ) -> None:
     solo = candidates("solo").start()
-    eventually(solo.elector.is_leader, 5, "solo never became leader")
+    eventually(solo.elector.is_leader, 5, message="solo never became leader")
     first = eventually(lambda: read_lease(apiserver)["spec"], 2)
     assert first["holderIdentity"] == "solo"
     assert first["leaseDurationSeconds"] == 1
@@ -275,7 +265,9 @@ def test_single_elector_acquires_and_renews(
     assert MICRO_TIME.match(first["acquireTime"]), first["acquireTime"]
     assert MICRO_TIME.match(first["renewTime"]), first["renewTime"]
 
-    eventually(lambda: read_lease(apiserver)["spec"]["renewTime"] > first["renewTime"], 2, "never renewed")
+    eventually(
+        lambda: read_lease(apiserver)["spec"]["renewTime"] > first["renewTime"], 2, message="never renewed"
+    )
     time.sleep(0.3)
     later = read_lease(apiserver)["spec"]
     assert later["acquireTime"] == first["acquireTime"]
@@ -361,7 +353,7 @@ def test_leader_that_cannot_renew_stops_before_its_lease_expires(
     time.sleep(0.5)
     apiserver.inject_failure("update", "leases.coordination.k8s.io", status, count=None)
     try:
-        eventually(lambda: leader.stopped_at, 3, "leader never stopped")
+        eventually(lambda: leader.stopped_at, 3, message="leader never stopped")
         last_write = leader.lock.successful_updates[-1]
         stopped = leader.stopped_at[0]
         # Stopped once the renew deadline passed, and before anyone could see the lease expire.

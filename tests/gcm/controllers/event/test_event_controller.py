@@ -22,6 +22,7 @@ from framework.client import Client, Conflict, NotFound
 from framework.clock import FakeClock
 from framework.controller import Request, Result
 from framework.manager import Manager
+from framework.testing import eventually
 from gcm.config import EventControllerConfiguration, default_config
 from gcm.controllers.event import (
     CREATE_ONLY,
@@ -130,14 +131,6 @@ def exists(client: Client, name: str, namespace: str = NS) -> bool:
 
 def names(client: Client) -> set[str]:
     return {e["metadata"]["name"] for e in client.list(EV, "Event")["items"]}
-
-
-def wait_for(fn, timeout: float = 10.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while not (value := fn()):
-        assert time.monotonic() < deadline, f"{what} not met in time"
-        time.sleep(0.02)
-    return value
 
 
 @pytest.fixture
@@ -491,7 +484,7 @@ class Gcm:
 
     def wait_parked(self, n: int) -> None:
         """Until ``n`` reconciles ended in a requeue-after (so stepping the clock fires them)."""
-        wait_for(lambda: self.count("requeue_after") >= n, what=f"{n} events requeued")
+        eventually(lambda: self.count("requeue_after") >= n, message=f"{n} events requeued")
         assert self.count("requeue_after") == n
 
     def stop(self) -> None:
@@ -535,7 +528,7 @@ def test_84_controller_expires_non_shoot_events_of_both_apis(apiserver, client, 
     gcm = Gcm(apiserver, clock, ttl)
     try:
         # Events older than gcm: the expired ones go at once, the others wait for their TTL.
-        wait_for(lambda: names(client) == kept | waiting, what="expired events deleted")
+        eventually(lambda: names(client) == kept | waiting, message="expired events deleted")
         gcm.wait_parked(len(waiting))
 
         # Created while gcm runs.
@@ -545,7 +538,7 @@ def test_84_controller_expires_non_shoot_events_of_both_apis(apiserver, client, 
         new_event(client, "seed-expired", now - timedelta(hours=1), regarding=SEED)
         kept.add("shoot-core-later")
         waiting |= {"project-now", "legacy-now"}
-        wait_for(lambda: names(client) == kept | waiting, what="new expired event deleted")
+        eventually(lambda: names(client) == kept | waiting, message="new expired event deleted")
         gcm.wait_parked(len(waiting))
 
         # Someone else deletes a waiting event.
@@ -555,7 +548,7 @@ def test_84_controller_expires_non_shoot_events_of_both_apis(apiserver, client, 
         clock.step(ttl - 60)
         observe(client, kept | waiting)  # within the TTL: all still there
         clock.step(60)
-        wait_for(lambda: names(client) == kept, what="waiting events deleted after the TTL")
+        eventually(lambda: names(client) == kept, message="waiting events deleted after the TTL")
         clock.step(1000 * HOUR)
         observe(client, kept)  # Shoot events are never deleted
         assert gcm.errors() == 0
@@ -587,14 +580,14 @@ def test_restart_of_gcm_mid_way(apiserver, client, clock):
 
     second = Gcm(apiserver, clock, HOUR)
     try:
-        wait_for(lambda: not exists(client, "seed-expired"), what="expired event deleted after restart")
+        eventually(lambda: not exists(client, "seed-expired"), message="expired event deleted after restart")
         second.wait_parked(4)
         client.delete(EV, "Event", "gone-meanwhile", NS)
         clock.step(HOUR - 600)  # the first event's TTL
-        wait_for(lambda: not exists(client, "secret"), what="event older than the restart deleted")
+        eventually(lambda: not exists(client, "secret"), message="event older than the restart deleted")
         observe(client, {"shoot", "shoot-new", "project", "legacy"})
         clock.step(600)
-        wait_for(lambda: names(client) == {"shoot", "shoot-new"}, what="events of the downtime deleted")
+        eventually(lambda: names(client) == {"shoot", "shoot-new"}, message="events of the downtime deleted")
         assert second.errors() == 0
     finally:
         second.stop()
@@ -650,10 +643,10 @@ def test_build_manager_real_clock_short_ttl(apiserver, client, only_event_contro
     thread = threading.Thread(target=mgr.start, daemon=True)
     thread.start()
     try:
-        wait_for(lambda: names(client) == {"secret", "shoot"}, what="expired event deleted")
+        eventually(lambda: names(client) == {"secret", "shoot"}, message="expired event deleted")
         started = time.monotonic()
         new_event(client, "later", datetime.now(UTC), regarding=NAMESPACE)
-        wait_for(lambda: names(client) == {"shoot"}, timeout=10, what="events deleted after 2 s")
+        eventually(lambda: names(client) == {"shoot"}, timeout=10, message="events deleted after 2 s")
         assert time.monotonic() - started >= 1.5
         # What the informer holds is the slim form.
         cached = mgr.client.get(EV, "Event", "shoot", NS)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 from framework.client import Client, NotFound
 from framework.controller import Request
 from framework.manager import Manager
+from framework.testing import eventually
 from gcm import embedded
 from gcm.config import API_VERSION, KIND, load_config
 from gcm.controllers.project import project as project_controller
@@ -46,19 +46,9 @@ def make_config(**project: Any) -> Any:
 
 
 def wait_for(fn: Callable[[], Any], timeout: float = 15.0, message: str = "condition") -> Any:
-    """Poll ``fn`` every 50 ms until it returns something truthy; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while True:
-        try:
-            last = fn()
-        except NotFound:
-            last = None
-        if last:
-            return last
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{message} not met within {timeout}s (last: {last!r})")
-        time.sleep(0.05)
+    """Poll ``fn`` every 50 ms until it returns something truthy (NotFound: not yet); fail after
+    ``timeout`` seconds."""
+    return eventually(fn, timeout, interval=0.05, message=message, ignore=(NotFound,))
 
 
 class Env:

@@ -29,6 +29,7 @@ from framework.client import Client, NotFound
 from framework.clock import FakeClock
 from framework.controller import Request
 from framework.manager import Manager
+from framework.testing import eventually
 from gcm import embedded
 from gcm.config import Duration, default_config
 from gcm.controllers.project import activity, stale
@@ -100,13 +101,7 @@ class Recorder:
 
 
 def wait_for(fn: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"{what} not met within {timeout}s"
-        time.sleep(0.02)
+    return eventually(fn, timeout, message=what)
 
 
 class Env:
