@@ -18,10 +18,10 @@ order, then gcm's own (component-config.md §4 "ours", plus port ranges):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from framework.validation import is_qualified_name, is_valid_label_value
 from gcm.config.errors import FieldError, forbidden, invalid, not_supported, required
 from gcm.config.types import (
     LOG_FORMATS,
@@ -46,96 +46,6 @@ LEGACY_RESOURCE_LOCKS = ("configmaps", "configmapsleases", "endpoints", "endpoin
 NEGATIVE_ERROR = "must be greater than or equal to 0"  # apimachinery's IsNegativeErrorMsg
 POSITIVE_DURATION_ERROR = "must be greater than zero"
 PORT_ERROR = "must be between 1 and 65535, inclusive"  # validation.InclusiveRangeError(1, 65535)
-
-_QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE_FMT = "(" + _QUALIFIED_NAME_FMT + ")?"
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_QUALIFIED_NAME_RE = re.compile(_QUALIFIED_NAME_FMT)
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_QUALIFIED_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character"
-)
-
-
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} characters"
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """apimachinery's ``RegexError`` (with its double space before each "or")."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    return (
-        msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
-    )
-
-
-def _is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append(_max_len_error(253))
-    if _DNS1123_SUBDOMAIN_RE.fullmatch(value) is None:
-        errs.append(
-            _regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-                "'.', and must start and end with an alphanumeric character",
-                _DNS1123_SUBDOMAIN_FMT,
-                "example.com",
-            )
-        )
-    return errs
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """apimachinery's ``IsQualifiedName`` (label keys): ``[prefix/]name``."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in _is_dns1123_subdomain(prefix))
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + _max_len_error(63))
-    if _QUALIFIED_NAME_RE.fullmatch(name) is None:
-        errs.append(
-            "name part "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
-
-
-def is_valid_label_value(value: str) -> list[str]:
-    """apimachinery's ``IsValidLabelValue``."""
-    errs = []
-    if len(value) > 63:
-        errs.append(_max_len_error(63))
-    if _LABEL_VALUE_RE.fullmatch(value) is None:
-        errs.append(
-            _regex_error(
-                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-                "'.', and must start and end with an alphanumeric character",
-                _LABEL_VALUE_FMT,
-                "MyValue",
-                "my_value",
-                "12345",
-            )
-        )
-    return errs
 
 
 def _validate_labels(labels: Mapping[str, str], path: str) -> list[FieldError]:

@@ -32,6 +32,8 @@ from typing import Any
 
 import orjson
 
+from framework.validation import is_dns1035_label, is_dns1123_subdomain
+
 from .errors import (
     INVALID,
     TOO_LONG,
@@ -99,55 +101,6 @@ def _is_json_integer(f: float) -> bool:
         return True
     g = math.trunc(f)
     return f > 0 and g != 0 and (f - g) / (f + g) < 1e-9
-
-
-# --- name rules (k8s.io/apimachinery/pkg/util/validation) -----------------------------------------
-
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-_DNS1035_LABEL_RE = re.compile(_DNS1035_LABEL_FMT)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    # Upstream's RegexError, including its double space before "or".
-    return (
-        msg + " (e.g. " + " or ".join(f"'{e}', " for e in examples) + f"regex used for validation is '{fmt}')"
-    )
-
-
-def _dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(
-            _regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters,"
-                " '-' or '.', and must start and end with an alphanumeric character",
-                _DNS1123_SUBDOMAIN_FMT,
-                "example.com",
-            )
-        )
-    return errs
-
-
-def _dns1035_label(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _DNS1035_LABEL_RE.fullmatch(value):
-        errs.append(
-            _regex_error(
-                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an"
-                " alphabetic character, and end with an alphanumeric character",
-                _DNS1035_LABEL_FMT,
-                "my-name",
-                "abc-123",
-            )
-        )
-    return errs
 
 
 # --- CRD accessors --------------------------------------------------------------------------------
@@ -311,7 +264,7 @@ def _validate_crd_spec(spec: dict, old: dict | None) -> list[FieldError]:
         errs.append(required("spec.group"))
     elif not isinstance(group, str):
         errs.append(invalid_value("spec.group", group, "must be a string"))
-    elif msgs := _dns1123_subdomain(group):
+    elif msgs := is_dns1123_subdomain(group):
         errs.append(invalid_value("spec.group", group, ",".join(msgs)))
     elif "." not in group:
         errs.append(invalid_value("spec.group", group, "should be a domain with at least one dot"))
@@ -363,7 +316,7 @@ def _validate_crd_spec(spec: dict, old: dict | None) -> list[FieldError]:
         name = v.get("name") if isinstance(v.get("name"), str) else ""
         unique = unique and name not in names_seen
         names_seen.add(name)
-        if msgs := _dns1035_label(name):
+        if msgs := is_dns1035_label(name):
             errs.append(invalid_value(f"{path}.name", name, ",".join(msgs)))
         errs += _validate_deprecation(v, path)
         if not hoist_schema:
@@ -389,7 +342,7 @@ def _validate_crd_spec(spec: dict, old: dict | None) -> list[FieldError]:
         )
     # The internal type carries spec.version = versions[0].name, validated once more.
     first = versions[0].get("name") if versions else None
-    if isinstance(first, str) and first and (msgs := _dns1035_label(first)):
+    if isinstance(first, str) and first and (msgs := is_dns1035_label(first)):
         errs.append(invalid_value("spec.version", first, ",".join(msgs)))
 
     names = _dict(spec.get("names"))
@@ -432,7 +385,7 @@ def _validate_names(names: dict, path: str) -> list[FieldError]:
         value = names.get(key)
         if not isinstance(value, str) or not value:
             continue
-        if msgs := _dns1035_label(value.lower() if mixed else value):
+        if msgs := is_dns1035_label(value.lower() if mixed else value):
             detail = ",".join(msgs)
             errs.append(
                 invalid_value(
@@ -442,14 +395,14 @@ def _validate_names(names: dict, path: str) -> list[FieldError]:
                 else invalid_value(f"{path}.{key}", value, detail)
             )
     for i, short in enumerate(_list(names.get("shortNames"))):
-        if msgs := _dns1035_label(short if isinstance(short, str) else ""):
+        if msgs := is_dns1035_label(short if isinstance(short, str) else ""):
             errs.append(invalid_value(f"{path}.shortNames[{i}]", short, ",".join(msgs)))
     if names.get("kind") and names.get("kind") == names.get("listKind"):
         errs.append(
             invalid_value(f"{path}.listKind", names["listKind"], "kind and listKind may not be the same")
         )
     for i, cat in enumerate(_list(names.get("categories"))):
-        if msgs := _dns1035_label(cat if isinstance(cat, str) else ""):
+        if msgs := is_dns1035_label(cat if isinstance(cat, str) else ""):
             errs.append(invalid_value(f"{path}.categories[{i}]", cat, ",".join(msgs)))
     return errs
 
@@ -635,7 +588,7 @@ def _validate_review_versions(versions: list) -> list[FieldError]:
             errs.append(invalid_value(f"{path}[{i}]", v, "duplicate version"))
             continue
         seen.add(v)
-        for msg in _dns1035_label(v if isinstance(v, str) else ""):
+        for msg in is_dns1035_label(v if isinstance(v, str) else ""):
             errs.append(invalid_value(f"{path}[{i}]", v, msg))
     if not seen & {"v1", "v1beta1"}:
         errs.append(invalid_value(path, versions, "must include at least one of v1, v1beta1"))
@@ -1667,7 +1620,7 @@ def _embedded_type_meta(x: dict, path: str) -> list[FieldError]:
             errs.append(invalid_value(fpath, value, "must not be empty"))
         elif key == "apiVersion" and value != "/" and value.count("/") > 1:
             errs.append(invalid_value(fpath, value, f"unexpected GroupVersion string: {value}"))
-        elif key == "kind" and (msgs := _dns1035_label(value.lower())):
+        elif key == "kind" and (msgs := is_dns1035_label(value.lower())):
             errs.append(
                 invalid_value(
                     fpath, value, "may have mixed case, but should otherwise match: " + ",".join(msgs)

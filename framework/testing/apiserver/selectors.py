@@ -11,76 +11,21 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from framework.testing.apiserver.errors import bad_request, go_value, invalid_value
+from framework.validation import is_qualified_name, is_valid_label_value
 
-# --- validation (k8s.io/apimachinery/pkg/util/validation) ---------------------------------------
+# --- validation (the rules are framework.validation's) -------------------------------------------
 
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS_FMT = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_DNS_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_VALUE_FMT = f"({_QNAME_FMT})?"
-_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_QNAME = re.compile(_QNAME_FMT)
-_DNS = re.compile(_DNS_FMT)
-_VALUE = re.compile(_VALUE_FMT)
 _INT64 = re.compile(r"[+-]?[0-9]+")
 
 
-def _regex_error(message: str, fmt: str, *examples: str) -> str:
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{message} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
 def _key_errors(key: Any) -> list[str]:
-    """``validation.IsQualifiedName``: an optional DNS-subdomain prefix and ``/``, then a name."""
-    if not isinstance(key, str):
-        return ["must be a string"]
-    parts = key.split("/")
-    if len(parts) > 2:
-        return [
-            "a qualified name "
-            + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    errors = []
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            errors.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errors.append("prefix part must be no more than 253 characters")
-            if not _DNS.fullmatch(prefix):
-                errors.append("prefix part " + _regex_error(_DNS_MSG, _DNS_FMT, "example.com"))
-    name = parts[-1]
-    if not name:
-        errors.append("name part must be non-empty")
-    elif len(name) > 63:
-        errors.append("name part must be no more than 63 characters")
-    if not _QNAME.fullmatch(name):
-        errors.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
-    return errors
+    """``validation.IsQualifiedName``; a non-string key (from a JSON selector) is reported, not raised."""
+    return is_qualified_name(key) if isinstance(key, str) else ["must be a string"]
 
 
 def _value_errors(value: Any) -> list[str]:
-    """``validation.IsValidLabelValue``."""
-    if not isinstance(value, str):
-        return ["must be a string"]
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _VALUE.fullmatch(value):
-        errors.append(_regex_error(_VALUE_MSG, _VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errors
+    """``validation.IsValidLabelValue``; a non-string value is reported, not raised."""
+    return is_valid_label_value(value) if isinstance(value, str) else ["must be a string"]
 
 
 def _int64(text: Any) -> int | None:
