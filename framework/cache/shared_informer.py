@@ -467,6 +467,11 @@ class SharedIndexInformer:
         return self._clock
 
     @property
+    def resync_period(self) -> float:
+        """The default resync period of its handlers, in seconds (0: no resync)."""
+        return self._default_resync
+
+    @property
     def reflector(self) -> Reflector | None:
         """The running reflector (``None`` before :meth:`start`)."""
         return self._reflector

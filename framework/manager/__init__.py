@@ -15,14 +15,16 @@
     mgr.start()  # blocks until SIGTERM/SIGINT; raises LeaderElectionLost if the lease was lost
 
 ``mgr.client`` reads from the cache (deep copies) and writes to the API server; ``mgr.api_reader``
-reads live. ``CacheOptions`` per ``(apiVersion, kind)`` restrict what is cached.
+reads live. ``CacheOptions`` per ``(apiVersion, kind)`` restrict what is cached. Informers resync
+every ``sync_period`` (default ``DEFAULT_SYNC_PERIOD``, 10 h, jittered, as controller-runtime).
 """
 
 from framework.leaderelection import LeaderElectionLost
-from framework.manager.cache import Cache, CachedClient, CacheOptions
+from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CachedClient, CacheOptions
 from framework.manager.manager import LeaderElectionOptions, Manager, Runnable
 
 __all__ = [
+    "DEFAULT_SYNC_PERIOD",
     "Cache",
     "CacheOptions",
     "CachedClient",

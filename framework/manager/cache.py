@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -41,8 +42,22 @@ def deep_copy(obj: Any) -> Any:
     return orjson.loads(orjson.dumps(obj))
 
 
+DEFAULT_SYNC_PERIOD = 10 * 3600.0
+"""controller-runtime's ``cache.Options.SyncPeriod`` default: every cached object is re-delivered to the
+handlers as an update with an unchanged resourceVersion about every 10 hours."""
+
+
+def jittered_sync_period(sync_period: float) -> float:
+    """``sync_period`` times U[0.9, 1.1), per informer, so kinds do not all resync at the same instant
+    (controller-runtime ``pkg/cache/internal/informers.go``)."""
+    return sync_period * (0.9 + 0.2 * random.random())
+
+
 class Cache:
-    """One shared informer per kind (per its :class:`CacheOptions`), started on first use."""
+    """One shared informer per kind (per its :class:`CacheOptions`), started on first use.
+
+    ``sync_period`` (seconds; 0 or None: never) is the informers' resync period, jittered per informer.
+    """
 
     def __init__(
         self,
@@ -50,11 +65,13 @@ class Cache:
         options: Mapping[tuple[str, str], CacheOptions] | None = None,
         clock: Clock | None = None,
         sync_timeout: float = 60.0,
+        sync_period: float | None = DEFAULT_SYNC_PERIOD,
     ) -> None:
         self.client = client
         self.options = dict(options or {})
         self.factory = SharedInformerFactory(client, clock=clock)
         self.sync_timeout = sync_timeout
+        self.sync_period = sync_period or 0.0
         self._indexes: dict[tuple[str, str], dict[str, IndexFunc]] = {}
         self._lock = threading.Lock()
         self._started = False
@@ -72,6 +89,8 @@ class Cache:
                 label_selector=opts.label_selector,
                 field_selector=opts.field_selector,
                 transform=opts.transform,
+                # Read only when the informer is created: each kind gets its own jitter.
+                resync_period=jittered_sync_period(self.sync_period) if self.sync_period > 0 else 0.0,
                 indexers=self._indexes.get((api_version, kind)),
                 metadata_only=metadata_only,
             )

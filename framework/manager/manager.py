@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry
 from framework.clock import Clock, RealClock
 from framework.healthz import HealthProbeServer
 from framework.leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector, LeaseLock
-from framework.manager.cache import Cache, CachedClient, CacheOptions, IndexFunc
+from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CachedClient, CacheOptions, IndexFunc
 from framework.metrics import MetricsServer, parse_bind_address
 from framework.record import EventBroadcaster
 
@@ -57,6 +57,10 @@ class Manager:
     ``start()`` blocks until ``stop()``, SIGTERM or SIGINT, then shuts down in order (controllers drain,
     leader election releases, caches, servers) within ``graceful_shutdown_timeout``. A lost lease stops
     the controllers at once and makes ``start()`` raise :class:`LeaderElectionLost`.
+
+    ``sync_period`` (seconds; default 10 h as controller-runtime's, jittered per informer; 0 or None
+    disables) re-delivers every cached object to the handlers as an update with an unchanged
+    resourceVersion, so predicates that pass resyncs get a periodic re-reconcile.
     """
 
     def __init__(
@@ -71,12 +75,13 @@ class Manager:
         registry: CollectorRegistry | None = None,
         clock: Clock | None = None,
         graceful_shutdown_timeout: float = 30.0,
+        sync_period: float | None = DEFAULT_SYNC_PERIOD,
     ) -> None:
         self.api_reader = client
         self.clock = clock or RealClock()
         # Each manager has its own registry, so several managers can live in one process (tests).
         self.registry = registry or CollectorRegistry()
-        self.cache = Cache(client, cache_options, clock=self.clock)
+        self.cache = Cache(client, cache_options, clock=self.clock, sync_period=sync_period)
         self.client = CachedClient(client, self.cache)
         self.leader_election = leader_election
         self.webhook_server = webhook_server

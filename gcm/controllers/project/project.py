@@ -13,9 +13,9 @@ Deviation: Gardener watches Shoots metadata-only. ``Builder.watches(..., metadat
 add a second Shoot cache beside the full one the stale and activity controllers need for Shoot specs,
 so this controller shares that one; the predicate passes deletes only and the mapper reads metadata only.
 
-The manager's informers have no periodic resync (the framework's default resync period is 0), so the
-"every ~10 hours" re-reconcile Gardener gets from controller-runtime's resync does not happen; the
-predicate still lets a resync through when one is configured.
+The manager's informers resync every ~10 hours (jittered, controller-runtime's default): the
+RoleBinding predicate lets those same-resourceVersion updates through, so every Project with member
+RoleBindings is re-reconciled about that often, as in Gardener.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from framework.client import Client
 from framework.controller import Request
 from framework.leaderelection import LeaderElectionLost
 from framework.manager import LeaderElectionOptions, Manager
+from framework.predicate import Funcs
 from framework.testing import eventually
 
 LE = dict(
@@ -137,3 +138,46 @@ def test_metrics_and_probes(apiserver):
     finally:
         mgr.stop()
         t.join(15)
+
+
+def test_sync_period_resyncs_cached_objects_through_predicates(apiserver):
+    """Informers resync every sync_period (controller-runtime's SyncPeriod): each cached object comes
+    again as an update with an unchanged resourceVersion, and a predicate passing resyncs reconciles it."""
+    resyncs: list[tuple[str, str]] = []
+    reconciled: list[str] = []
+
+    def resync_only(old: dict, new: dict) -> bool:
+        same = old["metadata"]["resourceVersion"] == new["metadata"]["resourceVersion"]
+        if same:
+            resyncs.append((new["metadata"]["name"], new["metadata"]["resourceVersion"]))
+        return same
+
+    admin = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    created = admin.create(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "rs", "namespace": "default"}}
+    )
+    mgr = Manager(Client.from_kubeconfig(apiserver.kubeconfig, qps=0), sync_period=1.0)
+
+    class Rec:
+        def reconcile(self, request: Request) -> None:
+            reconciled.append(request.name)
+
+    predicate = Funcs(create=lambda obj: False, update=resync_only, delete=lambda obj: False)
+    Builder(mgr).named("resync").for_("v1", "ConfigMap", predicates=[predicate]).complete(Rec())
+    thread = threading.Thread(target=mgr.start, name="manager-resync", daemon=True)
+    thread.start()
+    try:
+        eventually(lambda: reconciled.count("rs") >= 2, timeout=10, message="two resync reconciles")
+        assert ("rs", created["metadata"]["resourceVersion"]) in resyncs
+        informer = mgr.cache.informer("v1", "ConfigMap")
+        assert 0.9 <= informer.resync_period < 1.1  # jittered per informer
+    finally:
+        mgr.stop()
+        thread.join(15)
+
+
+def test_sync_period_zero_disables_resync(apiserver):
+    mgr = Manager(Client.from_kubeconfig(apiserver.kubeconfig, qps=0), sync_period=0)
+    assert mgr.cache.informer("v1", "ConfigMap").resync_period == 0
+    default = Manager(Client.from_kubeconfig(apiserver.kubeconfig, qps=0))
+    assert 0.9 * 36000 <= default.cache.informer("v1", "ConfigMap").resync_period < 1.1 * 36000
