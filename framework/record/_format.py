@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from framework.validation import is_qualified_name
+
 __all__ = [
     "MAX_NOTE_BYTES",
     "event_name",
@@ -24,7 +26,6 @@ _REF_KEYS = ("apiVersion", "kind", "namespace", "name", "uid", "resourceVersion"
 _NAME_SUFFIX_LEN = 17  # "." + up to 16 hex digits of UnixNano
 _MAX_NAME = 253
 _INVALID_NAME_CHARS = re.compile(r"[^a-z0-9.-]+")
-_QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
@@ -93,14 +94,7 @@ def _sanitize(name: str) -> str:
 
 def validate_controller_name(name: str) -> None:
     """Raise ``ValueError`` unless ``name`` is a qualified name (``[prefix/]name``), as the API server
-    requires of ``reportingController``."""
-    prefix, slash, local = name.rpartition("/")
-    problems = []
-    if not local or len(local) > 63 or not _QUALIFIED_NAME.match(local):
-        problems.append(
-            "the name part must be 1-63 alphanumerics, '-', '_' or '.', alphanumeric at both ends"
-        )
-    if slash and (not prefix or len(prefix) > _MAX_NAME or not _DNS_SUBDOMAIN.match(prefix)):
-        problems.append("the prefix must be a DNS subdomain")
+    requires of ``reportingController``; the message carries the API server's own texts."""
+    problems = is_qualified_name(name)
     if problems:
         raise ValueError(f"invalid controller name {name!r}: " + "; ".join(problems))

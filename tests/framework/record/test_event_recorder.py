@@ -366,8 +366,13 @@ def test_invalid_calls_are_dropped_not_raised(make_broadcaster, registry):
     assert rec.eventf({"kind": "ConfigMap"}, NORMAL, "R", "A", "n") is False
     assert rec.eventf(cm, NORMAL, "R", "A", "%d apples", "three") is True  # bad format args are kept
     assert dropped(registry, "invalid") == 2
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match="invalid controller name 'not a valid name': name part must consist"
+    ):
         b.new_recorder("not a valid name")
+    with pytest.raises(ValueError, match="prefix part a lowercase RFC 1123 subdomain"):
+        b.new_recorder("Gardener.cloud/project-controller")
+    assert b.new_recorder("gardener.cloud/project-controller") is not None
 
 
 def test_references_and_names():
