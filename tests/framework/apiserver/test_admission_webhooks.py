@@ -708,6 +708,22 @@ def test_webhook_may_call_back_into_the_server(apiserver, raw, hooks, ca):
     assert create_cm(raw, cm("a"))[0] == 201
 
 
+def test_null_selectors_are_defaulted_and_match_everything(raw, hooks, ca):
+    """21-2, 21-3, 21-8: kopf registers its webhooks with ``"objectSelector": null``; like
+    kube-apiserver (null decodes as nil, then defaulting), the server stores and serves ``{}``, and the
+    webhook is called for every object."""
+    hook = webhook("nulls.example.com", hooks.on("/nulls", deny_all), ca)
+    hook.update(objectSelector=None, namespaceSelector=None, timeoutSeconds=None, matchPolicy=None)
+    register(raw, hook)
+    code, stored = raw.json("GET", f"{VWC}/test")
+    assert code == 200
+    served = stored["webhooks"][0]
+    assert served["objectSelector"] == {} and served["namespaceSelector"] == {}
+    assert served["timeoutSeconds"] == 10 and served["matchPolicy"] == "Equivalent"
+    assert None not in served.values()
+    assert create_cm(raw, cm("a", labels={"any": "thing"}))[0] == 403
+
+
 def test_match_conditions_are_refused_loudly(raw, ca):
     hook = webhook("cel.example.com", "https://127.0.0.1:1/x", ca)
     hook["matchConditions"] = [{"name": "m", "expression": "true"}]

@@ -583,6 +583,48 @@ def test_webhook_defaults():
     assert validating["webhooks"][0]["failurePolicy"] == "Ignore"
 
 
+def test_webhook_nulls_are_absent():
+    """21-2, 21-8: a JSON null in a webhook field decodes as nil in Go, so it is defaulted and left out
+    like an absent key (kopf sends ``"objectSelector": null``); a null entry is a zero-valued webhook."""
+    hook = _hook(
+        objectSelector=None,
+        namespaceSelector={"matchLabels": None, "matchExpressions": [{"key": "a", "operator": "Exists",
+                                                                      "values": None}]},
+        failurePolicy=None,
+        matchPolicy=None,
+        timeoutSeconds=None,
+        reinvocationPolicy=None,
+        matchConditions=None,
+        clientConfig={"url": "https://127.0.0.1:9443/v", "service": None, "caBundle": None},
+        rules=[{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"],
+                "scope": None}],
+    )  # fmt: skip
+    cfg = {"webhooks": [hook]}
+    v.default_webhook_configuration(cfg, mutating=True)
+    assert hook["objectSelector"] == {}
+    assert hook["namespaceSelector"] == {"matchExpressions": [{"key": "a", "operator": "Exists"}]}
+    assert (hook["failurePolicy"], hook["matchPolicy"], hook["timeoutSeconds"]) == ("Fail", "Equivalent", 10)
+    assert hook["reinvocationPolicy"] == "Never" and "matchConditions" not in hook
+    assert hook["clientConfig"] == {"url": "https://127.0.0.1:9443/v"}
+    assert hook["rules"][0]["scope"] == "*"
+    assert v.validate_webhook_configuration(cfg, mutating=True) == []
+
+    required = {"webhooks": [_hook(sideEffects=None, admissionReviewVersions=None)]}
+    v.default_webhook_configuration(required, mutating=False)
+    assert "sideEffects" not in required["webhooks"][0]
+    assert [e.field for e in v.validate_webhook_configuration(required, mutating=False)] == [
+        "webhooks[0].sideEffects",
+        "webhooks[0].admissionReviewVersions",
+    ]
+
+    empty = {"webhooks": None}
+    v.default_webhook_configuration(empty, mutating=False)
+    assert empty == {}
+    zero = {"webhooks": [None]}
+    v.default_webhook_configuration(zero, mutating=False)
+    assert zero["webhooks"][0]["objectSelector"] == {}
+
+
 def test_webhook_valid_after_defaults():
     for mutating in (False, True):
         cfg = {
