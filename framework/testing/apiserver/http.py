@@ -23,6 +23,7 @@ from .errors import StatusError
 from .resources import ResourceType
 from .rest import WriteOptions
 from .selectors import parse_field_selector, single_name
+from .table import BUILTIN_PRINTERS, TableConverter, parse_include_object
 from .watch import Watcher, bookmark, error_line
 
 if TYPE_CHECKING:
@@ -371,17 +372,29 @@ class Handler:
         rt = t.rt
         if t.name is None and t.namespace is None and rt.namespaced and verb not in ("list", "watch"):
             raise errors.method_not_allowed(method, rt.resource, rt.group)
-        meta_only = verb in ("get", "list", "watch") and _negotiate(request)
+        form, form_version = _negotiate(request) if verb in ("get", "list", "watch") else (JSON_FORM, "")
+        meta_only = form == METADATA_FORM
         if verb == "get" and meta_only and not t.subresource:
             return self._respond(request, 200, partial_metadata(self.api.get(rt, t.namespace, t.name or "")))
         if verb == "get":
             if t.subresource in ("finalize", "scale"):
                 raise errors.method_not_allowed(method, rt.resource, rt.group)
-            return self._respond(request, 200, self.api.get(rt, t.namespace, t.name or ""))
+            obj = self.api.get(rt, t.namespace, t.name or "")
+            if form == TABLE_FORM and not t.subresource:
+                include = parse_include_object(q.get("includeObject"))
+                rv = {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")}
+                return self._respond(
+                    request, 200, _table_version(_table_converter(rt).table([obj], rv, include), form_version)
+                )
+            return self._respond(request, 200, obj)
         if verb == "list":
-            return await self._list(request, t, meta_only)
+            return await self._list(
+                request, t, meta_only, table_version=form_version if form == TABLE_FORM else ""
+            )
         if verb == "watch":
-            return await self._watch(request, t, meta_only)
+            return await self._watch(
+                request, t, meta_only, table_version=form_version if form == TABLE_FORM else ""
+            )
         opts = self._write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user
         # Writes go through the admission webhooks (admission.py, spec §21) on their way to the API.
@@ -545,8 +558,11 @@ class Handler:
 
     # -- list and watch (§14, §15) ------------------------------------------------------------------
 
-    async def _list(self, request: web.Request, t: Target, meta_only: bool = False) -> web.Response:
+    async def _list(
+        self, request: web.Request, t: Target, meta_only: bool = False, table_version: str = ""
+    ) -> web.Response:
         q = request.query
+        include = parse_include_object(q.get("includeObject")) if table_version else ""
         rv, match, limit = _validate_list_options(q, t.rt, for_watch=False)
         field_selector = q.get("fieldSelector")
         if t.name is not None:
@@ -563,6 +579,9 @@ class Handler:
             resource_version=rv,
             resource_version_match=match,
         )
+        if table_version:
+            table = _table_converter(t.rt).table(body["items"], body["metadata"], include)
+            return self._respond(request, 200, _table_version(table, table_version))
         if meta_only:
             body = {
                 "kind": "PartialObjectMetadataList",
@@ -580,8 +599,11 @@ class Handler:
                 raise errors.too_large_rv(rv, self.storage.rv)
             await asyncio.sleep(0.05)
 
-    async def _watch(self, request: web.Request, t: Target, meta_only: bool = False) -> web.StreamResponse:
+    async def _watch(
+        self, request: web.Request, t: Target, meta_only: bool = False, table_version: str = ""
+    ) -> web.StreamResponse:
         q = request.query
+        include = parse_include_object(q.get("includeObject")) if table_version else ""
         rv, _, _ = _validate_list_options(q, t.rt, for_watch=True)
         field_selector = q.get("fieldSelector")
         if t.name is not None:
@@ -596,7 +618,20 @@ class Handler:
         resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
         resp.enable_chunked_encoding()
         await resp.prepare(request)
-        if meta_only:
+        if table_version:
+            converter = _table_converter(t.rt)
+            first = [True]
+
+            def one_row_table(rt: ResourceType, obj: dict) -> dict:
+                # Column definitions with the first event only, as kube-apiserver (NoHeaders after).
+                headers, first[0] = first[0], False
+                ext = self.api.external(rt, obj)
+                meta = {"resourceVersion": (ext.get("metadata") or {}).get("resourceVersion")}
+                return _table_version(converter.table([ext], meta, include, headers=headers), table_version)
+
+            # Per-watcher encoding (codec None): the header flag and ages make lines unshareable.
+            w = Watcher(t.rt, matcher, one_row_table, self.server.watch_buffer, codec=None)
+        elif meta_only:
             w = Watcher(
                 t.rt,
                 matcher,
@@ -721,29 +756,52 @@ def _media_types(header: str) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
-def _negotiate(request: web.Request) -> bool:
-    """Pick the output form from Accept; True means metadata-only (PartialObjectMetadata).
+JSON_FORM, METADATA_FORM, TABLE_FORM = "json", "metadata", "table"
 
-    Table and protobuf output are declined cleanly (4-1, 4-2, 24-1); 406 when nothing acceptable remains.
+
+def _negotiate(request: web.Request) -> tuple[str, str]:
+    """The output form Accept asks for, first acceptable wins: ``(form, meta.k8s.io version)``.
+
+    Forms: plain JSON, metadata-only (PartialObjectMetadata[List]) and Table (4-1..4-3). Protobuf output
+    is declined cleanly (24-2); 406 when nothing acceptable remains.
     """
     accept = request.headers.get("Accept", "")
     if not accept:
-        return False
+        return JSON_FORM, ""
     for mt, params in _media_types(accept):
         as_ = params.get("as")
-        if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-            if (
-                mt == "application/json"
-                and params.get("g") == "meta.k8s.io"
-                and params.get("v") in ("v1", "v1beta1")
-            ):
-                return True
-            continue
         if as_:
-            continue  # Table: not implemented (24-1)
+            version = params.get("v")
+            if (
+                mt != "application/json"
+                or params.get("g") != "meta.k8s.io"
+                or version not in ("v1", "v1beta1")
+            ):
+                continue
+            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                return METADATA_FORM, version
+            if as_ == "Table":
+                return TABLE_FORM, version
+            continue
         if mt in ("*/*", "application/*", "application/json", "application/yaml"):
-            return False
+            return JSON_FORM, ""
     raise errors.not_acceptable(SERVED_MEDIA)
+
+
+def _table_converter(rt: ResourceType) -> TableConverter:
+    """Default columns for built-in kinds; the served version's printer columns for custom resources."""
+    if rt.crd is None:
+        return TableConverter(printer=BUILTIN_PRINTERS.get((rt.group, rt.kind)))
+    for v in (rt.crd.get("spec") or {}).get("versions") or []:
+        if v.get("name") == rt.version:
+            return TableConverter(list(v.get("additionalPrinterColumns") or []))
+    return TableConverter([])
+
+
+def _table_version(table: dict, version: str) -> dict:
+    """The Table in the ``meta.k8s.io`` version asked for (v1beta1 Tables are still served)."""
+    table["apiVersion"] = f"meta.k8s.io/{version}"
+    return table
 
 
 def partial_metadata(obj: dict) -> dict:

@@ -27,7 +27,7 @@ class Watcher:
         match: Callable[[dict], bool],
         external: Callable[[ResourceType, dict], dict],
         max_buffer: int = 10_000,
-        codec: str = "full",
+        codec: str | None = "full",
     ) -> None:
         self.rt = rt
         self.codec = codec
@@ -40,7 +40,8 @@ class Watcher:
         self._wake = asyncio.Event()
 
     def encode(self, etype: str, obj: dict, ev: WatchEvent | None = None) -> bytes:
-        if ev is not None and obj is ev.obj:
+        # Watchers of one codec share each event's encoding; codec None encodes per watcher.
+        if ev is not None and obj is ev.obj and self.codec is not None:
             key = (self.rt.api_version, self.codec, etype)
             line = ev.encoded.get(key)
             if line is None:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import urllib3
 from kubernetes import client, dynamic
+
+from framework.testing.kubectl import KUBECTL, Kubectl
 
 
 @pytest.fixture
@@ -64,3 +68,13 @@ class Raw:
 @pytest.fixture
 def raw(apiserver) -> Raw:
     return Raw(apiserver)
+
+
+@pytest.fixture
+def kubectl(apiserver, tmp_path) -> Iterator[Kubectl]:
+    """The installed kubectl against the test server (HOME and caches in ``tmp_path``)."""
+    if not os.access(KUBECTL, os.X_OK):
+        pytest.skip("kubectl is not installed")
+    k = Kubectl(apiserver.kubeconfig, tmp_path, timeout=60)
+    yield k
+    k.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from typing import Any
@@ -13,7 +12,7 @@ import yaml
 from kubernetes import client, dynamic
 
 from framework.testing.apiserver import managed_fields as mf
-from framework.testing.kubectl import KUBECTL, Kubectl
+from framework.testing.kubectl import Kubectl
 
 APPLY = "application/apply-patch+yaml"
 CM = "/api/v1/namespaces/default/configmaps"
@@ -754,15 +753,6 @@ def test_merge_keeps_live_only_items_in_place():
 
 
 # --- kubectl (9-4) --------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def kubectl(apiserver, tmp_path) -> Kubectl:
-    if not os.access(KUBECTL, os.X_OK):
-        pytest.skip("kubectl is not installed")
-    k = Kubectl(apiserver.kubeconfig, tmp_path, timeout=60)
-    yield k
-    k.close()
 
 
 def managed(kubectl: Kubectl, *args: str) -> dict:

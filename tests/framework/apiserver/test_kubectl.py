@@ -14,14 +14,14 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 import yaml
 from kubernetes import client
 
-from framework.testing.kubectl import KUBECTL, TIMEOUT, Kubectl
+from framework.testing.kubectl import KUBECTL, TIMEOUT
 
 CRD_REF = "customresourcedefinition.apiextensions.k8s.io/widgets.example.com"
 NONE_IN_DEFAULT = "No resources found in default namespace.\n"
@@ -77,13 +77,6 @@ def configmap(name: str, data: dict, **meta: Any) -> dict:
 
 
 @pytest.fixture
-def kubectl(apiserver, tmp_path) -> Iterator[Kubectl]:
-    k = Kubectl(apiserver.kubeconfig, tmp_path)
-    yield k
-    k.close()
-
-
-@pytest.fixture
 def widgets(apiserver) -> None:
     """The Widget CRD installed directly (tests of the CRD install itself go through kubectl)."""
     apiserver.install_crds([copy.deepcopy(WIDGET_CRD)])
@@ -95,7 +88,7 @@ def custom(apiserver) -> client.CustomObjectsApi:
 
 
 def table(out: str) -> list[list[str]]:
-    """kubectl's column output (Table is declined, so NAME / AGE from metadata, 4-2) as split rows."""
+    """kubectl's column output (server-side printing, 4-3) as split rows."""
     return [line.split() for line in out.splitlines() if line.strip()]
 
 
@@ -357,8 +350,8 @@ def test_delete_crd_removes_its_objects(kubectl, widgets, apiserver):
         ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
     ]
     r = kubectl.run("get", "crd")
-    # kubectl names the namespace even for cluster-scoped kinds
-    assert (r.returncode, r.stdout, r.stderr) == (0, "", NONE_IN_DEFAULT)
+    # Server-side printing (Table) tells kubectl the kind is cluster-scoped: no namespace named.
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "No resources found\n")
     assert kubectl.fails("get", "widgets") == 'error: the server doesn\'t have a resource type "widgets"\n'
     # the objects went with it: a re-created CRD starts empty
     apiserver.install_crds([copy.deepcopy(WIDGET_CRD)])
@@ -406,10 +399,12 @@ def test_configmap_apply_label_annotate_delete(kubectl):
 
 
 def test_get_namespaces(kubectl):
-    """12, 4-2: the built-in namespaces, as NAME/AGE columns and as JSON."""
+    """12, 4-3: the built-in namespaces, in kube-apiserver's Namespace columns (Table) and as JSON."""
     rows = table(kubectl.ok("get", "ns"))
-    assert rows[0] == ["NAME", "AGE"]
+    assert rows[0] == ["NAME", "STATUS", "AGE"]
     assert {r[0] for r in rows[1:]} == {"default", "kube-node-lease", "kube-public", "kube-system"}
+    assert {r[1] for r in rows[1:]} == {"Active"}
+    assert all(r[2].endswith("s") or r[2].endswith("m") for r in rows[1:])  # an age, e.g. "3s"
     lst = kubectl.json("get", "namespaces")
     assert names_of(lst) == {"default", "kube-node-lease", "kube-public", "kube-system"}
     assert all(ns["status"]["phase"] == "Active" for ns in lst["items"])
@@ -448,20 +443,22 @@ def test_get_watch_output_watch_events(kubectl, apiserver):
 
 
 def test_get_watch_json_and_columns(kubectl, apiserver):
-    """15-1, 4-2: ``get -w -o json`` streams objects; plain ``get -w`` prints NAME/AGE rows for changes."""
+    """15-1, 4-3: ``get -w -o json`` streams objects; plain ``get -w`` prints Table rows for changes
+    (column definitions with the first event only, as kube-apiserver)."""
     core = client.CoreV1Api(apiserver.api_client())
     objects = Stream(kubectl.popen("get", "configmaps", "-w", "-o", "json"))
     rows = Stream(kubectl.popen("get", "configmaps", "--watch"))
     try:
         objects.next_doc(lambda d: d["metadata"]["name"] == "kube-root-ca.crt")
         rows.wait_line(lambda line: line.split()[0] == "kube-root-ca.crt")
-        assert rows.lines[0].split() == ["NAME", "AGE"]
+        assert rows.lines[0].split() == ["NAME", "DATA", "AGE"]
 
         core.create_namespaced_config_map("default", configmap("late", {"k": "v1"}))
         core.replace_namespaced_config_map("late", "default", configmap("late", {"k": "v2"}))
         assert objects.next_doc(lambda d: d["metadata"]["name"] == "late")["data"] == {"k": "v1"}
         assert objects.next_doc(lambda d: d["metadata"]["name"] == "late")["data"] == {"k": "v2"}
-        rows.wait_line(lambda line: line.split()[0] == "late")
+        rows.wait_line(lambda line: line.split()[:2] == ["late", "1"])
+        assert sum(1 for line in rows.lines if line.split()[0] == "NAME") == 1  # one header only
     finally:
         objects.stop()
         rows.stop()

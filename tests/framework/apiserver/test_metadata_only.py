@@ -56,10 +56,3 @@ def test_watch_metadata_only(apiserver, core, raw):
     assert ev["type"] == "ADDED"
     assert ev["object"]["kind"] == "PartialObjectMetadata" and "data" not in ev["object"]
     assert ev["object"]["metadata"]["name"] == "w"
-
-
-def test_only_table_still_406(raw):
-    r = raw.request(
-        "GET", "/api/v1/namespaces", headers={"Accept": "application/json;as=Table;g=meta.k8s.io;v=v1"}
-    )
-    assert r.status == 406

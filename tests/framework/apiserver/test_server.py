@@ -79,17 +79,6 @@ def test_openapi_v2(raw):
     assert raw.json("GET", "/openapi/v3")[0] == 404  # 3-8
 
 
-def test_table_is_declined(raw):
-    """4-2: Table types declined with JSON; only-Table Accept is 406."""
-    table = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io"
-    r = raw.request("GET", "/api/v1/namespaces", headers={"Accept": table + ",application/json"})
-    assert r.status == 200 and json.loads(r.data)["kind"] == "NamespaceList"
-    r = raw.request("GET", "/api/v1/namespaces", headers={"Accept": table})
-    st = json.loads(r.data)
-    assert r.status == 406 and st["reason"] == "NotAcceptable"
-    assert st["message"].startswith("only the following media types are accepted: ")
-
-
 def test_patch_types(core, raw):
     """8-1..8-6: strategic (set union, $deleteFromPrimitiveList), merge, JSON patch test op, conflicts."""
     core.create_namespaced_config_map(

@@ -1,0 +1,119 @@
+"""Table conversion (4-3): apimachinery's HumanDuration, the printer-column JSONPath subset, cells."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from framework.testing.apiserver.table import TableConverter, compile_json_path, human_duration
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (-5, "<invalid>"),
+        (-1, "0s"),
+        (0, "0s"),
+        (119, "119s"),
+        (120, "2m"),
+        (200, "3m20s"),
+        (600, "10m"),
+        (179 * 60, "179m"),
+        (3 * 3600, "3h"),
+        (5 * 3600 + 12 * 60, "5h12m"),
+        (8 * 3600, "8h"),
+        (47 * 3600, "47h"),
+        (3 * 86400 + 4 * 3600, "3d4h"),
+        (10 * 86400, "10d"),
+        (800 * 86400, "2y70d"),
+        (9 * 365 * 86400, "9y"),
+    ],
+)
+def test_human_duration_matches_apimachinery(seconds: int, text: str) -> None:
+    assert human_duration(seconds) == text
+
+
+def test_json_path_subset() -> None:
+    obj = {
+        "metadata": {"name": "p", "labels": {"a.b/c": "x"}},
+        "spec": {"items": [{"n": 1}, {"n": 2}]},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Other", "status": "False"}]},
+    }
+    assert compile_json_path(".metadata.name")(obj) == ["p"]
+    assert compile_json_path("{.metadata.name}")(obj) == ["p"]
+    assert compile_json_path(".metadata.labels['a.b/c']")(obj) == ["x"]
+    assert compile_json_path(".spec.items[1].n")(obj) == [2]
+    assert compile_json_path(".spec.items[-1].n")(obj) == [2]
+    assert compile_json_path(".spec.items[*].n")(obj) == [1, 2]
+    assert compile_json_path('.status.conditions[?(@.type=="Ready")].status')(obj) == ["True"]
+    assert compile_json_path(".spec.missing.deeper")(obj) == []
+    with pytest.raises(ValueError):
+        compile_json_path(".spec..items")
+
+
+def test_default_columns_for_built_in_kinds() -> None:
+    conv = TableConverter(now=lambda: NOW)
+    cm = {"metadata": {"name": "a", "namespace": "d", "creationTimestamp": "2026-11-30T11:00:00Z"}}
+    table = conv.table([cm], {"resourceVersion": "7", "continue": ""}, "Metadata")
+    assert table["kind"] == "Table" and table["apiVersion"] == "meta.k8s.io/v1"
+    assert table["metadata"] == {"resourceVersion": "7"}
+    assert [(c["name"], c["type"], c["format"]) for c in table["columnDefinitions"]] == [
+        ("Name", "string", "name"),
+        ("Created At", "date", ""),
+    ]
+    assert table["rows"] == [
+        {
+            "cells": ["a", "2026-11-30T11:00:00Z"],
+            "object": {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": cm["metadata"],
+            },
+        }
+    ]
+    assert conv.table([cm], {}, "Object")["rows"][0]["object"] is cm
+    assert conv.table([cm], {}, "None", headers=False) == {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": {},
+        "columnDefinitions": None,
+        "rows": [{"cells": ["a", "2026-11-30T11:00:00Z"], "object": None}],
+    }
+
+
+def test_custom_resource_printer_columns_and_cell_types() -> None:
+    columns = [
+        {"name": "Namespace", "type": "string", "jsonPath": ".spec.namespace"},
+        {"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas", "priority": 1},
+        {"name": "Ratio", "type": "number", "jsonPath": ".spec.ratio"},
+        {"name": "Paused", "type": "boolean", "jsonPath": ".spec.paused"},
+        {"name": "Labels", "type": "string", "jsonPath": ".metadata.labels", "description": "all labels"},
+        {"name": "Since", "type": "date", "jsonPath": ".status.since"},
+    ]
+    conv = TableConverter(columns, now=lambda: NOW)
+    created = (NOW - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    obj = {
+        "metadata": {"name": "p", "labels": {"a": "b"}, "creationTimestamp": created},
+        "spec": {"namespace": "garden-p", "replicas": 3, "ratio": 1, "paused": False},
+        "status": {"since": "not a time"},
+    }
+    table = conv.table([obj], {}, "Metadata")
+    names = [c["name"] for c in table["columnDefinitions"]]
+    assert names == ["Name", "Namespace", "Replicas", "Ratio", "Paused", "Labels", "Since", "Age"]
+    by_name = {c["name"]: c for c in table["columnDefinitions"]}
+    assert by_name["Replicas"]["priority"] == 1
+    assert by_name["Labels"]["description"] == "all labels"
+    assert by_name["Namespace"]["description"] == (
+        "Custom resource definition column (in JSONPath format): .spec.namespace"
+    )
+    assert table["rows"][0]["cells"] == ["p", "garden-p", 3, 1.0, False, '{"a":"b"}', "<invalid>", "5m"]
+    # A missing value is an empty (null) cell; an "Age" column of the CRD's own is not doubled.
+    conv = TableConverter(
+        [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}], now=lambda: NOW
+    )
+    table = conv.table([{"metadata": {"name": "q"}}], {}, "None")
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
+    assert table["rows"][0]["cells"] == ["q", None]
