@@ -49,7 +49,7 @@ import aiohttp
 import orjson
 import structlog
 
-from . import errors, patch
+from . import decoding, errors, patch
 from .errors import FieldError, StatusError
 from .resources import ResourceType, normalize_times
 from .rest import Result, WriteOptions, deep_copy
@@ -286,6 +286,7 @@ def _substitute(
     if "managedFields" in current and old is None:
         meta["managedFields"] = current["managedFields"]
     obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
+    decoding.decode(rt.group, rt.kind, obj, custom=rt.is_custom)  # the patched JSON is decoded anew
     errs: list[FieldError] = []
     if rt.is_custom:
         errs += api._custom_schema(rt, obj, opts, warnings)

@@ -106,12 +106,16 @@ def _namespace_normalize(obj: dict, old: dict | None) -> None:
     labels = meta.setdefault("labels", {})
     labels["kubernetes.io/metadata.name"] = meta["name"]  # 6-11
     if old is None:
-        spec = obj.setdefault("spec", {})
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         fins = list(spec.get("finalizers") or [])
         if "kubernetes" not in fins:
             fins.append("kubernetes")
-        spec["finalizers"] = fins
+        obj["spec"] = {**spec, "finalizers": fins}
         obj["status"] = {"phase": "Active"}
+    elif not isinstance(obj.get("status"), dict) or not obj["status"].get("phase"):
+        # SetDefaults_NamespaceStatus: the status is a struct, its empty phase defaults to Active
+        # (a /status update with ``status: null`` or ``{}``).
+        obj["status"] = {**(obj.get("status") or {}), "phase": "Active"}
 
 
 def _namespace_fields(obj: dict) -> dict[str, str]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from . import crd_schema, errors, patch, timefmt, validation
+from . import crd_schema, decoding, errors, patch, timefmt, validation
 from . import managed_fields as mf
 from .errors import FieldError, StatusError
 from .registry import Registry
@@ -151,6 +151,8 @@ class API:
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
                 "json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta"
             )
+        # A null is decoded as Go would (mostly: like an absent field) before anything reads the body.
+        decoding.decode(rt.group, rt.kind, body, custom=rt.is_custom)
         for k in list(meta):
             if k not in META_KEYS or meta[k] in (None, {}, [], ""):
                 # Unknown keys are dropped (6-10); empty ones are omitted like Go's omitempty.
@@ -586,7 +588,10 @@ class API:
             obj = new
         elif subresource == "finalize":
             new = deep_copy(old_ext)
-            new.setdefault("spec", {})["finalizers"] = (obj.get("spec") or {}).get("finalizers") or []
+            spec = new.setdefault("spec", {})
+            spec["finalizers"] = (obj.get("spec") or {}).get("finalizers") or []
+            if not spec["finalizers"]:
+                del spec["finalizers"]  # omitempty: no finalizers left is no key, as for a create
             obj = new
         else:
             if rt.has_status:

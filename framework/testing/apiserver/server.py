@@ -20,7 +20,7 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import certs, errors, timefmt
+from . import certs, decoding, errors, timefmt
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
@@ -312,6 +312,10 @@ class APIServer:
         """The create-only review APIs and the ServiceAccount TokenRequest (10-6, 22-3)."""
         if not isinstance(body, dict):
             raise errors.bad_request(f"{rt.kind} must be a JSON object")
+        if rt.resource == "serviceaccounts":
+            decoding.decode("authentication.k8s.io", "TokenRequest", body)
+        else:
+            decoding.decode(rt.group, rt.kind, body)
         if rt.resource == "serviceaccounts":
             sa = self.api.get_stored(rt, namespace, name or "")
             token = self.authenticator.mint_service_account_token(
