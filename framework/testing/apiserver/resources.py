@@ -101,6 +101,12 @@ class ResourceType:
 # --- kind hooks ------------------------------------------------------------------------------------
 
 
+def _role_normalize(obj: dict, old: dict | None) -> None:
+    """Go's ``[]PolicyRule`` without omitempty: no rules (absent or empty) serialize as ``null`` (19-1)."""
+    if not obj.get("rules"):
+        obj["rules"] = None
+
+
 def _namespace_normalize(obj: dict, old: dict | None) -> None:
     meta = obj["metadata"]
     labels = meta.setdefault("labels", {})
@@ -477,6 +483,7 @@ def _builtin() -> list[ResourceType]:
             "role",
             put_creates=True,
             name_rule="path",
+            normalize=_role_normalize,
             validate=_rbac_validator(validation.validate_role, False, False),
             smp=smp["Role"],
         ),
@@ -501,6 +508,7 @@ def _builtin() -> list[ResourceType]:
             "clusterrole",
             put_creates=True,
             name_rule="path",
+            normalize=_role_normalize,
             validate=_rbac_validator(validation.validate_role, True, False),
             smp=smp["ClusterRole"],
         ),

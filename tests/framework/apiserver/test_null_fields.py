@@ -802,6 +802,11 @@ def test_rules_null_is_served_as_null(raw) -> None:
         code, st = raw.json("PUT", f"{collection}/r", {**got, "rules": [None]})
         assert code == 422 and st["reason"] == "Invalid"
         assert any(c["field"] == "rules[0].verbs" for c in st["details"]["causes"])
+        # Absent or empty rules serialize as null too (a nil slice either way).
+        for i, body in enumerate(({}, {"rules": []})):
+            code, role = raw.json("POST", collection, {"metadata": {"name": f"e{i}"}, **body})
+            assert code == 201 and "rules" in role and role["rules"] is None
+            assert raw.json("GET", f"{collection}/e{i}")[1]["rules"] is None
 
 
 def test_event_times_null_are_served_as_null(raw) -> None:
