@@ -683,35 +683,10 @@ _REVIEW_VERSIONS = ["v1", "v1beta1"]
 _URL_FORM = "; desired format: https://host[/path]"
 
 
-def _drop_nulls(obj: Any) -> None:
-    """Decoding into Go types: a JSON ``null`` leaves a field at its zero value (nil for pointers,
-    slices and maps), which defaulting then fills and ``omitempty`` leaves out, as if it were absent."""
-    if isinstance(obj, dict):
-        for key in [k for k, value in obj.items() if value is None]:
-            del obj[key]
-
-
 def default_webhook_configuration(obj: dict, mutating: bool) -> None:
-    """``admissionregistration/v1`` decoding and defaulting of every ``webhooks[]`` entry, in place.
-
-    The fields of webhooks, client configs, rules and selectors are ``omitempty`` (but ``name``,
-    ``sideEffects`` and ``admissionReviewVersions``, which validation requires), so a ``null`` there is
-    the field's absence: kopf sends ``"objectSelector": null``, which kube-apiserver stores as ``{}``
-    (21-2, 21-8)."""
-    if "webhooks" in obj and obj["webhooks"] is None:
-        del obj["webhooks"]
-    if isinstance(obj.get("webhooks"), list):  # a null item decodes as a zero-valued webhook
-        obj["webhooks"] = [{} if hook is None else hook for hook in obj["webhooks"]]
+    """``admissionregistration/v1`` defaulting of every ``webhooks[]`` entry, in place (explicit nulls
+    were already decoded as absent, ``decoding.py``: kopf's ``"objectSelector": null`` becomes ``{}``)."""
     for hook in obj.get("webhooks") or []:
-        _drop_nulls(hook)
-        _drop_nulls(hook.get("clientConfig"))
-        _drop_nulls((hook.get("clientConfig") or {}).get("service"))
-        for key in ("namespaceSelector", "objectSelector"):
-            _drop_nulls(hook.get(key))
-            for expr in (hook.get(key) or {}).get("matchExpressions") or []:
-                _drop_nulls(expr)
-        for rule in hook.get("rules") or []:
-            _drop_nulls(rule)
         hook.setdefault("failurePolicy", "Fail")
         hook.setdefault("matchPolicy", "Equivalent")
         hook.setdefault("namespaceSelector", {})

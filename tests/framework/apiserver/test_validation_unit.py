@@ -6,6 +6,7 @@ import base64
 
 import pytest
 
+from framework.testing.apiserver import decoding
 from framework.testing.apiserver import validation as v
 from framework.testing.apiserver.errors import FieldError, invalid
 
@@ -583,6 +584,12 @@ def test_webhook_defaults():
     assert validating["webhooks"][0]["failurePolicy"] == "Ignore"
 
 
+def _decode_and_default(cfg: dict, mutating: bool) -> None:
+    kind = "MutatingWebhookConfiguration" if mutating else "ValidatingWebhookConfiguration"
+    decoding.decode("admissionregistration.k8s.io", kind, cfg)
+    v.default_webhook_configuration(cfg, mutating=mutating)
+
+
 def test_webhook_nulls_are_absent():
     """21-2, 21-8: a JSON null in a webhook field decodes as nil in Go, so it is defaulted and left out
     like an absent key (kopf sends ``"objectSelector": null``); a null entry is a zero-valued webhook."""
@@ -600,7 +607,7 @@ def test_webhook_nulls_are_absent():
                 "scope": None}],
     )  # fmt: skip
     cfg = {"webhooks": [hook]}
-    v.default_webhook_configuration(cfg, mutating=True)
+    _decode_and_default(cfg, mutating=True)
     assert hook["objectSelector"] == {}
     assert hook["namespaceSelector"] == {"matchExpressions": [{"key": "a", "operator": "Exists"}]}
     assert (hook["failurePolicy"], hook["matchPolicy"], hook["timeoutSeconds"]) == ("Fail", "Equivalent", 10)
@@ -610,7 +617,7 @@ def test_webhook_nulls_are_absent():
     assert v.validate_webhook_configuration(cfg, mutating=True) == []
 
     required = {"webhooks": [_hook(sideEffects=None, admissionReviewVersions=None)]}
-    v.default_webhook_configuration(required, mutating=False)
+    _decode_and_default(required, mutating=False)
     assert "sideEffects" not in required["webhooks"][0]
     assert [e.field for e in v.validate_webhook_configuration(required, mutating=False)] == [
         "webhooks[0].sideEffects",
@@ -618,10 +625,10 @@ def test_webhook_nulls_are_absent():
     ]
 
     empty = {"webhooks": None}
-    v.default_webhook_configuration(empty, mutating=False)
+    _decode_and_default(empty, mutating=False)
     assert empty == {}
     zero = {"webhooks": [None]}
-    v.default_webhook_configuration(zero, mutating=False)
+    _decode_and_default(zero, mutating=False)
     assert zero["webhooks"][0]["objectSelector"] == {}
 
 
