@@ -35,6 +35,9 @@ class CacheOptions:
     # Cache only ``metadata`` (PartialObjectMetadata objects): e.g. Secrets, whose data a controller
     # must never hold, or kinds watched only to map events.
     metadata_only: bool = False
+    # Take part in the manager's periodic resync (``sync_period``). Off for kinds whose handlers drop
+    # resync updates anyway (create-only predicates): a resync queues every cached object at once.
+    resync: bool = True
 
 
 def deep_copy(obj: Any) -> Any:
@@ -90,7 +93,9 @@ class Cache:
                 field_selector=opts.field_selector,
                 transform=opts.transform,
                 # Read only when the informer is created: each kind gets its own jitter.
-                resync_period=jittered_sync_period(self.sync_period) if self.sync_period > 0 else 0.0,
+                resync_period=(
+                    jittered_sync_period(self.sync_period) if self.sync_period > 0 and opts.resync else 0.0
+                ),
                 indexers=self._indexes.get((api_version, kind)),
                 metadata_only=metadata_only,
             )

@@ -118,9 +118,10 @@ def slim_event(obj: Any) -> Any:
 
 
 EVENT_CACHE_OPTIONS: dict[tuple[str, str], CacheOptions] = {
-    (EVENT_API_VERSION, EVENT_KIND): CacheOptions(transform=slim_event)
+    (EVENT_API_VERSION, EVENT_KIND): CacheOptions(transform=slim_event, resync=False)
 }
-"""Cache options for ``Manager(..., cache_options=...)``: the Event informer keeps slim Events."""
+"""Cache options for ``Manager(..., cache_options=...)``: the Event informer keeps slim Events and does
+not resync (the create-only predicate drops resync updates; a resync would queue every event at once)."""
 
 
 def add_controller(mgr: Any, cfg: EventControllerConfiguration) -> Controller:

@@ -11,7 +11,7 @@ from framework.builder import Builder
 from framework.client import Client
 from framework.controller import Request
 from framework.leaderelection import LeaderElectionLost
-from framework.manager import LeaderElectionOptions, Manager
+from framework.manager import CacheOptions, LeaderElectionOptions, Manager
 from framework.predicate import Funcs
 from framework.testing import eventually
 
@@ -181,3 +181,12 @@ def test_sync_period_zero_disables_resync(apiserver):
     assert mgr.cache.informer("v1", "ConfigMap").resync_period == 0
     default = Manager(Client.from_kubeconfig(apiserver.kubeconfig, qps=0))
     assert 0.9 * 36000 <= default.cache.informer("v1", "ConfigMap").resync_period < 1.1 * 36000
+
+
+def test_cache_options_can_opt_a_kind_out_of_resync(apiserver):
+    mgr = Manager(
+        Client.from_kubeconfig(apiserver.kubeconfig, qps=0),
+        cache_options={("v1", "Secret"): CacheOptions(resync=False)},
+    )
+    assert mgr.cache.informer("v1", "Secret").resync_period == 0
+    assert mgr.cache.informer("v1", "ConfigMap").resync_period > 0

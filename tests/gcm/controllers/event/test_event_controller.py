@@ -634,6 +634,7 @@ def test_build_manager_real_clock_short_ttl(apiserver, client, only_event_contro
     cfg = quiet(event_config(2.0))
     mgr = gcm.app.build_manager(cfg, client)
     assert mgr.cache.options[(EV, "Event")].transform is slim_event
+    assert mgr.cache.informer(EV, "Event").resync_period == 0  # create-only: no periodic resync
     [controller] = mgr._leader_runnables
     assert controller.name == "event" and controller.max_concurrent_reconciles == 2
     now = datetime.now(UTC)
