@@ -542,11 +542,22 @@ class Reflector:
 
     def _page_items(self, page: dict[str, Any]) -> list[Any]:
         items = page.get("items") or []
+        if self.metadata_only:
+            for item in items:
+                self._fix_metadata_kind(item)
         if self.page_transform is None:
             return items
         out = [self.page_transform(item) for item in items]
         items.clear()  # drop the raw objects now, not when the whole list is done
         return out
+
+    def _fix_metadata_kind(self, obj: Any) -> None:
+        """A PartialObjectMetadata from the server becomes a metadata-only object of the watched kind
+        (controller-runtime's GVK fixup for metadata informers), so handlers and mappers see a
+        ``Shoot`` whose body is just ``metadata``."""
+        if type(obj) is dict and obj.get("kind") == "PartialObjectMetadata":
+            obj["apiVersion"] = self.api_version
+            obj["kind"] = self.kind
 
     def _list_call(self, rv: str | None, limit: int | None, cont: str | None) -> dict[str, Any]:
         kwargs: dict[str, Any] = {"metadata_only": True} if self.metadata_only else {}
@@ -648,6 +659,8 @@ class Reflector:
                 if rv:
                     self._set_last_sync_rv(rv)
                 continue
+            if self.metadata_only:
+                self._fix_metadata_kind(obj)
             obj_kind = obj.get("kind")
             if obj_kind is not None and obj_kind != kind:
                 log.error(

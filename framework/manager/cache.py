@@ -126,8 +126,10 @@ class Cache:
     def stop(self, timeout: float = 10.0) -> bool:
         return self.factory.shutdown(timeout)
 
-    def synced_informer(self, api_version: str, kind: str) -> SharedIndexInformer:
-        informer = self.informer(api_version, kind)
+    def synced_informer(
+        self, api_version: str, kind: str, metadata_only: bool | None = None
+    ) -> SharedIndexInformer:
+        informer = self.informer(api_version, kind, metadata_only)
         if not informer.is_started():
             informer.start()
         if not informer.has_synced() and not informer.wait_for_cache_sync(self.sync_timeout):
@@ -149,8 +151,17 @@ class CachedClient:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._client, name)
 
-    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict:
-        indexer = self._cache.synced_informer(api_version, kind).indexer
+    def get(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        metadata_only: bool | None = None,
+    ) -> dict:
+        """A cached object (deep copy); ``metadata_only`` reads the kind's metadata-only cache
+        (PartialObjectMetadata, as controller-runtime's client does for that type)."""
+        indexer = self._cache.synced_informer(api_version, kind, metadata_only).indexer
         obj = indexer.get_by_key(f"{namespace}/{name}" if namespace else name)
         if obj is None:
             resource = self._client.mapping(api_version, kind).resource
@@ -171,9 +182,11 @@ class CachedClient:
         namespace: str | None = None,
         labels: Mapping[str, str] | None = None,
         index: tuple[str, str] | None = None,
+        metadata_only: bool | None = None,
     ) -> list[dict]:
-        """Cached objects of a kind: in ``namespace``, carrying all ``labels``, in ``index`` (name, value)."""
-        indexer = self._cache.synced_informer(api_version, kind).indexer
+        """Cached objects of a kind: in ``namespace``, carrying all ``labels``, in ``index`` (name, value);
+        ``metadata_only`` reads the kind's metadata-only cache (PartialObjectMetadata)."""
+        indexer = self._cache.synced_informer(api_version, kind, metadata_only).indexer
         if index is not None:
             objs = indexer.by_index(*index)
         elif namespace:

@@ -7,11 +7,9 @@ Gardener's ``pkg/controllermanager/controller/project/project/add.go`` (``shared
 - owned ``Namespace``: delete events only, enqueueing the owning Project;
 - owned ``RoleBinding``: resyncs and ``roleRef``/``subjects`` changes and deletes (so a hand-edited or
   deleted member RoleBinding is restored);
-- ``Shoot`` deletes, mapped to the Project being deleted once its namespace holds no Shoot any more.
-
-Deviation: Gardener watches Shoots metadata-only. ``Builder.watches(..., metadata_only=True)`` would
-add a second Shoot cache beside the full one the stale and activity controllers need for Shoot specs,
-so this controller shares that one; the predicate passes deletes only and the mapper reads metadata only.
+- ``Shoot`` deletes, metadata-only (PartialObjectMetadata), mapped to the Project being deleted once
+  its namespace holds no Shoot any more (a lookup in the same metadata-only cache), as Gardener does.
+  The stale and activity controllers keep their own full Shoot cache, since they read Shoot specs.
 
 The manager's informers resync every ~10 hours (jittered, controller-runtime's default): the
 RoleBinding predicate lets those same-resourceVersion updates through, so every Project with member
@@ -88,7 +86,7 @@ def map_shoot_to_project_in_deletion(client: Any) -> Any:
         if not namespace:
             return []
         try:
-            if list_objects(client, SHOOT_API_VERSION, "Shoot", namespace):
+            if list_objects(client, SHOOT_API_VERSION, "Shoot", namespace, metadata_only=True):
                 return []  # another Shoot still blocks the release
             ns = client.get("v1", "Namespace", namespace)
             project_name = ((ns.get("metadata") or {}).get("labels") or {}).get(LABEL_PROJECT_NAME)
@@ -129,6 +127,7 @@ def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
             "Shoot",
             EnqueueRequestsFromMapFunc(map_shoot_to_project_in_deletion(mgr.client)),
             predicates=[delete_only()],
+            metadata_only=True,
         )
         .with_options(
             max_concurrent_reconciles=project_cfg.concurrent_syncs or 5,

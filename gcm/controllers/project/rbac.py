@@ -67,12 +67,16 @@ def list_objects(
     kind: str,
     namespace: str | None,
     labels: dict[str, str] | None = None,
+    metadata_only: bool = False,
 ) -> list[dict]:
-    """Objects carrying all ``labels``, from the manager's cache or (any other client) a live list."""
+    """Objects carrying all ``labels``, from the manager's cache or (any other client) a live list;
+    ``metadata_only``: their PartialObjectMetadata (the metadata-only cache, or a metadata list)."""
     if isinstance(reader, CachedClient):
-        return reader.list(api_version, kind, namespace=namespace, labels=labels)
+        return reader.list(api_version, kind, namespace=namespace, labels=labels, metadata_only=metadata_only)
     selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
-    return reader.list(api_version, kind, namespace=namespace, label_selector=selector)["items"]
+    return reader.list(
+        api_version, kind, namespace=namespace, label_selector=selector, metadata_only=metadata_only
+    )["items"]
 
 
 def _err_text(e: BaseException) -> str:

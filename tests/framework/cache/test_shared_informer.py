@@ -191,6 +191,35 @@ def test_informer_follows_creates_updates_and_deletes(client, make_informer):
     assert int(informer.last_sync_resource_version) >= int(new["metadata"]["resourceVersion"])
 
 
+def test_metadata_only_informer_follows_changes_with_the_watched_kind(apiserver, client, make_informer):
+    """A metadata-only informer caches PartialObjectMetadata stamped with the watched kind (as
+    controller-runtime's metadata informers): listed objects and every watch event alike."""
+    client.create(cm("listed", v="0"))
+    events: list[tuple[str, dict]] = []
+    informer = make_informer(metadata_only=True)
+    informer.add_event_handler(
+        on_add=lambda obj, initial=False: events.append(("add", obj)),
+        on_update=lambda old, new: events.append(("update", new)),
+        on_delete=lambda obj: events.append(("delete", obj)),
+    )
+    informer.start()
+    assert informer.wait_for_cache_sync(10)
+    client.create(cm("watched", v="0"))
+    client.patch("v1", "ConfigMap", "watched", {"metadata": {"labels": {"a": "b"}}}, NS)
+    client.delete("v1", "ConfigMap", "listed", NS)
+    eventually(lambda: any(kind == "delete" for kind, _ in events), message=lambda: events)
+    eventually(lambda: (informer.indexer.get_by_key(f"{NS}/watched") or {}).get("metadata", {}).get("labels"))
+    seen = {(kind, obj["metadata"]["name"]) for kind, obj in events}
+    assert {("add", "listed"), ("add", "watched"), ("update", "watched"), ("delete", "listed")} <= seen
+    for _, obj in events:
+        assert (obj["apiVersion"], obj["kind"]) == ("v1", "ConfigMap")
+        assert set(obj) == {"apiVersion", "kind", "metadata"}  # no data: metadata only
+    cached = informer.indexer.get_by_key(f"{NS}/watched")
+    assert (
+        cached["kind"] == "ConfigMap" and "data" not in cached and cached["metadata"]["labels"] == {"a": "b"}
+    )
+
+
 def test_dropped_watches_are_resumed_without_a_relist(apiserver, client, make_informer):
     rec = Recorder()
     informer = started(make_informer(), rec)

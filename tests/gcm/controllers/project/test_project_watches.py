@@ -130,9 +130,10 @@ class FakeCache:
             fail,
         )
 
-    def list(self, api_version, kind, namespace=None, label_selector=None):
+    def list(self, api_version, kind, namespace=None, label_selector=None, metadata_only=False):
         if self.fail:
             raise RuntimeError("boom")
+        assert metadata_only, "the mapper reads Shoots metadata-only, as Gardener"
         return {"items": [s for s in self.shoots if s["metadata"]["namespace"] == namespace]}
 
     def get(self, api_version, kind, name, namespace=None):
