@@ -26,7 +26,6 @@ LABEL_PROJECT_NAME = "project.gardener.cloud/name"
 PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
 SHOOT_API_VERSION = "core.gardener.cloud/v1beta1"
 TIMEOUT = 10.0  # the overall time budget of one review (§4)
-METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
 def internal_error(cause: str | BaseException) -> AdmissionResponse:
@@ -129,12 +128,7 @@ class NamespaceDeletionHandler:
 
     def _has_shoots(self, namespace: str, deadline: float) -> bool:
         """Whether the namespace holds a Shoot: a live, metadata-only list with ``limit=1``."""
-        path = self.api_reader.mapping(SHOOT_API_VERSION, "Shoot").path(namespace)
-        result = self.api_reader.request(
-            "GET",
-            path,
-            params={"limit": 1},
-            headers={"Accept": METADATA_LIST},
-            timeout=self._left(deadline),
+        result = self.api_reader.list(
+            SHOOT_API_VERSION, "Shoot", namespace, limit=1, metadata_only=True, timeout=self._left(deadline)
         )
         return bool((result or {}).get("items"))

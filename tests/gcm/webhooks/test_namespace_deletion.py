@@ -90,11 +90,6 @@ class FakeReader:
         return value
 
 
-class FakeMapping:
-    def path(self, namespace: str | None = None) -> str:
-        return f"/apis/core.gardener.cloud/v1beta1/namespaces/{namespace}/shoots"
-
-
 class FakeAPIReader(FakeReader):
     """A live reader: ``get`` as above, Shoot lists from ``shoots`` (or raising ``list_error``)."""
 
@@ -102,17 +97,14 @@ class FakeAPIReader(FakeReader):
         super().__init__(objects)
         self.shoots = shoots
         self.list_error = list_error
-        self.requests: list[tuple[str, str, dict, dict]] = []
+        self.lists: list[tuple[str, str, str | None, dict]] = []
 
-    def mapping(self, api_version: str, kind: str) -> FakeMapping:
-        assert (api_version, kind) == (CORE, "Shoot")
-        return FakeMapping()
-
-    def request(self, method: str, path: str, *, params=None, headers=None, timeout=None) -> dict:
-        self.requests.append((method, path, dict(params or {}), dict(headers or {})))
+    def list(self, api_version: str, kind: str, namespace: str | None = None, **options: Any) -> dict:
+        self.lists.append((api_version, kind, namespace, options))
         if self.list_error is not None:
             raise self.list_error
-        return {"items": [{"metadata": {"name": f"s{i}"}} for i in range(min(self.shoots, params["limit"]))]}
+        limit = options.get("limit") or self.shoots
+        return {"items": [{"metadata": {"name": f"s{i}"}} for i in range(min(self.shoots, limit))]}
 
 
 def namespace(name: str = "garden-bar", project: str | None = "bar", deleting: bool = False) -> dict:
@@ -218,9 +210,9 @@ def test_93_project_being_deleted_allows_only_without_shoots(shoots):
         assert resp.status["message"] == still_shoots("garden-bar")
         assert "still contains Shoots" in resp.status["message"]
     # Shoots are listed live, metadata only, one at most.
-    ((method, path, params, headers),) = h.api_reader.requests
-    assert (method, path, params) == ("GET", FakeMapping().path("garden-bar"), {"limit": 1})
-    assert headers["Accept"].startswith("application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+    ((api_version, kind, namespace_, options),) = h.api_reader.lists
+    assert (api_version, kind, namespace_) == (CORE, "Shoot", "garden-bar")
+    assert options["limit"] == 1 and options["metadata_only"] is True and options["timeout"] > 0
 
 
 @pytest.mark.parametrize("operation", ["CREATE", "UPDATE", "CONNECT"])

@@ -49,7 +49,6 @@ from gcm.controllers.project.stale.reconciler import (
 COLUMNS = ("PROJECT", "NAMESPACE", "STATE", "REASON", "STALE-SINCE", "AUTO-DELETE-AT")
 ERROR = "error"
 PAGE_SIZE = 500
-PARTIAL_METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
 
 
 class Snapshot:
@@ -66,13 +65,11 @@ class Snapshot:
             self._load(kind)
 
     def _pages(self, api_version: str, kind: str) -> Iterable[dict]:
-        mapping = self._client.mapping(api_version, kind)
         cont = None
         while True:
-            params = {"limit": PAGE_SIZE, "continue": cont}
-            if (api_version, kind) == SECRET:
-                page = self._client.request(
-                    "GET", mapping.path(None), params=params, headers={"Accept": PARTIAL_METADATA_LIST}
+            if (api_version, kind) == SECRET:  # Secrets metadata-only: the report never holds their data
+                page = self._client.list(
+                    api_version, kind, limit=PAGE_SIZE, continue_=cont, metadata_only=True
                 )
                 for item in page.get("items") or ():
                     item["apiVersion"], item["kind"] = api_version, kind
