@@ -4,10 +4,10 @@ kubectl asks for ``application/json;as=Table;v=v1;g=meta.k8s.io`` on get, list a
 the columns the server chooses. Custom resources get ``Name``, then their version's
 ``additionalPrinterColumns`` (a JSONPath per column, evaluated per row), then ``Age`` unless a column
 of that name exists. Built-in kinds with a kube-apiserver printer that matters here (Namespace,
-ConfigMap, Secret, ServiceAccount, Event, Lease, RoleBinding, ClusterRoleBinding, ResourceQuota,
-webhook configurations) get its columns (``pkg/printers/internalversion``; the server always prints
-"wide", kubectl hides priority-1 columns unless ``-o wide``); every other kind gets apiserver's
-default columns (``Name``, ``Created At``). Row objects are
+ConfigMap, Secret, ServiceAccount, Service, Event, Deployment, Lease, RoleBinding, ClusterRoleBinding,
+ResourceQuota, webhook configurations) get its columns (``pkg/printers/internalversion``; the server
+always prints "wide", kubectl hides priority-1 columns unless ``-o wide``); every other kind gets
+apiserver's default columns (``Name``, ``Created At``). Row objects are
 PartialObjectMetadata unless ``includeObject`` asks for ``Object`` or ``None``. On a watch only the
 first event carries the column definitions, as in kube-apiserver.
 """
@@ -301,6 +301,58 @@ def _count_printer(column: str, description: str, field: str) -> Printer:
     )
 
 
+def _selector_text(selector: Any) -> str:
+    """``metav1.LabelSelectorAsSelector(...).String()``: requirements sorted by key."""
+    if not isinstance(selector, dict):
+        return ""
+    parts: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), sorted(expr.get("values") or [])
+        text = {
+            "In": f"{key} in ({','.join(values)})",
+            "NotIn": f"{key} notin ({','.join(values)})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(op, "<invalid>")
+        parts.append((key, text))
+    return ",".join(text for _, text in sorted(parts))
+
+
+def _deployment_cells(d: dict, now: datetime) -> list[Any]:
+    spec, status = d.get("spec") or {}, d.get("status") or {}
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [
+        _name(d),
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        status.get("updatedReplicas", 0),
+        status.get("availableReplicas", 0),
+        _age(d, now),
+        ",".join(c.get("name", "") for c in containers),
+        ",".join(c.get("image", "") for c in containers),
+        _selector_text(spec.get("selector")),
+    ]
+
+
+def _service_cells(svc: dict, now: datetime) -> list[Any]:
+    spec = svc.get("spec") or {}
+    cluster_ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+    ports = []
+    for port in spec.get("ports") or []:
+        protocol = port.get("protocol", "TCP")
+        node = f":{port['nodePort']}" if port.get("nodePort") else ""
+        ports.append(f"{port.get('port', '')}{node}/{protocol}")
+    selector = spec.get("selector") or {}
+    return [
+        _name(svc),
+        spec.get("type", ""),
+        cluster_ips[0] if cluster_ips else "<none>",
+        ",".join(spec.get("externalIPs") or []) or "<none>",
+        ",".join(ports) or "<none>",
+        _age(svc, now),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
+
+
 Printer = tuple[list[dict], Callable[[dict, datetime], list[Any]]]
 
 _WEBHOOKS = "Webhooks indicates the number of webhooks in the configuration"
@@ -335,6 +387,39 @@ BUILTIN_PRINTERS: dict[tuple[str, str], Printer] = {
     ("coordination.k8s.io", "Lease"): (
         [_NAME_COLUMN, _col("Holder", "The holder of the lease"), _AGE],
         lambda o, now: [_name(o), (o.get("spec") or {}).get("holderIdentity") or "", _age(o, now)],
+    ),
+    ("", "Service"): (
+        [
+            _NAME_COLUMN,
+            _col("Type", "The type of the service"),
+            _col("Cluster-IP", "The cluster IP of the service"),
+            _col("External-IP", "The external IPs of the service"),
+            _col("Port(s)", "The ports of the service"),
+            _AGE,
+            _col("Selector", "The label selector of the service", priority=1),
+        ],
+        _service_cells,
+    ),
+    ("apps", "Deployment"): (
+        [
+            _NAME_COLUMN,
+            _col("Ready", "Number of the pod with ready state"),
+            _col(
+                "Up-to-date",
+                "Pods targeted by this deployment that have the desired template spec",
+                "integer",
+            ),
+            _col(
+                "Available",
+                "Available pods (ready for at least minReadySeconds) targeted by this deployment",
+                "integer",
+            ),
+            _AGE,
+            _col("Containers", "Names of each container in the template.", priority=1),
+            _col("Images", "Images referenced by each container in the template.", priority=1),
+            _col("Selector", "Label selector for pods.", priority=1),
+        ],
+        _deployment_cells,
     ),
     ("rbac.authorization.k8s.io", "RoleBinding"): (_BINDING_COLUMNS, _binding_cells),
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (_BINDING_COLUMNS, _binding_cells),

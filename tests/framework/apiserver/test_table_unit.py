@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
-from framework.testing.apiserver.table import TableConverter, compile_json_path, human_duration
+from framework.testing.apiserver.table import (
+    BUILTIN_PRINTERS,
+    TableConverter,
+    compile_json_path,
+    human_duration,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -117,3 +123,131 @@ def test_custom_resource_printer_columns_and_cell_types() -> None:
     table = conv.table([{"metadata": {"name": "q"}}], {}, "None")
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Age"]
     assert table["rows"][0]["cells"] == ["q", None]
+
+
+def printed(group: str, kind: str, obj: dict) -> dict[str, Any]:
+    """Column name -> cell of one object printed with kube-apiserver's printer for the kind."""
+    conv = TableConverter(now=lambda: NOW, printer=BUILTIN_PRINTERS[(group, kind)])
+    table = conv.table([obj], {}, "None")
+    return dict(zip([c["name"] for c in table["columnDefinitions"]], table["rows"][0]["cells"], strict=True))
+
+
+def ago(**delta: float) -> str:
+    return (NOW - timedelta(**delta)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_event_printer_for_both_apis() -> None:
+    legacy = {
+        "metadata": {"name": "p1.1", "namespace": "default"},
+        "involvedObject": {"kind": "Project", "name": "p1"},
+        "reason": "NamespaceReconcileSuccessful",
+        "message": "  Successfully reconciled  ",
+        "type": "Normal",
+        "source": {"component": "project-controller"},
+        "firstTimestamp": ago(minutes=5),
+        "lastTimestamp": ago(seconds=30),
+        "count": 3,
+    }
+    assert printed("", "Event", legacy) == {
+        "Last Seen": "30s",
+        "Type": "Normal",
+        "Reason": "NamespaceReconcileSuccessful",
+        "Object": "project/p1",
+        "Subobject": "",
+        "Source": "project-controller",
+        "Message": "Successfully reconciled",
+        "First Seen": "5m",
+        "Count": 3,
+        "Name": "p1.1",
+    }
+    new_api = {
+        "metadata": {"name": "s.2", "namespace": "garden-p1"},
+        "regarding": {"kind": "Shoot", "name": "s"},
+        "reason": "Reconciled",
+        "note": "done",
+        "type": "Warning",
+        "eventTime": ago(hours=2),
+        "series": {"count": 7, "lastObservedTime": ago(minutes=1)},
+        "reportingController": "gardenlet",
+        "reportingInstance": "gardenlet-1",
+    }
+    row = printed("events.k8s.io", "Event", new_api)
+    assert (row["Last Seen"], row["First Seen"], row["Count"]) == ("60s", "120m", 7)
+    assert (row["Object"], row["Source"], row["Message"]) == ("shoot/s", "gardenlet, gardenlet-1", "done")
+    single = {**new_api, "series": None}
+    assert printed("events.k8s.io", "Event", single)["Count"] == 1  # singletons have no count
+
+
+def test_binding_deployment_service_quota_printers() -> None:
+    rb = {
+        "metadata": {"name": "admins", "creationTimestamp": ago(hours=3)},
+        "roleRef": {"kind": "ClusterRole", "name": "admin"},
+        "subjects": [
+            {"kind": "User", "name": "alice"},
+            {"kind": "Group", "name": "ops"},
+            {"kind": "ServiceAccount", "name": "robot", "namespace": "garden-p1"},
+            {"kind": "User", "name": "bob"},
+        ],
+    }
+    assert printed("rbac.authorization.k8s.io", "RoleBinding", rb) == {
+        "Name": "admins",
+        "Role": "ClusterRole/admin",
+        "Age": "3h",
+        "Users": "alice, bob",
+        "Groups": "ops",
+        "ServiceAccounts": "garden-p1/robot",
+    }
+    deploy = {
+        "metadata": {"name": "gcm", "creationTimestamp": ago(days=3)},
+        "spec": {
+            "replicas": 2,
+            "selector": {
+                "matchLabels": {"app": "gcm"},
+                "matchExpressions": [{"key": "tier", "operator": "Exists"}],
+            },
+            "template": {"spec": {"containers": [{"name": "gcm", "image": "gcm:dev"}]}},
+        },
+        "status": {"readyReplicas": 1, "updatedReplicas": 2},
+    }
+    row = printed("apps", "Deployment", deploy)
+    assert row == {
+        "Name": "gcm",
+        "Ready": "1/2",
+        "Up-to-date": 2,
+        "Available": 0,
+        "Age": "3d",
+        "Containers": "gcm",
+        "Images": "gcm:dev",
+        "Selector": "app=gcm,tier",
+    }
+    svc = {
+        "metadata": {"name": "webhook", "creationTimestamp": ago(seconds=5)},
+        "spec": {
+            "type": "ClusterIP",
+            "clusterIPs": ["10.0.0.7"],
+            "ports": [{"port": 443}],
+            "selector": {"app": "gcm"},
+        },
+    }
+    assert printed("", "Service", svc) == {
+        "Name": "webhook",
+        "Type": "ClusterIP",
+        "Cluster-IP": "10.0.0.7",
+        "External-IP": "<none>",
+        "Port(s)": "443/TCP",
+        "Age": "5s",
+        "Selector": "app=gcm",
+    }
+    quota = {
+        "metadata": {"name": "q"},
+        "status": {
+            "hard": {"count/shoots.core.gardener.cloud": "10", "limits.cpu": "4"},
+            "used": {"limits.cpu": "1"},
+        },
+    }
+    assert printed("", "ResourceQuota", quota) == {
+        "Name": "q",
+        "Age": "<unknown>",
+        "Request": "count/shoots.core.gardener.cloud: 0/10",
+        "Limit": "limits.cpu: 1/4",
+    }
