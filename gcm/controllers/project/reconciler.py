@@ -418,7 +418,9 @@ class ProjectReconciler:
         if not ns_name:
             self._remove_finalizer(project)
             return None
-        if list_objects(self.client, SHOOT_API_VERSION, "Shoot", ns_name):
+        # The metadata-only Shoot cache, the one the Shoot-delete watch reads (Gardener's
+        # IsNamespaceInUse): when a delete re-enqueues the Project, this cache has seen it already.
+        if list_objects(self.client, SHOOT_API_VERSION, "Shoot", ns_name, metadata_only=True):
             self._event(
                 project,
                 WARNING,

@@ -45,7 +45,11 @@ def test_a2_shoot_blocks_deletion_until_deleted(env):
     env.create_project("p1", namespace="garden-p1")
     env.wait_phase("p1", "Ready")
     env.create_shoot("s1", "garden-p1")
-    h.wait_for(lambda: env.mgr.client.list(P, "Shoot", namespace="garden-p1"), message="shoot cached")
+    # The deletion check reads the metadata-only Shoot cache (as the Shoot-delete watch does).
+    h.wait_for(
+        lambda: env.mgr.client.list(P, "Shoot", namespace="garden-p1", metadata_only=True),
+        message="shoot cached",
+    )
     env.delete_project("p1")
     env.wait_phase("p1", "Terminating")
     ev = env.wait_event("p1", "NamespaceNotEmpty")
