@@ -365,6 +365,7 @@ def main() -> None:
     p.add_argument(
         "--skip-tracemalloc", action="store_true", help="hold: RSS only (tracemalloc is slow at 1M events)"
     )
+    p.add_argument("--skip-full-cache", action="store_true", help="hold: no default-cache comparison")
     p.add_argument("--skip-hold", action="store_true")
     p.add_argument("--role", default=None, help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", default=None, help=argparse.SUPPRESS)
@@ -435,7 +436,11 @@ def main() -> None:
         try:
             if not args.skip_tracemalloc:
                 slim = run_role("hold", server.kubeconfig, args, "--tracemalloc")
-                full = run_role("hold", server.kubeconfig, args, "--tracemalloc", "--full-cache")
+                full = (
+                    None
+                    if args.skip_full_cache
+                    else run_role("hold", server.kubeconfig, args, "--tracemalloc", "--full-cache")
+                )
             rss = run_role("hold", server.kubeconfig, args)
         finally:
             server.close()
@@ -444,10 +449,11 @@ def main() -> None:
                 "held event, slim cache (tracemalloc): informer / informer + queue",
                 f"{slim['informer_per_event']:,.0f} B / {slim['total_per_event']:,.0f} B",
             )
-            row(
-                "held event, default cache (tracemalloc): informer / informer + queue",
-                f"{full['informer_per_event']:,.0f} B / {full['total_per_event']:,.0f} B",
-            )
+            if full is not None:
+                row(
+                    "held event, default cache (tracemalloc): informer / informer + queue",
+                    f"{full['informer_per_event']:,.0f} B / {full['total_per_event']:,.0f} B",
+                )
         row(
             "held event, slim cache (RSS): steady / peak above baseline",
             f"{rss['total_per_event']:,.0f} B / {rss['peak_rss_per_event']:,.0f} B",
