@@ -23,7 +23,7 @@ from .errors import StatusError
 from .resources import ResourceType
 from .rest import WriteOptions
 from .selectors import parse_field_selector, single_name
-from .table import BUILTIN_PRINTERS, TableConverter, parse_include_object
+from .table import BUILTIN_PRINTERS, TableConverter, parse_include_object, partial_metadata
 from .watch import Watcher, bookmark, error_line
 
 if TYPE_CHECKING:
@@ -802,15 +802,6 @@ def _table_version(table: dict, version: str) -> dict:
     """The Table in the ``meta.k8s.io`` version asked for (v1beta1 Tables are still served)."""
     table["apiVersion"] = f"meta.k8s.io/{version}"
     return table
-
-
-def partial_metadata(obj: dict) -> dict:
-    """The metadata-only view of an object (``meta.k8s.io/v1`` PartialObjectMetadata)."""
-    return {
-        "kind": "PartialObjectMetadata",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": obj.get("metadata", {}),
-    }
 
 
 def _wants_yaml(request: web.Request) -> bool:

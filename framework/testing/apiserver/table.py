@@ -23,7 +23,7 @@ import orjson
 
 from . import errors
 
-__all__ = ["BUILTIN_PRINTERS", "TableConverter", "human_duration", "parse_include_object"]
+__all__ = ["BUILTIN_PRINTERS", "TableConverter", "human_duration", "parse_include_object", "partial_metadata"]
 
 # metav1.ObjectMeta's swagger descriptions, which apiserver uses for the default columns.
 _NAME_DESCRIPTION = (
@@ -56,6 +56,16 @@ _CREATED_COLUMN = {
 _AGE_COLUMN = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
 
 INCLUDE_OBJECT = ("None", "Object", "Metadata")
+
+
+def partial_metadata(obj: dict) -> dict:
+    """The metadata-only view of an object (``meta.k8s.io/v1`` PartialObjectMetadata): a Table row's
+    default object, and what metadata-only get, list and watch responses carry."""
+    return {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": obj.get("metadata", {}),
+    }
 
 
 def parse_include_object(value: str | None) -> str:
@@ -515,11 +525,7 @@ class TableConverter:
         if include_object == "Object":
             row["object"] = obj
         elif include_object == "Metadata":
-            row["object"] = {
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": obj.get("metadata", {}),
-            }
+            row["object"] = partial_metadata(obj)
         else:
             row["object"] = None
         return row
