@@ -14,7 +14,8 @@ import time
 
 from prometheus_client import CollectorRegistry
 
-from framework.controller import Controller, Request
+from framework.controller import Controller
+from framework.reconcile import Request
 
 
 class NoOp:

@@ -35,8 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from framework.client import Client
 from framework.clock import FakeClock
-from framework.controller import Request
 from framework.manager import Manager
+from framework.reconcile import Request
 from framework.testing import APIServer
 from gcm.config import Duration, default_config
 from gcm.controllers.project import stale

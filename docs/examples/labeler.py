@@ -2,8 +2,8 @@
 
 from framework.builder import Builder
 from framework.client import Client, NotFound
-from framework.controller import Request, Result
 from framework.manager import LeaderElectionOptions, Manager
+from framework.reconcile import Request, Result
 
 
 class MirrorReconciler:

@@ -13,9 +13,9 @@ from prometheus_client import CollectorRegistry
 from framework.client import APIError, Conflict, deadline
 from framework.clock import Clock, RealClock
 from framework.controller.metrics import controller_metrics
-from framework.controller.types import Reconciler, Request, Result, TerminalError
 from framework.handler import EventHandler
 from framework.predicate import Predicate
+from framework.reconcile import Reconciler, Request, Result, TerminalError
 from framework.workqueue import RateLimitingQueue, default_controller_rate_limiter
 
 log = structlog.get_logger("framework.controller")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from framework.controller.types import Request
+from framework.reconcile import Request
 
 
 class Queue(Protocol):

@@ -16,7 +16,7 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
-from framework.controller import Request, Result
+from framework.reconcile import Request, Result
 
 log = structlog.get_logger("gcm.controllers.event")
 

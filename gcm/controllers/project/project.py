@@ -24,9 +24,10 @@ from typing import Any
 import structlog
 
 from framework.builder import Builder
-from framework.controller import Controller, Request
+from framework.controller import Controller
 from framework.handler import EnqueueRequestsFromMapFunc
 from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
+from framework.reconcile import Request
 from gcm.controllers.project.indexes import add_project_namespace_index
 from gcm.controllers.project.rbac import list_objects
 from gcm.controllers.project.reconciler import (

@@ -27,7 +27,7 @@ from typing import Any
 import structlog
 
 from framework.client import AlreadyExists, NotFound
-from framework.controller import Request, Result
+from framework.reconcile import Request, Result
 from framework.record import NORMAL, WARNING
 from gcm.controllers.project.rbac import ProjectRBAC, list_objects
 

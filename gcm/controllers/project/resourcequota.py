@@ -19,8 +19,9 @@ from typing import Any
 
 from framework.builder import Builder
 from framework.client import NotFound
-from framework.controller import Controller, Request, Result
+from framework.controller import Controller
 from framework.predicate import Funcs, Predicate
+from framework.reconcile import Request, Result
 from gcm.controllers.project.indexes import (
     PROJECT_API_VERSION,
     PROJECT_NAMESPACE_INDEX,

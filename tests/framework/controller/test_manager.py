@@ -9,10 +9,10 @@ import urllib3
 
 from framework.builder import Builder
 from framework.client import Client
-from framework.controller import Request
 from framework.leaderelection import LeaderElectionLost
 from framework.manager import CacheOptions, LeaderElectionOptions, Manager
 from framework.predicate import Funcs
+from framework.reconcile import Request
 from framework.testing import eventually
 
 LE = dict(

@@ -10,10 +10,10 @@ import pytest
 
 from framework.builder import Builder
 from framework.client import Client, NotFound
-from framework.controller import Request, Result, TerminalError
 from framework.handler import EnqueueRequestsFromMapFunc
 from framework.manager import Manager
 from framework.predicate import GenerationChangedPredicate
+from framework.reconcile import Request, Result, TerminalError
 from framework.testing import eventually
 
 GROUP, VERSION = "example.com", "v1"

@@ -18,9 +18,10 @@ from typing import Any
 import structlog
 
 from framework.clock import Clock
-from framework.controller import Controller, Request
+from framework.controller import Controller
 from framework.handler import EnqueueRequestsFromMapFunc
 from framework.predicate import GenerationChangedPredicate, Predicate
+from framework.reconcile import Request
 from gcm.controllers.project.activity.reconciler import ActivityReconciler
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
 from gcm.controllers.project.stale.cache import (

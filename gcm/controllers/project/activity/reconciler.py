@@ -9,7 +9,7 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
-from framework.controller import Request, Result
+from framework.reconcile import Request, Result
 from gcm.controllers.project.stale.cache import PROJECT
 from gcm.controllers.project.stale.reconciler import LAST_ACTIVITY, format_time, parse_time, truncate
 

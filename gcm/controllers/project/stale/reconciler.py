@@ -20,7 +20,7 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
-from framework.controller import Request, Result
+from framework.reconcile import Request, Result
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,

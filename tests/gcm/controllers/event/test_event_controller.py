@@ -20,8 +20,8 @@ import pytest
 import gcm.app
 from framework.client import Client, Conflict, NotFound
 from framework.clock import FakeClock
-from framework.controller import Request, Result
 from framework.manager import Manager
+from framework.reconcile import Request, Result
 from framework.testing import eventually
 from gcm.config import EventControllerConfiguration, default_config
 from gcm.controllers.event import (

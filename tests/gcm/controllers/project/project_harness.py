@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from framework.client import Client, NotFound
-from framework.controller import Request
 from framework.manager import Manager
+from framework.reconcile import Request
 from framework.testing import eventually
 from gcm import embedded
 from gcm.config import API_VERSION, KIND, load_config

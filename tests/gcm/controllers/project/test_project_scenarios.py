@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from framework.client import Client
-from framework.controller import Request, Result
+from framework.reconcile import Request, Result
 from gcm.controllers.project.reconciler import ProjectReconciler
 
 

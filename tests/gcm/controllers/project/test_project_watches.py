@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from framework.client import NotFound
-from framework.controller import Request
+from framework.reconcile import Request
 from gcm.controllers.project.project import RoleBindingPredicate, map_shoot_to_project_in_deletion
 
 

@@ -27,8 +27,8 @@ import pytest
 
 from framework.client import Client, NotFound
 from framework.clock import FakeClock
-from framework.controller import Request
 from framework.manager import Manager
+from framework.reconcile import Request
 from framework.testing import eventually
 from gcm import embedded
 from gcm.config import Duration, default_config

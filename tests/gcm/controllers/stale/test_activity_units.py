@@ -8,7 +8,7 @@ import pytest
 
 from framework.client import NotFound, ServerError
 from framework.clock import FakeClock
-from framework.controller import Request
+from framework.reconcile import Request
 from gcm.controllers.project.activity import (
     ActivityReconciler,
     HasBindingReferenceLabel,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from framework.controller import Result
+from framework.reconcile import Result
 from gcm.controllers.project.stale.reconciler import format_time, parse_time
 
 CORE = "core.gardener.cloud/v1beta1"

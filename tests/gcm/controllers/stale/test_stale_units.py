@@ -9,7 +9,7 @@ import pytest
 
 from framework.client import NotFound
 from framework.clock import FakeClock
-from framework.controller import Request, Result
+from framework.reconcile import Request, Result
 from gcm.controllers.project.stale import StalePredicate, StaleReconciler, StaleSettings, evaluate
 from gcm.controllers.project.stale.cache import INDEXES
 from gcm.controllers.project.stale.reconciler import (
