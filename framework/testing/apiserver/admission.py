@@ -466,6 +466,7 @@ class Admission:
         dry_run: bool,
         user: Any,
     ) -> Result:
+        dry_run = dry_run or bool((options or {}).get("dryRun"))
         namespace = self._namespace_attr(rt, ns, name)
         if not self._relevant(rt, None, ("DELETE",), namespace):
             return self.api.delete(rt, ns, name, options, dry_run)

@@ -18,6 +18,7 @@ import yaml
 from aiohttp import web
 
 from . import errors
+from . import params as query
 from .auth import Attributes, UserInfo, forbidden_message
 from .errors import StatusError
 from .resources import ResourceType
@@ -395,6 +396,8 @@ class Handler:
             return await self._watch(
                 request, t, meta_only, table_version=form_version if form == TABLE_FORM else ""
             )
+        if verb in ("delete", "deletecollection"):
+            return await self._delete(request, t, verb)
         opts = self._write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user
         # Writes go through the admission webhooks (admission.py, spec §21) on their way to the API.
@@ -408,24 +411,29 @@ class Handler:
         elif verb == "update":
             body = await _read_body(request, rt)
             res = await admission.update(rt, t.namespace, t.name or "", body, opts, t.subresource)
-        elif verb == "patch":
+        else:  # patch
             raw = await _read_raw(request)
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
             res = await admission.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
-        elif verb == "delete":
-            options = await self._delete_options(request)
-            res = await admission.delete(rt, t.namespace, t.name or "", options, opts.dry_run, opts.user)
-        else:  # deletecollection
-            options = await self._delete_options(request)
+        headers = {"Warning": ", ".join(_warning_value(w) for w in res.warnings)} if res.warnings else None
+        return self._respond(request, res.code, res.body, headers)
+
+    async def _delete(self, request: web.Request, t: Target, verb: str) -> web.Response:
+        """delete and deletecollection: DeleteOptions from the body, or from the query without one."""
+        rt, q = t.rt, request.query
+        if verb == "deletecollection":
             _validate_list_options(q, rt, for_watch=False)
+        raw = await _read_raw(request)
+        options = query.delete_options(raw, request.headers.get("Content-Type", ""), q)
+        # dryRun comes with the options, wherever they came from (kubectl sends it in the body).
+        dry_run = bool(options.get("dryRun"))
+        user = request[REQUEST_INFO].user
+        admission = self.server.admission
+        if verb == "delete":
+            res = await admission.delete(rt, t.namespace, t.name or "", options, dry_run, user)
+        else:
             res = await admission.delete_collection(
-                rt,
-                t.namespace,
-                options,
-                q.get("labelSelector"),
-                q.get("fieldSelector"),
-                opts.dry_run,
-                opts.user,
+                rt, t.namespace, options, q.get("labelSelector"), q.get("fieldSelector"), dry_run, user
             )
         headers = {"Warning": ", ".join(_warning_value(w) for w in res.warnings)} if res.warnings else None
         return self._respond(request, res.code, res.body, headers)
@@ -530,31 +538,6 @@ class Handler:
             user_agent=request.headers.get("User-Agent", ""),
             force=force,
         )
-
-    async def _delete_options(self, request: web.Request) -> dict:
-        raw = await _read_raw(request)
-        options: dict = {}
-        if raw.strip():
-            try:
-                options = orjson.loads(raw)
-            except orjson.JSONDecodeError as e:
-                raise errors.bad_request(f"error decoding DeleteOptions: {e}") from None
-            if not isinstance(options, dict):
-                raise errors.bad_request("DeleteOptions must be a JSON object")
-            kind = options.get("kind")
-            if kind not in (None, "DeleteOptions"):
-                raise errors.bad_request(f"expected DeleteOptions, got {kind}")
-        q = request.query
-        if "propagationPolicy" in q:
-            options["propagationPolicy"] = q["propagationPolicy"]
-        if "orphanDependents" in q:
-            options["orphanDependents"] = q["orphanDependents"] == "true"
-        if "gracePeriodSeconds" in q:
-            try:
-                options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
-            except ValueError:
-                raise errors.bad_request(f'invalid gracePeriodSeconds "{q["gracePeriodSeconds"]}"') from None
-        return options
 
     # -- list and watch (§14, §15) ------------------------------------------------------------------
 

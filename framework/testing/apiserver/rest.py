@@ -831,11 +831,12 @@ class API:
         """``admission(old)`` (admission webhooks, 21-7) runs once the deletion is certain to change
         something, before anything is written."""
         options = options or {}
+        dry_run = dry_run or bool(options.get("dryRun"))  # DeleteOptions.dryRun, wherever it came from
+        policy = self._policy(options)  # invalid options are 422 before the object is looked up
         old = self.storage.get(rt.storage, _key(ns, name))
         if old is None:
             raise errors.not_found(rt.resource, rt.group, name)
         self._check_preconditions(rt, name, old, options.get("preconditions"))
-        policy = self._policy(options)
         meta = old["metadata"]
         is_namespace = rt.resource == "namespaces" and not rt.group
         if is_namespace and name in PROTECTED_NAMESPACES:
@@ -954,7 +955,9 @@ class API:
             )
         if policy is not None and policy not in ("Orphan", "Background", "Foreground"):
             errs.append(
-                errors.not_supported("propagationPolicy", policy, ["Foreground", "Background", "Orphan"])
+                errors.not_supported(
+                    "propagationPolicy", policy, ["Foreground", "Background", "Orphan", "nil"]
+                )
             )
         grace = options.get("gracePeriodSeconds")
         if grace is not None and not isinstance(grace, int):
@@ -981,6 +984,7 @@ class API:
     ) -> Result:
         match = self.matcher(rt, ns, label_selector, field_selector)
         self._policy(options or {})  # bad options fail the request before anything is deleted
+        dry_run = dry_run or bool((options or {}).get("dryRun"))
         objs = self.storage.table(rt.storage).objects
         targets = sorted(k for k, o in objs.items() if (not ns or k[0] == ns) and match(o))
         items = []
