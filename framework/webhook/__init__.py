@@ -42,6 +42,7 @@ Metrics (on ``registry``): ``controller_runtime_webhook_requests_total{webhook,c
 ``certwatcher_read_certificate_errors_total``.
 """
 
+from framework.certs import self_signed_cert
 from framework.webhook.admission import (
     MAX_REQUEST_SIZE,
     AdmissionHandler,
@@ -55,7 +56,7 @@ from framework.webhook.admission import (
     patched,
     review,
 )
-from framework.webhook.certwatcher import CertWatcher, self_signed_cert
+from framework.webhook.certwatcher import CertWatcher
 from framework.webhook.server import DEFAULT_CERT_DIR, WebhookServer
 
 __all__ = [

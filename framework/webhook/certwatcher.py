@@ -8,9 +8,9 @@ same timestamp tick as the last load is caught by comparing contents while that 
 certificate), the previous certificate keeps being served and the failure is logged and counted
 (``certwatcher_read_certificate_errors_total``) once per change of the files.
 
-``self_signed_cert(directory)`` writes ``tls.crt``/``tls.key`` signed by a fresh throwaway CA, for
-development and tests; the CA certificate PEM it returns goes into a webhook configuration's
-``caBundle``.
+``framework.certs.self_signed_cert(directory)`` (re-exported by :mod:`framework.webhook`) writes
+``tls.crt``/``tls.key`` signed by a fresh throwaway CA, for development and tests; the CA certificate
+PEM it returns goes into a webhook configuration's ``caBundle``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import os
 import ssl
 import threading
 import time
-from collections.abc import Iterable
 from pathlib import Path
 
 import structlog
@@ -29,7 +28,7 @@ from prometheus_client import CollectorRegistry
 
 from framework.webhook.metrics import webhook_metrics
 
-__all__ = ["CertWatcher", "self_signed_cert"]
+__all__ = ["CertWatcher"]
 
 log = structlog.get_logger("framework.webhook")
 
@@ -140,19 +139,3 @@ class CertWatcher:
             cert=str(self.cert_path),
             serial=f"{serial:x}",
         )
-
-
-def self_signed_cert(
-    directory: str | os.PathLike[str], hosts: Iterable[str] = ("localhost", "127.0.0.1", "::1")
-) -> tuple[Path, Path, bytes]:
-    """Write ``tls.crt``/``tls.key`` for ``hosts`` (signed by a new CA) into ``directory``.
-
-    Returns ``(cert_path, key_path, ca_pem)``; trust ``ca_pem`` (e.g. a webhook's ``caBundle``, or
-    ``ca_certs=`` in a client). For development and tests only: the CA key is thrown away.
-    """
-    # Imported here: framework.testing pulls in the whole test API server.
-    from framework.testing.apiserver.certs import generate_ca, issue_serving_cert
-
-    ca = generate_ca("framework-webhook-ca")
-    cert_path, key_path = issue_serving_cert(ca, hosts).write(directory, "tls")
-    return cert_path, key_path, ca.cert_pem

@@ -20,7 +20,9 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import certs, decoding, errors, timefmt
+from framework import certs
+
+from . import decoding, errors, timefmt
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
@@ -96,7 +98,7 @@ class APIServer:
         self.authenticator.add_token(UserInfo("admin", "", (MASTERS,)), self.token)
         self._dir = Path(tempfile.mkdtemp(prefix="gcm-apiserver-"))
         self._kubeconfig_path = Path(kubeconfig) if kubeconfig else self._dir / "kubeconfig"
-        self.ca = certs.generate_ca()
+        self.ca = certs.generate_ca("gcm-testing-ca")
         self.serving = certs.issue_serving_cert(self.ca)
         self.ca_path, _ = self.ca.write(self._dir, "ca")
         self._cert_path, self._key_path = self.serving.write(self._dir, "serving")

@@ -22,7 +22,7 @@ import pytest
 from kubernetes import client
 from prometheus_client import CollectorRegistry
 
-from framework.testing.apiserver.certs import CertKeyPair, generate_ca, issue_serving_cert
+from framework.certs import CertKeyPair, generate_ca, issue_serving_cert
 from framework.webhook import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, denied, patched
 
 V = "admissionregistration.k8s.io/v1"

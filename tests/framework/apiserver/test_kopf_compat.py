@@ -29,8 +29,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
+from framework import certs
 from framework.testing import APIServer, eventually
-from framework.testing.apiserver import certs
 from framework.testing.apiserver.accounting import RequestKey
 
 NS = "kopf-test"

@@ -19,7 +19,7 @@ import urllib3
 from cryptography import x509
 from prometheus_client import CollectorRegistry
 
-from framework.testing.apiserver.certs import CertKeyPair, generate_ca, issue_serving_cert
+from framework.certs import CertKeyPair, generate_ca, issue_serving_cert
 from framework.webhook import (
     MAX_REQUEST_SIZE,
     AdmissionRequest,

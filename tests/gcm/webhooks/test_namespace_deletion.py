@@ -32,9 +32,9 @@ import urllib3
 import yaml
 from kubernetes import client as k8s
 
+from framework.certs import generate_ca, issue_serving_cert
 from framework.client import Client, NotFound
 from framework.manager import LeaderElectionOptions, Manager
-from framework.testing.apiserver.certs import generate_ca, issue_serving_cert
 from framework.webhook import AdmissionRequest, WebhookServer, self_signed_cert
 from gcm import embedded
 from gcm.app import webhook_server

@@ -1,4 +1,4 @@
-"""Unit tests for framework.testing.apiserver.certs: SANs, usages, and a real TLS handshake."""
+"""Unit tests for framework.certs: SANs, usages, and a real TLS handshake."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from framework.testing.apiserver.certs import generate_ca, issue_client_cert, issue_serving_cert
+from framework.certs import generate_ca, issue_client_cert, issue_serving_cert
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def ca():
 
 def test_ca_is_self_signed_ec_ca(ca):
     cert = ca.cert
-    assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "gcm-testing-ca"
+    assert cert.subject.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "framework-ca"
     assert cert.issuer == cert.subject
     assert cert.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
     assert isinstance(cert.public_key(), ec.EllipticCurvePublicKey)

@@ -1,14 +1,16 @@
-"""TLS material for the emulator: a throwaway CA, serving certificates and client certificates.
+"""Self-signed TLS material: a throwaway CA, serving certificates and client certificates.
 
-Spec 1-1 (HTTPS with a generated CA whose serving certificate covers the loopback addresses) and
-22-1 (client certificates: CN = user, O = groups). EC P-256 keys keep generation fast enough to do
-per test session.
+For serving webhooks in development (``self_signed_cert``; controller-runtime leaves this to
+cert-manager in production) and for the test API server (HTTPS on the loopback addresses, client
+certificates with CN = user and O = groups, as kube-apiserver's x509 authenticator reads them).
+EC P-256 keys keep generation fast enough to do per test session.
 """
 
 from __future__ import annotations
 
 import datetime
 import ipaddress
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,7 +78,7 @@ def _builder(
     )
 
 
-def generate_ca(common_name: str = "gcm-testing-ca") -> CertKeyPair:
+def generate_ca(common_name: str = "framework-ca") -> CertKeyPair:
     """A self-signed CA certificate allowed to sign end-entity certificates only."""
     key = _new_key()
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
@@ -160,3 +162,16 @@ def issue_client_cert(ca: CertKeyPair, user: str, groups: Iterable[str] = ()) ->
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
     attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
     return _issue(ca, x509.Name(attributes), ExtendedKeyUsageOID.CLIENT_AUTH)
+
+
+def self_signed_cert(
+    directory: str | os.PathLike[str], hosts: Iterable[str] = ("localhost", "127.0.0.1", "::1")
+) -> tuple[Path, Path, bytes]:
+    """Write ``tls.crt``/``tls.key`` for ``hosts`` (signed by a new CA) into ``directory``.
+
+    Returns ``(cert_path, key_path, ca_pem)``; trust ``ca_pem`` (e.g. a webhook's ``caBundle``, or
+    ``ca_certs=`` in a client). For development and tests only: the CA key is thrown away.
+    """
+    ca = generate_ca("framework-webhook-ca")
+    cert_path, key_path = issue_serving_cert(ca, hosts).write(directory, "tls")
+    return cert_path, key_path, ca.cert_pem
