@@ -14,6 +14,7 @@ garden-<project>`` is refused as in a real Gardener.
 from __future__ import annotations
 
 import base64
+import importlib.resources
 import os
 import shutil
 import socket
@@ -52,12 +53,13 @@ class Embedded:
 
 
 def manifests_dir() -> Path:
-    """``manifests/`` of the source checkout gcm runs from."""
-    path = Path(__file__).resolve().parent.parent / "manifests"
-    if not path.is_dir():
-        raise FileNotFoundError(
-            f"--embedded needs the manifests/ directory of a gcm source checkout ({path})"
-        )
+    """The manifests gcm ships: package data ``gcm/manifests`` (the repository's ``manifests/``).
+
+    In a checkout ``gcm/manifests`` is a symbolic link to ``manifests/``; wheels carry the files.
+    """
+    path = importlib.resources.files("gcm") / "manifests"
+    if not isinstance(path, Path) or not (path / "crds").is_dir():
+        raise FileNotFoundError(f"gcm's package data is incomplete: no manifests in {path}")
     return path
 
 
