@@ -838,11 +838,19 @@ def test_dockerfile_passes_hadolint():
 
 
 def test_dockerfile_essentials():
+    """Issue 17 §1: any registry's Debian base, Debian's Python, a venv copied out of a builder stage."""
     text = (REPO / "Dockerfile").read_text()
     lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    assert lines[0].startswith("FROM python:3.11-slim")
+    assert lines[0] == "ARG BASE=docker.io/library/debian:bookworm-slim"
+    froms = [line for line in lines if line.startswith("FROM ")]
+    assert froms == ["FROM ${BASE} AS builder", "FROM ${BASE}"]
+    runtime = lines[lines.index("FROM ${BASE}") :]
+    assert "COPY --from=builder /opt/gcm /opt/gcm" in runtime
+    assert not [line for line in runtime if line.startswith("COPY") and "--from" not in line], "sources"
+    assert "python3-venv" not in "\n".join(runtime) and "pip install" not in "\n".join(runtime)
     assert 'ENTRYPOINT ["python", "-m", "gcm"]' in lines
+    assert not any(line.startswith("WORKDIR") for line in lines), "the install must not depend on the cwd"
     user = [line for line in lines if line.startswith("USER ")]
-    assert user and user[-1].split()[1].split(":")[0] not in ("root", "0")
-    assert "pip install --no-cache-dir ." in text and ".[test]" not in text
-    assert any(line.startswith("LABEL ") for line in lines)
+    assert user and user[-1] == "USER 65532:65532"
+    assert "pip install --no-cache-dir /src" in text and "[test]" not in text
+    assert any(line.startswith("LABEL org.opencontainers.image.") for line in runtime)
