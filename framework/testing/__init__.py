@@ -2,6 +2,6 @@
 
 from framework.testing.apiserver import APIServer
 from framework.testing.kubectl import Kubectl
-from framework.testing.polling import eventually
+from framework.testing.polling import consistently, eventually
 
-__all__ = ["APIServer", "Kubectl", "eventually"]
+__all__ = ["APIServer", "Kubectl", "consistently", "eventually"]

@@ -1,4 +1,4 @@
-"""framework.testing.eventually: returns the first truthy value, waits out ignored errors, fails clearly."""
+"""framework.testing polling: eventually waits for truthy, consistently fails at the first falsy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from framework.client import NotFound
-from framework.testing import eventually
+from framework.testing import consistently, eventually
 
 
 def test_returns_the_first_truthy_value() -> None:
@@ -43,3 +43,23 @@ def test_timeout_reports_the_last_ignored_error() -> None:
 
     with pytest.raises(AssertionError, match="not found"):
         eventually(get, timeout=0.05, message=lambda: "project a", ignore=(NotFound,))
+
+
+def test_consistently_calls_until_the_duration_passed_and_returns_the_last_value() -> None:
+    calls = itertools.count(1)
+    assert consistently(lambda: next(calls), duration=0.05, interval=0.001) >= 2
+
+
+def test_consistently_fails_at_the_first_falsy_value() -> None:
+    calls = itertools.count()
+    with pytest.raises(AssertionError, match=r"no second reconcile no longer held \(got False\)"):
+        consistently(lambda: next(calls) < 3, duration=60, interval=0, message="no second reconcile")
+    assert next(calls) == 4  # stopped at the first falsy value, long before the duration
+
+
+def test_consistently_lets_exceptions_through() -> None:
+    def boom() -> bool:
+        raise KeyError("x")
+
+    with pytest.raises(KeyError):
+        consistently(boom, duration=60)
