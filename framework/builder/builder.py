@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from framework.controller import Controller, Reconciler
+from framework.controller.controller import check_event_handler, check_predicate
 from framework.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from framework.predicate import Predicate
+from framework.reconcile import Request, Result
+from framework.reconcile.reconcile import as_reconciler
 
 
 @dataclass
@@ -24,9 +28,32 @@ class _Options:
     max_concurrent_reconciles: int = 1
     rate_limiter: Any = None
     reconcile_timeout: float | None = None
+    skip_name_validation: bool = False
+
+
+def _check_kind(api_version: Any, kind: Any) -> None:
+    if not isinstance(api_version, str) or not api_version or not isinstance(kind, str) or not kind:
+        raise TypeError(f"apiVersion and kind must be non-empty strings, got {api_version!r}, {kind!r}")
+
+
+def _predicates(predicates: Any) -> tuple[Predicate, ...]:
+    if isinstance(predicates, Predicate) or not isinstance(predicates, tuple | list):
+        raise TypeError(f"predicates must be a list of Predicate, got {type(predicates).__name__}")
+    for p in predicates:
+        check_predicate(p)
+    return tuple(predicates)
 
 
 class Builder:
+    """Collects watches and options; :meth:`complete` builds the controller.
+
+    What can never work fails here with ``TypeError``/``ValueError`` rather than in a worker later: a
+    reconciler that is ``async`` or not callable, a handler or predicate of the wrong type, a second
+    ``for_``, no ``for_``, or a controller name already taken in this manager (names label the
+    controllers' metrics; ``with_options(skip_name_validation=True)`` allows a duplicate, as
+    controller-runtime's ``SkipNameValidation``).
+    """
+
     def __init__(self, manager: Any) -> None:
         self.manager = manager
         self._name: str | None = None
@@ -36,6 +63,8 @@ class Builder:
         self._options = _Options()
 
     def named(self, name: str) -> Builder:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a controller name must be a non-empty string, got {name!r}")
         self._name = name
         return self
 
@@ -43,12 +72,14 @@ class Builder:
         """The kind this controller reconciles: its events enqueue the object itself."""
         if self._for is not None:
             raise ValueError("for_() may only be called once")
-        self._for = _Watch(api_version, kind, EnqueueRequestForObject(), tuple(predicates))
+        _check_kind(api_version, kind)
+        self._for = _Watch(api_version, kind, EnqueueRequestForObject(), _predicates(predicates))
         return self
 
     def owns(self, api_version: str, kind: str, predicates: tuple | list = ()) -> Builder:
         """A kind this controller creates: its events enqueue the controlling owner (the for_ kind)."""
-        self._watches.append(_Watch(api_version, kind, None, tuple(predicates)))
+        _check_kind(api_version, kind)
+        self._watches.append(_Watch(api_version, kind, None, _predicates(predicates)))
         return self
 
     def watches(
@@ -60,12 +91,14 @@ class Builder:
         metadata_only: bool = False,
     ) -> Builder:
         """Any other kind, mapped to requests by ``handler``."""
-        self._watches.append(_Watch(api_version, kind, handler, tuple(predicates), metadata_only))
+        _check_kind(api_version, kind)
+        check_event_handler(handler)
+        self._watches.append(_Watch(api_version, kind, handler, _predicates(predicates), metadata_only))
         return self
 
     def with_event_filter(self, *predicates: Predicate) -> Builder:
         """Predicates applied to every watched kind."""
-        self._filters += predicates
+        self._filters += _predicates(predicates)
         return self
 
     def with_options(
@@ -73,22 +106,33 @@ class Builder:
         max_concurrent_reconciles: int = 1,
         rate_limiter: Any = None,
         reconcile_timeout: float | None = None,
+        skip_name_validation: bool = False,
     ) -> Builder:
-        self._options = _Options(max_concurrent_reconciles, rate_limiter, reconcile_timeout)
+        self._options = _Options(
+            max_concurrent_reconciles, rate_limiter, reconcile_timeout, skip_name_validation
+        )
         return self
 
-    def complete(self, reconciler: Reconciler) -> Controller:
-        """Create the controller, wire its watches and add it to the manager (runs while leading)."""
+    def complete(self, reconciler: Reconciler | Callable[[Request], Result | None]) -> Controller:
+        """Create the controller, wire its watches and add it to the manager (runs while leading).
+
+        ``reconciler`` has a ``reconcile(request)`` method or is a plain function (wrapped in
+        :class:`~framework.reconcile.Func`).
+        """
         if self._for is None:
             raise ValueError("for_() must be called before complete()")
+        reconciler = as_reconciler(reconciler)
         mgr = self.manager
         name = self._name or self._for.kind.lower()
+        if not self._options.skip_name_validation:
+            mgr.check_controller_name(name)
         ctrl = Controller(
             name,
             reconciler,
             max_concurrent_reconciles=self._options.max_concurrent_reconciles,
             rate_limiter=self._options.rate_limiter,
             reconcile_timeout=self._options.reconcile_timeout,
+            skip_name_validation=self._options.skip_name_validation,
             clock=mgr.clock,
             registry=mgr.registry,
         )

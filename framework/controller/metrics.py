@@ -62,6 +62,9 @@ class ControllerMetrics:
     timeouts: Counter
     max_concurrent: Gauge
     active_workers: Gauge
+    # Ours, no controller-runtime equivalent (Go's handlers cannot fail, its workers cannot die).
+    handler_errors: Counter
+    worker_restarts: Counter
 
 
 _lock = threading.Lock()
@@ -122,6 +125,18 @@ def controller_metrics(registry: CollectorRegistry | None = None) -> ControllerM
                 Gauge(
                     "controller_runtime_active_workers",
                     "Number of currently used workers per controller",
+                    label,
+                    registry=registry,
+                ),
+                Counter(
+                    "controller_event_handler_errors",
+                    "Events dropped because an event handler, map function or predicate failed",
+                    [*label, "event"],
+                    registry=registry,
+                ),
+                Counter(
+                    "controller_worker_restarts",
+                    "Worker threads that exited unexpectedly and were restarted",
                     label,
                     registry=registry,
                 ),

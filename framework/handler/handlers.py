@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from framework.reconcile import Request
+from framework.reconcile.reconcile import callable_name, check_sync_callable, close_if_coroutine
 
 
 class Queue(Protocol):
@@ -89,10 +90,31 @@ class EnqueueRequestForOwner(EventHandler):
 
 
 class EnqueueRequestsFromMapFunc(EventHandler):
-    """Enqueue whatever ``fn(obj)`` returns (a list of :class:`Request`)."""
+    """Enqueue whatever ``fn(obj)`` returns: an iterable of :class:`Request` (``None`` means none).
 
-    def __init__(self, fn: Callable[[dict], Iterable[Request]]) -> None:
+    ``fn`` must be a plain function (``TypeError`` at construction for an ``async def`` or a
+    non-callable). Anything else it returns (a single Request, tuples, dicts, strings ...) raises
+    ``TypeError`` naming the function and the type, and nothing of that event is enqueued; the
+    controller logs and counts it.
+    """
+
+    def __init__(self, fn: Callable[[dict], Iterable[Request] | None]) -> None:
+        check_sync_callable(fn, "map function")
         self.fn = fn
 
     def map(self, obj: dict) -> Iterable[Request]:
-        return list(self.fn(obj) or ())
+        out = self.fn(obj)
+        if out is None:
+            return ()
+        fn = callable_name(self.fn)
+        if isinstance(out, Request | str | bytes | Mapping) or not isinstance(out, Iterable):
+            close_if_coroutine(out)
+            raise TypeError(f"map function {fn} returned {type(out).__name__}, expected a list of Request")
+        requests = list(out)
+        for r in requests:
+            if not isinstance(r, Request):
+                raise TypeError(
+                    f"map function {fn} returned a {type(r).__name__} item, expected Request"
+                    f" (e.g. Request(name, namespace)), got {r!r:.200}"
+                )
+        return requests

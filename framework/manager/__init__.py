@@ -17,16 +17,26 @@
 ``mgr.client`` reads from the cache (deep copies) and writes to the API server; ``mgr.api_reader``
 reads live. ``CacheOptions`` per ``(apiVersion, kind)`` restrict what is cached. Informers resync
 every ``sync_period`` (default ``DEFAULT_SYNC_PERIOD``, 10 h, jittered, as controller-runtime).
+Controllers start once the caches synced; after ``cache_sync_timeout`` (default 2 min) ``start()``
+raises ``CacheSyncTimeout`` naming the kinds that did not.
 """
 
 from framework.leaderelection import LeaderElectionLost
 from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CachedClient, CacheOptions
-from framework.manager.manager import LeaderElectionOptions, Manager, Runnable
+from framework.manager.manager import (
+    DEFAULT_CACHE_SYNC_TIMEOUT,
+    CacheSyncTimeout,
+    LeaderElectionOptions,
+    Manager,
+    Runnable,
+)
 
 __all__ = [
+    "DEFAULT_CACHE_SYNC_TIMEOUT",
     "DEFAULT_SYNC_PERIOD",
     "Cache",
     "CacheOptions",
+    "CacheSyncTimeout",
     "CachedClient",
     "LeaderElectionLost",
     "LeaderElectionOptions",

@@ -26,6 +26,23 @@ log = structlog.get_logger("framework.manager")
 
 # How often the main thread wakes while waiting for stop(), so that signal handlers run promptly.
 _STOP_POLL_SECONDS = 0.25
+# How often the wait for cache sync re-checks the informers (stop() wakes it at once).
+_SYNC_POLL_SECONDS = 0.02
+
+DEFAULT_CACHE_SYNC_TIMEOUT = 120.0
+"""controller-runtime's ``CacheSyncTimeout`` default (2 minutes)."""
+
+
+class CacheSyncTimeout(TimeoutError):
+    """Caches did not sync within ``Manager(cache_sync_timeout=...)``; ``kinds`` names them."""
+
+    def __init__(self, kinds: list[str], timeout: float) -> None:
+        self.kinds = kinds
+        self.timeout = timeout
+        super().__init__(
+            f"timed out after {timeout:g}s waiting for caches to sync: {', '.join(kinds)} "
+            "(is the kind served by the API server, and may this client list and watch it?)"
+        )
 
 
 class Runnable(Protocol):
@@ -61,6 +78,12 @@ class Manager:
     ``sync_period`` (seconds; default 10 h as controller-runtime's, jittered per informer; 0 or None
     disables) re-delivers every cached object to the handlers as an update with an unchanged
     resourceVersion, so predicates that pass resyncs get a periodic re-reconcile.
+
+    Controllers start once every cache synced. A cache still not synced after ``cache_sync_timeout``
+    seconds (default 2 min, as controller-runtime's ``CacheSyncTimeout``) makes ``start()`` shut down
+    and raise :class:`CacheSyncTimeout` naming the kinds; ``stop()`` during the wait is honoured at once.
+    ``/readyz`` (with a probe address) fails until the caches synced and while a started controller has
+    no live worker thread.
     """
 
     def __init__(
@@ -76,12 +99,24 @@ class Manager:
         clock: Clock | None = None,
         graceful_shutdown_timeout: float = 30.0,
         sync_period: float | None = DEFAULT_SYNC_PERIOD,
+        cache_sync_timeout: float = DEFAULT_CACHE_SYNC_TIMEOUT,
     ) -> None:
+        if isinstance(cache_sync_timeout, bool) or not isinstance(cache_sync_timeout, int | float):
+            raise TypeError(f"cache_sync_timeout must be seconds, got {type(cache_sync_timeout).__name__}")
+        if cache_sync_timeout <= 0:
+            raise ValueError(f"cache_sync_timeout must be positive, got {cache_sync_timeout}")
         self.api_reader = client
+        self.cache_sync_timeout = float(cache_sync_timeout)
         self.clock = clock or RealClock()
         # Each manager has its own registry, so several managers can live in one process (tests).
         self.registry = registry or CollectorRegistry()
-        self.cache = Cache(client, cache_options, clock=self.clock, sync_period=sync_period)
+        self.cache = Cache(
+            client,
+            cache_options,
+            clock=self.clock,
+            sync_timeout=self.cache_sync_timeout,
+            sync_period=sync_period,
+        )
         self.client = CachedClient(client, self.cache)
         self.leader_election = leader_election
         self.webhook_server = webhook_server
@@ -100,6 +135,9 @@ class Manager:
         self._runnables: list[Runnable] = []
         if self.probe_server is not None:
             self.probe_server.add_readyz_check("informer-sync", self._caches_synced)
+            self.probe_server.add_readyz_check("controllers", self._controllers_working)
+        self._controller_names: set[str] = set()
+        self._failure: BaseException | None = None
         self._broadcaster: EventBroadcaster | None = None
         self._stop = threading.Event()
         self._leading = threading.Event()
@@ -110,9 +148,25 @@ class Manager:
     # -- registration ------------------------------------------------------------------------------
 
     def add(self, runnable: Runnable, need_leader_election: bool = True) -> None:
+        """Run ``runnable`` with the manager; a controller's name must be unique in this manager."""
+        name = getattr(runnable, "name", None)
+        if isinstance(name, str) and hasattr(runnable, "reconcile_item"):  # a Controller
+            if not getattr(runnable, "skip_name_validation", False):
+                self.check_controller_name(name)
+            self._controller_names.add(name)
         (self._leader_runnables if need_leader_election else self._runnables).append(runnable)
         if self._started and (not need_leader_election or self._leading.is_set()):
             runnable.start()
+
+    def check_controller_name(self, name: str) -> None:
+        """``ValueError`` if a controller named ``name`` was added already (controller-runtime checks
+        it too: two controllers of one name would report to the same metrics)."""
+        if name in self._controller_names:
+            raise ValueError(
+                f"controller with name {name!r} already exists; controller names must be unique so their "
+                "metrics stay apart (Builder.named(...) sets another, "
+                "with_options(skip_name_validation=True) allows it)"
+            )
 
     def add_field_index(self, api_version: str, kind: str, name: str, func: IndexFunc) -> None:
         self.cache.add_field_index(api_version, kind, name, func)
@@ -139,6 +193,15 @@ class Manager:
     def _caches_synced(self) -> str | None:
         return None if self.cache.has_synced() else "caches not synced"
 
+    def _controllers_working(self) -> str | None:
+        broken = []
+        for r in (*self._runnables, *self._leader_runnables):
+            readiness = getattr(r, "readiness", None)
+            reason = readiness() if callable(readiness) else None
+            if reason:
+                broken.append(reason)
+        return "; ".join(broken) or None
+
     # -- lifecycle ---------------------------------------------------------------------------------
 
     def start(self) -> None:
@@ -161,6 +224,8 @@ class Manager:
                 self._run_election()
         finally:
             self._shutdown()
+        if self._failure is not None:
+            raise self._failure
         if self._lost:
             raise LeaderElectionLost("leader election lost")
 
@@ -217,9 +282,35 @@ class Manager:
         # Stepping down waits up to renew_deadline for leader work, then releases the lease.
         thread.join(le.renew_deadline + 2 * le.retry_period + 1.0)
 
+    def _wait_for_cache_sync(self) -> bool:
+        """True once every started informer synced, False if stop() came first; raises
+        :class:`CacheSyncTimeout` after ``cache_sync_timeout`` (real seconds, as client-go's wait)."""
+        deadline = time.monotonic() + self.cache_sync_timeout
+        while True:
+            pending = [
+                f"{key.api_version} {key.kind}"
+                for key, informer in self.cache.factory.informers().items()
+                if informer.is_started() and not informer.has_synced()
+            ]
+            if not pending:
+                return True
+            if self._stop.is_set():
+                return False
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise CacheSyncTimeout(sorted(set(pending)), self.cache_sync_timeout)
+            self._stop.wait(min(_SYNC_POLL_SECONDS, remaining))
+
     def _start_leading(self) -> None:
-        if not self.cache.wait_for_cache_sync(self.cache.sync_timeout):
-            log.warning("caches not synced before starting controllers")
+        try:
+            synced = self._wait_for_cache_sync()
+        except CacheSyncTimeout as e:
+            log.error("caches did not sync; not starting controllers", kinds=e.kinds, timeout=e.timeout)
+            self._failure = e
+            self._stop.set()
+            return
+        if not synced:
+            return  # stop() came first
         self._leading.set()
         log.info("starting leader runnables", count=len(self._leader_runnables))
         for r in self._leader_runnables:

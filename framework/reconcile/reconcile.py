@@ -73,6 +73,13 @@ def is_async_callable(fn: Any) -> bool:
     return False
 
 
+def close_if_coroutine(value: Any) -> None:
+    """Close ``value`` if it is a coroutine (an async function called from a sync wrapper), so the
+    "coroutine was never awaited" warning does not pile on the error that reports it."""
+    if inspect.iscoroutine(value):
+        value.close()
+
+
 def check_sync_callable(fn: Any, what: str) -> None:
     """Raise ``TypeError`` unless ``fn`` is a plain (not ``async``) callable; ``what`` names it.
 
@@ -82,12 +89,13 @@ def check_sync_callable(fn: Any, what: str) -> None:
         raise TypeError(f"{what} must be callable, got {type(fn).__name__}: {fn!r}")
     if is_async_callable(fn):
         raise TypeError(
-            f"{what} {_name(fn)} is async; controllers run on threads, so it must be a plain function "
-            "(def, not async def)"
+            f"{what} {callable_name(fn)} is async; controllers run on threads, so it must be a plain "
+            "function (def, not async def)"
         )
 
 
-def _name(fn: Any) -> str:
+def callable_name(fn: Any) -> str:
+    """A function's qualified name, or its type's for other callables (for messages)."""
     return getattr(fn, "__qualname__", None) or type(fn).__qualname__
 
 
@@ -104,7 +112,7 @@ class Func:
         return self.fn(request)
 
     def __repr__(self) -> str:
-        return f"Func({_name(self.fn)})"
+        return f"Func({callable_name(self.fn)})"
 
 
 def as_reconciler(obj: Any) -> Reconciler:

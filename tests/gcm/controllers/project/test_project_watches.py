@@ -112,8 +112,12 @@ def test_changed_roleref_is_recreated(env):
         }
     )
     env.start()  # the initial list enqueues every Project
+    # The binding is deleted, then created again: between the two it is not there at all.
     h.wait_for(
-        lambda: env.get(RBAC, "RoleBinding", MEMBER_RB, "garden-p1")["roleRef"]["name"] == MEMBER_RB,
+        lambda: (
+            ((env.get(RBAC, "RoleBinding", MEMBER_RB, "garden-p1") or {}).get("roleRef") or {}).get("name")
+            == MEMBER_RB
+        ),
         message="roleRef restored",
     )
 

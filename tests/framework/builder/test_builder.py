@@ -1,0 +1,107 @@
+"""Builder: what can never work fails at build time with a clear error, not in a worker later."""
+
+from __future__ import annotations
+
+import pytest
+
+from framework.builder import Builder
+from framework.client import Client
+from framework.handler import EnqueueRequestsFromMapFunc
+from framework.manager import Manager
+from framework.predicate import Funcs, GenerationChangedPredicate
+from framework.reconcile import Func, Request
+
+
+@pytest.fixture
+def mgr(apiserver):
+    return Manager(Client.from_kubeconfig(apiserver.kubeconfig, qps=0))
+
+
+def noop(request: Request) -> None:
+    return None
+
+
+def test_complete_takes_a_reconciler_or_a_plain_function(mgr):
+    class Rec:
+        def reconcile(self, request):
+            return None
+
+    rec = Rec()
+    assert Builder(mgr).named("obj").for_("v1", "ConfigMap").complete(rec).reconciler is rec
+    ctrl = Builder(mgr).named("fn").for_("v1", "ConfigMap").complete(noop)
+    assert isinstance(ctrl.reconciler, Func) and ctrl.reconciler.fn is noop
+
+
+def test_complete_rejects_async_and_non_callable_reconcilers(mgr):
+    async def reconcile(request):
+        return None
+
+    class AsyncRec:
+        async def reconcile(self, request):
+            return None
+
+    for bad, match in (
+        (reconcile, "reconcile function .*reconcile is async; controllers run on threads"),
+        (AsyncRec(), "AsyncRec.reconcile .*is async"),
+        ("not a reconciler", "must have a reconcile\\(request\\) method or be a function"),
+        (None, "must have a reconcile\\(request\\) method or be a function"),
+    ):
+        with pytest.raises(TypeError, match=match):
+            Builder(mgr).for_("v1", "ConfigMap").complete(bad)
+    assert mgr.cache.factory.informers() == {}  # nothing was wired
+
+
+def test_an_async_map_function_is_rejected_when_the_handler_is_made(mgr):
+    async def to_requests(obj):
+        return []
+
+    with pytest.raises(TypeError, match=r"map function .*to_requests is async"):
+        Builder(mgr).for_("v1", "ConfigMap").watches("v1", "Secret", EnqueueRequestsFromMapFunc(to_requests))
+
+
+def test_watch_arguments_of_the_wrong_type(mgr):
+    b = Builder(mgr).for_("v1", "ConfigMap")
+    with pytest.raises(TypeError, match="EnqueueRequestsFromMapFunc"):
+        b.watches("v1", "Secret", lambda obj: [Request("a")])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"predicate\.Funcs"):
+        b.owns("v1", "Secret", predicates=[lambda obj: True])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="predicates must be a list of Predicate"):
+        b.owns("v1", "Secret", predicates=GenerationChangedPredicate())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="a predicate must be a Predicate"):
+        b.with_event_filter("not a predicate")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="apiVersion and kind must be non-empty strings"):
+        b.owns("v1", None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="controller name"):
+        b.named("")
+    b.owns("v1", "Secret", predicates=[Funcs(create=lambda obj: True)])  # the right types pass
+
+
+def test_for_once_and_before_complete(mgr):
+    with pytest.raises(ValueError, match="for_\\(\\) must be called before complete"):
+        Builder(mgr).complete(noop)
+    with pytest.raises(ValueError, match="only be called once"):
+        Builder(mgr).for_("v1", "ConfigMap").for_("v1", "Secret")
+
+
+def test_options_are_checked_at_complete(mgr):
+    with pytest.raises(ValueError, match="max_concurrent_reconciles"):
+        Builder(mgr).for_("v1", "ConfigMap").with_options(max_concurrent_reconciles=0).complete(noop)
+    with pytest.raises(ValueError, match="reconcile_timeout"):
+        Builder(mgr).for_("v1", "ConfigMap").with_options(reconcile_timeout=-1).complete(noop)
+
+
+def test_duplicate_controller_names_raise_unless_skipped(mgr):
+    Builder(mgr).for_("v1", "ConfigMap").complete(noop)  # named "configmap" after the kind
+    with pytest.raises(ValueError, match="controller with name 'configmap' already exists"):
+        Builder(mgr).for_("v1", "ConfigMap").complete(noop)
+    with pytest.raises(ValueError, match="already exists"):
+        Builder(mgr).named("configmap").for_("v1", "Secret").complete(noop)
+    ctrl = Builder(mgr).for_("v1", "ConfigMap").with_options(skip_name_validation=True).complete(noop)
+    assert ctrl.name == "configmap"
+    Builder(mgr).named("other").for_("v1", "ConfigMap").complete(noop)
+
+
+def test_names_are_per_manager(apiserver):
+    for _ in range(2):
+        m = Manager(Client.from_kubeconfig(apiserver.kubeconfig, qps=0))
+        Builder(m).named("same").for_("v1", "ConfigMap").complete(noop)
