@@ -36,11 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from framework.client import Client
 from framework.clock import FakeClock
 from framework.manager import Manager
+from framework.meta.time import parse_time
 from framework.reconcile import Request
 from framework.testing import APIServer
 from gcm.config import Duration, default_config
 from gcm.controllers.project import stale
-from gcm.controllers.project.stale.reconciler import parse_time
 
 ROOT = Path(__file__).resolve().parents[1]
 CORE, SECURITY = "core.gardener.cloud", "security.gardener.cloud"

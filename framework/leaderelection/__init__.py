@@ -47,8 +47,6 @@ from .resourcelock import (
     LeaderElectionRecord,
     LeaseLock,
     ResourceLock,
-    format_micro_time,
-    parse_time,
 )
 
 __all__ = [
@@ -63,6 +61,4 @@ __all__ = [
     "LeaseLock",
     "ResourceLock",
     "election_metrics",
-    "format_micro_time",
-    "parse_time",
 ]

@@ -13,13 +13,13 @@ Timestamps are ``MicroTime`` values with exactly six fraction digits in UTC
 from __future__ import annotations
 
 import copy
-import re
 import threading
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from framework.client import Client
+from framework.meta.time import format_micro_time, parse_time
 
 __all__ = [
     "LEASE_API_VERSION",
@@ -27,8 +27,6 @@ __all__ = [
     "LeaderElectionRecord",
     "LeaseLock",
     "ResourceLock",
-    "format_micro_time",
-    "parse_time",
 ]
 
 LEASE_API_VERSION = "coordination.k8s.io/v1"
@@ -36,41 +34,14 @@ LEASE_KIND = "Lease"
 
 TimeoutSpec = float | tuple[float, float] | None
 
-_TIME_RE = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$"
-)
 
-
-def format_micro_time(dt: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC (a naive ``dt`` is taken as UTC)."""
-    utc = dt.astimezone(UTC) if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
-    return (
-        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}"
-        f".{utc.microsecond:06d}Z"
-    )
-
-
-def parse_time(value: Any) -> datetime | None:
-    """Parse an RFC 3339 ``Time``/``MicroTime`` string into an aware UTC datetime.
-
-    Fractions of any length are accepted (truncated to microseconds); anything unparsable gives
-    ``None`` — the elector never relies on these timestamps, only on seeing the record change.
-    """
-    if not isinstance(value, str):
-        return None
-    m = _TIME_RE.match(value)
-    if m is None:
-        return None
-    year, month, day, hour, minute, second, frac, zulu, sign, off_h, off_m = m.groups()
-    micro = int((frac or "0")[:6].ljust(6, "0"))
+def _lease_time(value: Any) -> datetime | None:
+    """A Lease ``MicroTime``; unparsable reads as unset: the elector never relies on these
+    timestamps, only on seeing the record change."""
     try:
-        dt = datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tzinfo=UTC)
+        return parse_time(value)
     except ValueError:
         return None
-    if not zulu:
-        offset = timedelta(hours=int(off_h), minutes=int(off_m))
-        dt = dt - offset if sign == "+" else dt + offset
-    return dt
 
 
 @dataclass(frozen=True)
@@ -109,8 +80,8 @@ class LeaderElectionRecord:
         return cls(
             holder_identity=holder if isinstance(holder, str) else "",
             lease_duration_seconds=duration if _is_int(duration) else 0,
-            acquire_time=parse_time(spec.get("acquireTime")),
-            renew_time=parse_time(spec.get("renewTime")),
+            acquire_time=_lease_time(spec.get("acquireTime")),
+            renew_time=_lease_time(spec.get("renewTime")),
             lease_transitions=transitions if _is_int(transitions) else 0,
         )
 

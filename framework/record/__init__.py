@@ -46,7 +46,7 @@ For tests pass ``clock=FakeClock()`` (series expiry and backoff follow ``step()`
 or ``api="events.k8s.io/v1"`` skips discovery.
 """
 
-from ._format import MAX_NOTE_BYTES, format_microtime, object_reference
+from ._format import MAX_NOTE_BYTES, object_reference
 from .broadcaster import (
     CORE_V1,
     EVENTS_V1,
@@ -70,6 +70,5 @@ __all__ = [
     "EventMetrics",
     "EventRecorder",
     "event_metrics",
-    "format_microtime",
     "object_reference",
 ]

@@ -1,19 +1,16 @@
-"""Pure helpers: object references, event names, MicroTime/Time strings, note truncation."""
+"""Pure helpers: object references, event names, note truncation."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
-from framework.validation import is_qualified_name
+from framework.meta.validation import is_qualified_name
 
 __all__ = [
     "MAX_NOTE_BYTES",
     "event_name",
-    "format_microtime",
-    "format_time",
     "object_reference",
     "truncate_note",
     "validate_controller_name",
@@ -53,18 +50,6 @@ def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
     if not ref.get("name"):
         raise ValueError("the regarding/related object needs a name")
     return ref
-
-
-def format_microtime(dt: datetime) -> str:
-    """``metav1.MicroTime``: ``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC (always six fraction digits)."""
-    utc = dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
-    return f"{utc:%Y-%m-%dT%H:%M:%S}.{utc.microsecond:06d}Z"
-
-
-def format_time(dt: datetime) -> str:
-    """``metav1.Time``: ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (sub-seconds truncated)."""
-    utc = dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
-    return f"{utc:%Y-%m-%dT%H:%M:%S}Z"
 
 
 def truncate_note(note: str) -> str:

@@ -23,11 +23,10 @@ from prometheus_client import CollectorRegistry
 
 from framework.client import AlreadyExists, APIError, Client, NoKindMatchError, NotFound
 from framework.clock import Clock, RealClock
+from framework.meta.time import format_micro_time, format_time
 
 from ._format import (
     event_name,
-    format_microtime,
-    format_time,
     object_reference,
     truncate_note,
     validate_controller_name,
@@ -545,7 +544,7 @@ class EventBroadcaster:
         return event_name(obs.regarding["name"], nanos)
 
     def _series_body(self, entry: _Series) -> dict[str, Any]:
-        return {"count": entry.count, "lastObservedTime": format_microtime(entry.last_time)}
+        return {"count": entry.count, "lastObservedTime": format_micro_time(entry.last_time)}
 
     def _create(self, api: str, obs: _Observation, entry: _Series, name: str) -> None:
         meta = {"name": name, "namespace": obs.namespace}
@@ -555,7 +554,7 @@ class EventBroadcaster:
                 "apiVersion": EVENTS_V1,
                 "kind": "Event",
                 "metadata": meta,
-                "eventTime": format_microtime(entry.first_time),
+                "eventTime": format_micro_time(entry.first_time),
                 "reportingController": obs.controller,
                 "reportingInstance": obs.instance,
                 "action": obs.action,
@@ -578,7 +577,7 @@ class EventBroadcaster:
                 "firstTimestamp": format_time(entry.first_time),
                 "lastTimestamp": format_time(entry.last_time),
                 "count": entry.count,
-                "eventTime": format_microtime(entry.first_time),
+                "eventTime": format_micro_time(entry.first_time),
                 "reportingComponent": obs.controller,
                 "reportingInstance": obs.instance,
             }

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from framework.validation import is_qualified_name, is_valid_label_value
+from framework.meta.validation import is_qualified_name, is_valid_label_value
 from gcm.config.errors import FieldError, forbidden, invalid, not_supported, required
 from gcm.config.types import (
     LOG_FORMATS,

@@ -27,17 +27,14 @@ import copy
 import functools
 import math
 import re
-from decimal import Decimal
 from typing import Any
 
 import orjson
 
-from framework.validation import is_dns1035_label, is_dns1123_subdomain
+from framework.meta.field import go_float, too_long, too_many
+from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
 from .errors import (
-    INVALID,
-    TOO_LONG,
-    TOO_MANY,
     FieldError,
     duplicate,
     forbidden,
@@ -66,24 +63,6 @@ def _join(path: str, key: str) -> str:
 
 
 # --- Go formatting ------------------------------------------------------------------------------
-
-
-def _go_float(f: float) -> str:
-    """``fmt.Sprintf("%v", float64)``: shortest digits, ``%e`` form for exponents < -4 or >= 6."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    sign, digits, exp = Decimal(repr(f)).normalize().as_tuple()
-    ds = "".join(map(str, digits))
-    x = len(ds) + int(exp) - 1
-    neg = "-" if sign else ""
-    if x < -4 or x >= 6:
-        mant = ds[0] + ("." + ds[1:] if len(ds) > 1 else "")
-        return f"{neg}{mant}e{'-' if x < 0 else '+'}{abs(x):02d}"
-    return neg + format(abs(Decimal(repr(f))).normalize(), "f")
 
 
 def _json_text(v: Any) -> str:
@@ -518,15 +497,7 @@ def _validate_selectable_fields(v: dict, path: str) -> list[FieldError]:
             errs.append(duplicate(fpath, json_path))
         seen.add(json_path)
     if len(seen) > _MAX_SELECTABLE_FIELDS:
-        errs.append(
-            FieldError(
-                TOO_MANY,
-                f"{path}.selectableFields",
-                f"{len(seen)}: must have at most {_MAX_SELECTABLE_FIELDS} items",
-                len(seen),
-                True,
-            )
-        )
+        errs.append(too_many(f"{path}.selectableFields", len(seen), _MAX_SELECTABLE_FIELDS))
     return errs
 
 
@@ -1406,7 +1377,7 @@ class _Validator:
         )
 
     def invalid(self, name: str, value: Any, message: str) -> None:
-        self.errs.append(FieldError(INVALID, self.field(name), f"{name} in body {message}", value, True))
+        self.errs.append(invalid_value(self.field(name), value, f"{name} in body {message}"))
 
     def run(self, data: Any, s: Any, name: str) -> None:
         if not isinstance(s, dict):
@@ -1461,8 +1432,7 @@ class _Validator:
         # Only the first failing check is reported (stringValidator returns early).
         max_len, min_len, pattern = s.get("maxLength"), s.get("minLength"), s.get("pattern")
         if isinstance(max_len, int) and len(data) > max_len:
-            unit = "byte" if max_len == 1 else "bytes"
-            self.errs.append(FieldError(TOO_LONG, self.field(name), f"may not be more than {max_len} {unit}"))
+            self.errs.append(too_long(self.field(name), max_len))
         elif isinstance(min_len, int) and len(data) < min_len:
             self.invalid(name, data, f"should be at least {min_len} chars long")
         elif isinstance(pattern, str) and pattern:
@@ -1480,15 +1450,13 @@ class _Validator:
         value = data if as_int else float(data)
         multiple = s.get("multipleOf")
         if isinstance(multiple, int | float) and not isinstance(multiple, bool):
-            shown = str(math.trunc(multiple)) if as_int else _go_float(float(multiple))
+            shown = str(math.trunc(multiple)) if as_int else go_float(float(multiple))
             if multiple < 0:
                 self.errs.append(
-                    FieldError(
-                        INVALID,
+                    invalid_value(
                         self.field(name),
-                        f"factor MultipleOf declared for {name} must be positive: {shown}",
                         multiple,
-                        True,
+                        f"factor MultipleOf declared for {name} must be positive: {shown}",
                     )
                 )
             elif as_int and math.trunc(multiple) != 0:
@@ -1507,7 +1475,7 @@ class _Validator:
                 continue
             excl = s.get(excl_key) is True
             limit = math.trunc(bound) if as_int else float(bound)
-            shown = str(limit) if as_int else _go_float(limit)
+            shown = str(limit) if as_int else go_float(limit)
             if below:
                 failed = value <= limit if excl else value < limit
                 text = (
@@ -1530,16 +1498,7 @@ class _Validator:
         if isinstance(min_items, int) and len(data) < min_items:
             self.invalid(name, len(data), f"should have at least {min_items} items")
         if isinstance(max_items, int) and len(data) > max_items:
-            unit = "item" if max_items == 1 else "items"
-            self.errs.append(
-                FieldError(
-                    TOO_MANY,
-                    self.field(name),
-                    f"{len(data)}: must have at most {max_items} {unit}",
-                    len(data),
-                    True,
-                )
-            )
+            self.errs.append(too_many(self.field(name), len(data), max_items))
 
     def check_enum(self, data: Any, s: dict, name: str) -> None:
         enum = s.get("enum")
@@ -1557,9 +1516,7 @@ class _Validator:
             self.invalid(name, n, f"should have at least {min_props} properties")
             return
         if isinstance(max_props, int) and n > max_props:
-            self.errs.append(
-                FieldError(TOO_MANY, self.field(name), f"{n}: must have at most {max_props} items", n, True)
-            )
+            self.errs.append(too_many(self.field(name), n, max_props))
             return
         props = _dict(s.get("properties"))
         addl = s.get("additionalProperties")
@@ -1567,9 +1524,7 @@ class _Validator:
             for k in data:
                 if k not in props:
                     self.errs.append(
-                        FieldError(
-                            INVALID, self.field(name), f"{name}.{k} in body is a forbidden property", k, True
-                        )
+                        invalid_value(self.field(name), k, f"{name}.{k} in body is a forbidden property")
                     )
         elif isinstance(addl, dict):
             for k, v in data.items():

@@ -7,10 +7,9 @@ values and turned into one ``422 Invalid`` by :func:`invalid` (spec 5-3, 5-4).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import orjson
+from framework.meta import field
 
 
 class StatusError(Exception):
@@ -51,102 +50,26 @@ def failure_status(code: int, reason: str | None, message: str, details: dict | 
     return out
 
 
-# --- field errors (k8s.io/apimachinery/pkg/util/validation/field) ---------------------------------
+# --- field errors: framework.meta.field, under the names the server's modules use ---------------
 
-REQUIRED = "FieldValueRequired"
-INVALID = "FieldValueInvalid"
-FORBIDDEN = "FieldValueForbidden"
-NOT_SUPPORTED = "FieldValueNotSupported"
-DUPLICATE = "FieldValueDuplicate"
-TOO_LONG = "FieldValueTooLong"
-TOO_MANY = "FieldValueTooMany"
-TYPE_INVALID = "FieldValueTypeInvalid"
-NOT_FOUND = "FieldValueNotFound"
-
-
-def go_value(value: Any) -> str:
-    """Format a value the way Go's ``%#v``-ish field errors print it (5-4)."""
-    if isinstance(value, str):
-        return orjson.dumps(value).decode()
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return str(value)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return "[]string{" + ", ".join(orjson.dumps(v).decode() for v in value) + "}"
-    return orjson.dumps(value).decode()
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One validation problem at a field path, like Go's ``field.Error``."""
-
-    type: str
-    field: str
-    detail: str = ""
-    value: Any = None
-    has_value: bool = False
-
-    def body(self) -> str:
-        """The text after ``FIELD: `` (5-4)."""
-        d = self.detail
-        if self.type == REQUIRED:
-            return "Required value" + (f": {d}" if d else "")
-        if self.type == FORBIDDEN:
-            return "Forbidden" + (f": {d}" if d else "")
-        if self.type == INVALID:
-            return f"Invalid value: {go_value(self.value)}" + (f": {d}" if d else "")
-        if self.type == TYPE_INVALID:
-            return f"Invalid value: {go_value(self.value)}" + (f": {d}" if d else "")
-        if self.type == NOT_SUPPORTED:
-            return f"Unsupported value: {go_value(self.value)}" + (f": {d}" if d else "")
-        if self.type == DUPLICATE:
-            return f"Duplicate value: {go_value(self.value)}"
-        if self.type == TOO_LONG:
-            return "Too long: " + d
-        if self.type == TOO_MANY:
-            return "Too many: " + d
-        if self.type == NOT_FOUND:
-            return f"Not found: {go_value(self.value)}"
-        return d
-
-    def message(self) -> str:
-        return f"{self.field}: {self.body()}" if self.field else self.body()
-
-    def cause(self) -> dict[str, str]:
-        return {"reason": self.type, "message": self.body(), "field": self.field}
-
-
-def required(field: str, detail: str = "") -> FieldError:
-    return FieldError(REQUIRED, field, detail)
-
-
-def invalid_value(field: str, value: Any, detail: str = "") -> FieldError:
-    return FieldError(INVALID, field, detail, value, True)
-
-
-def forbidden(field: str, detail: str) -> FieldError:
-    return FieldError(FORBIDDEN, field, detail)
-
-
-def not_supported(field: str, value: Any, supported: list[str]) -> FieldError:
-    return FieldError(
-        NOT_SUPPORTED, field, "supported values: " + ", ".join(f'"{s}"' for s in supported), value, True
-    )
-
-
-def duplicate(field: str, value: Any) -> FieldError:
-    return FieldError(DUPLICATE, field, "", value, True)
-
-
-def too_long(field: str, max_len: int) -> FieldError:
-    return FieldError(TOO_LONG, field, f"may not be more than {max_len} bytes")
-
-
-def type_invalid(field: str, value: Any, detail: str) -> FieldError:
-    return FieldError(TYPE_INVALID, field, detail, value, True)
+FieldError = field.Error
+REQUIRED = field.ErrorType.REQUIRED
+INVALID = field.ErrorType.INVALID
+FORBIDDEN = field.ErrorType.FORBIDDEN
+NOT_SUPPORTED = field.ErrorType.NOT_SUPPORTED
+DUPLICATE = field.ErrorType.DUPLICATE
+TOO_LONG = field.ErrorType.TOO_LONG
+TOO_MANY = field.ErrorType.TOO_MANY
+TYPE_INVALID = field.ErrorType.TYPE_INVALID
+NOT_FOUND = field.ErrorType.NOT_FOUND
+go_value = field.go_value
+required = field.required
+invalid_value = field.invalid
+forbidden = field.forbidden
+not_supported = field.not_supported
+duplicate = field.duplicate
+too_long = field.too_long
+type_invalid = field.type_invalid
 
 
 # --- Status constructors (5-3) --------------------------------------------------------------------
@@ -214,8 +137,7 @@ def conflict(resource: str, group: str, name: str, why: str | None = None) -> St
 
 def invalid(kind: str, group: str, name: str, errors: list[FieldError]) -> StatusError:
     """``422 Invalid`` for one or more field errors (5-3: details.kind is the Kind)."""
-    msgs = [e.message() for e in errors]
-    text = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    text = field.aggregate(e.message() for e in errors)
     d = _details(name, group, kind)
     d["causes"] = [e.cause() for e in errors]
     return StatusError(422, "Invalid", f'{qualified_kind(kind, group)} "{name}" is invalid: {text}', d)
@@ -278,8 +200,7 @@ def too_large_rv(requested: int, current: int) -> StatusError:
 
 def options_invalid(options_kind: str, errors: list[FieldError]) -> StatusError:
     """``422`` for ListOptions / PatchOptions / DeleteOptions validation (5-6)."""
-    msgs = [e.message() for e in errors]
-    text = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    text = field.aggregate(e.message() for e in errors)
     return StatusError(
         422,
         "Invalid",

@@ -41,7 +41,9 @@ from typing import Any
 
 import orjson
 
-from . import errors, timefmt
+from framework.meta.time import format_time, parse_time
+
+from . import errors
 from .errors import StatusError
 
 CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
@@ -400,7 +402,7 @@ def _time(raw: bytes) -> str | None:
         dt = _EPOCH + timedelta(seconds=seconds + nanos // 1_000_000_000)  # time.Unix normalises nanos
     except OverflowError:
         raise _Malformed(f"Time.MarshalJSON: year outside of range [0,9999] (seconds={seconds})") from None
-    return timefmt.format_time(dt)
+    return format_time(dt)
 
 
 def _fields_v1(raw: bytes) -> Any:
@@ -558,9 +560,9 @@ def _put_len(out: bytearray, num: int, payload: bytes) -> None:
 
 
 def _encode_time(value: str | None) -> bytes:
-    if not value:
+    dt = parse_time(value)
+    if dt is None:
         return b""
-    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
     delta = dt - _EPOCH
     return _encode_fields(
         {"seconds": delta.days * 86400 + delta.seconds, "nanos": delta.microseconds * 1000}, TIME, False

@@ -10,10 +10,10 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
+from framework.meta.validation import is_qualified_name, is_valid_label_value
 from framework.testing.apiserver.errors import bad_request, go_value, invalid_value
-from framework.validation import is_qualified_name, is_valid_label_value
 
-# --- validation (the rules are framework.validation's) -------------------------------------------
+# --- validation (the rules are framework.meta.validation's) -------------------------------------------
 
 _INT64 = re.compile(r"[+-]?[0-9]+")
 

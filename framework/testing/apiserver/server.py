@@ -21,6 +21,7 @@ import yaml
 from aiohttp import web
 
 from framework import certs
+from framework.meta.time import format_time
 
 from . import decoding, errors, timefmt
 from .accounting import RequestAccounting, RequestKey
@@ -326,7 +327,7 @@ class APIServer:
             spec = dict(body.get("spec") or {})
             seconds = int(spec.get("expirationSeconds") or 3600)
             spec["expirationSeconds"] = seconds
-            expires = timefmt.format_time(datetime.now(UTC) + timedelta(seconds=seconds))
+            expires = format_time(datetime.now(UTC) + timedelta(seconds=seconds))
             return Result(
                 201,
                 {

@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from framework.meta.time import parse_time
+
 from . import errors
 
 __all__ = ["BUILTIN_PRINTERS", "TableConverter", "human_duration", "parse_include_object", "partial_metadata"]
@@ -113,12 +115,12 @@ def human_duration(seconds: float) -> str:
     return f"{years}y"
 
 
-def _parse_time(value: str) -> datetime | None:
+def _parse_time(value: Any) -> datetime | None:
+    """A printed time column's value; unparsable ones are printed as unknown, as kubectl does."""
     try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return parse_time(value)
     except ValueError:
         return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 # --- the JSONPath subset of printer columns: .a.b, ['a.b'], [N], [*], [?(@.k=="v")] ---------------

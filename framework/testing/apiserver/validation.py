@@ -12,8 +12,8 @@ validation first and the common metadata pass (path-segment name rule) only if t
 rely on this, because core/v1 Events do not validate their metadata in the kind strategy at all.
 
 Where Go prints a value with ``%#v`` or a ``String()`` method (structs, quantities, times), the
-error carries that rendering verbatim (:class:`GoValueError`); pointers inside structs are shown
-as ``(*bool)(true)`` rather than a memory address.
+error carries that rendering verbatim (:class:`~framework.meta.field.GoText`); pointers inside
+structs are shown as ``(*bool)(true)`` rather than a memory address.
 """
 
 from __future__ import annotations
@@ -21,14 +21,23 @@ from __future__ import annotations
 import math
 import re
 from base64 import b64encode
-from dataclasses import dataclass
-from datetime import datetime
 from fractions import Fraction
 from typing import Any
 from urllib.parse import urlsplit
 
+from framework.meta import time as meta_time
+from framework.meta.field import GoText
+from framework.meta.validation import (
+    is_config_map_key,
+    is_dns1035_label,
+    is_dns1123_label,
+    is_dns1123_subdomain,
+    is_path_segment_name,
+    is_path_segment_prefix,
+    is_qualified_name,
+    is_valid_label_value,
+)
 from framework.testing.apiserver.errors import (
-    INVALID,
     FieldError,
     duplicate,
     forbidden,
@@ -39,16 +48,6 @@ from framework.testing.apiserver.errors import (
     too_long,
     type_invalid,
 )
-from framework.validation import (
-    is_config_map_key,
-    is_dns1035_label,
-    is_dns1123_label,
-    is_dns1123_subdomain,
-    is_path_segment_name,
-    is_path_segment_prefix,
-    is_qualified_name,
-    is_valid_label_value,
-)
 
 FIELD_IMMUTABLE = "field is immutable"
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
@@ -58,16 +57,9 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
 
 
-@dataclass(frozen=True)
-class GoValueError(FieldError):
-    """An ``Invalid value`` error whose ``value`` is already Go-rendered text, printed unquoted."""
-
-    def body(self) -> str:
-        return f"Invalid value: {self.value}" + (f": {self.detail}" if self.detail else "")
-
-
 def _go_invalid(field: str, rendered: str, detail: str) -> FieldError:
-    return GoValueError(INVALID, field, detail, rendered, True)
+    """An ``Invalid value`` error whose value is already Go-rendered text, printed unquoted."""
+    return invalid_value(field, GoText(rendered), detail)
 
 
 # --- Go value renderings ---------------------------------------------------------------------------
@@ -75,11 +67,7 @@ def _go_invalid(field: str, rendered: str, detail: str) -> FieldError:
 
 def go_time_string(value: str | None) -> str:
     """``time.Time.String()`` of a normalized RFC 3339 value (UTC), as field errors print times."""
-    if not value:
-        return "0001-01-01 00:00:00 +0000 UTC"
-    dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    frac = f".{dt.microsecond:06d}".rstrip("0") if dt.microsecond else ""
-    return dt.strftime("%Y-%m-%d %H:%M:%S") + frac + " +0000 UTC"
+    return meta_time.go_time_string(meta_time.parse_time(value))
 
 
 def _go_struct(type_name: str, fields: list[tuple[str, str]]) -> str:
@@ -126,7 +114,7 @@ def _go_object_reference(ref: dict | None) -> str:
     )
 
 
-# --- name rules (the rules themselves are framework.validation's) ---------------------------------
+# --- name rules (the rules themselves are framework.meta.validation's) ---------------------------------
 
 
 def _is_int(value: Any) -> bool:

@@ -16,6 +16,8 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
+from framework.meta.schema import parse_group_version
+from framework.meta.time import parse_time
 from framework.reconcile import Request, Result
 
 log = structlog.get_logger("gcm.controllers.event")
@@ -31,41 +33,20 @@ ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 REFERENCE_FIELDS = (("series", "lastObservedTime"), ("eventTime", None), ("deprecatedLastTimestamp", None))
 
 
-class _NotAGroupVersion(ValueError):
-    pass
-
-
-def _group(api_version: str) -> str:
-    """The group of ``api_version`` as ``schema.ParseGroupVersion`` parses it."""
-    if not api_version:
-        return ""
-    slashes = api_version.count("/")
-    if slashes == 0:
-        return ""  # a bare version: the core group
-    if slashes == 1:
-        return api_version.split("/", 1)[0]
-    raise _NotAGroupVersion(api_version)
-
-
 def is_shoot_event(event: dict) -> bool:
     """Whether ``event.regarding`` is a Shoot: group exactly ``core.gardener.cloud`` and kind ``Shoot``."""
     regarding = event.get("regarding")
     if not isinstance(regarding, dict) or regarding.get("kind") != SHOOT_KIND:
         return False
     try:
-        return _group(regarding.get("apiVersion") or "") == SHOOT_GROUP
-    except _NotAGroupVersion:
+        return parse_group_version(regarding.get("apiVersion") or "").group == SHOOT_GROUP
+    except ValueError:
         return False
 
 
-def parse_time(value: Any) -> datetime:
-    """An RFC 3339 Time/MicroTime as an aware datetime; ``None``/absent/"" is the zero time."""
-    if not value:
-        return ZERO_TIME
-    parsed = datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed
+def event_time(value: Any) -> datetime:
+    """A Time/MicroTime field as an aware datetime; unset (``None``/absent/``""``) is the zero time."""
+    return parse_time(value) or ZERO_TIME
 
 
 def reference_field(event: dict) -> tuple[str, str | None] | None:
@@ -74,7 +55,7 @@ def reference_field(event: dict) -> tuple[str, str | None] | None:
         value = event.get(top)
         if nested is not None:
             value = value.get(nested) if isinstance(value, dict) else None
-        if parse_time(value) != ZERO_TIME:
+        if event_time(value) != ZERO_TIME:
             return top, nested
     return None
 
@@ -85,7 +66,7 @@ def reference_time(event: dict) -> datetime:
     if field is None:
         return ZERO_TIME
     top, nested = field
-    return parse_time(event[top][nested] if nested is not None else event[top])
+    return event_time(event[top][nested] if nested is not None else event[top])
 
 
 class Reconciler:

@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from framework.client import AlreadyExists, NotFound
+from framework.meta.strconv import is_true
 from framework.reconcile import Request, Result
 from framework.record import NORMAL, WARNING
 from gcm.controllers.project.rbac import ProjectRBAC, list_objects
@@ -65,15 +66,6 @@ NAMESPACE_DELETION_GRACE_PERIOD = 60
 
 class NamespaceError(Exception):
     """The namespace cannot be used by this Project (adoption refused)."""
-
-
-def parse_bool(value: Any) -> bool | None:
-    """Go's ``strconv.ParseBool``: ``None`` for anything it rejects."""
-    if value in ("1", "t", "T", "TRUE", "true", "True"):
-        return True
-    if value in ("0", "f", "F", "FALSE", "false", "False"):
-        return False
-    return None
 
 
 def error_text(e: BaseException) -> str:
@@ -472,7 +464,7 @@ class ProjectReconciler:
             # Stricter than Gardener: labelled for this name but in use by another Project (same name,
             # other UID; adoption was refused) - not ours either.
             return True
-        if parse_bool(annotations.get(ANNOTATION_KEEP_AFTER_DELETION)):
+        if is_true(annotations.get(ANNOTATION_KEEP_AFTER_DELETION)):
             p_meta = project["metadata"]
             drop_annotations = (
                 ANNOTATION_PROJECT_UID,

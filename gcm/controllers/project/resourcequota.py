@@ -12,14 +12,15 @@ lookup); the reconcile finishes with one merge patch, sent only when something c
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
 
 from framework.builder import Builder
 from framework.client import NotFound
 from framework.controller import Controller
+from framework.meta.quantity import Quantity, quantity_from_json
+from framework.meta.strconv import atoi
 from framework.predicate import Funcs, Predicate
 from framework.reconcile import Request, Result
 from gcm.controllers.project.indexes import (
@@ -51,52 +52,10 @@ DEFAULT_PER_SHOOT_RESOURCES = (
     PerShootResource("quota.gardener.cloud/secrets-per-shoot", "count/secrets", 4),
 )
 
-# --- resource.Quantity, as far as quota counts need it ----------------------------------------------
-
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
-_SUFFIXES = {
-    "": 1,
-    "m": Decimal("0.001"),
-    "k": 10**3,
-    "M": 10**6,
-    "G": 10**9,
-    "T": 10**12,
-    "P": 10**15,
-    "E": 10**18,
-    "Ki": 2**10,
-    "Mi": 2**20,
-    "Gi": 2**30,
-    "Ti": 2**40,
-    "Pi": 2**50,
-    "Ei": 2**60,
-}
-
-
-def parse_quantity(value: Any) -> Decimal:
-    """The value of a Kubernetes quantity string (``"10"``, ``"1k"``, ``"2Ki"``); ``ValueError`` if bad."""
-    m = _QUANTITY.match(str(value).strip())
-    if not m or m.group(2) not in _SUFFIXES or (m.group(2) and "e" in m.group(1).lower()):
-        raise ValueError(f"quantities must match the regular expression: {value!r}")
-    try:
-        return Decimal(m.group(1)) * _SUFFIXES[m.group(2)]
-    except InvalidOperation as e:
-        raise ValueError(f"invalid quantity {value!r}") from e
-
-
-def format_quantity(value: Decimal) -> str:
-    if value == value.to_integral_value():
-        return str(int(value))
-    return format(value.normalize(), "f")
-
-
-def parse_int_annotation(value: str) -> int:
-    """``strconv.Atoi``: an optional sign and decimal digits."""
-    if not re.fullmatch(r"[+-]?[0-9]+", value or ""):
-        raise ValueError(f'strconv.Atoi: parsing "{value}": invalid syntax')
-    return int(value)
-
-
 # --- predicate and reconciler -------------------------------------------------------------------------
+
+
+_ZERO = Quantity(Fraction(0))
 
 
 def project_namespace_predicate(client: Any) -> Predicate:
@@ -147,10 +106,10 @@ class ResourceQuotaReconciler:
             return {}
         annotations = meta.get("annotations") or {}
         if SHOOTS_QUOTA_KEY in hard:
-            max_shoots = parse_quantity(hard[SHOOTS_QUOTA_KEY])
+            max_shoots = quantity_from_json(hard[SHOOTS_QUOTA_KEY])
         else:
             shoots = list_objects(self.client, SHOOT_API_VERSION, "Shoot", meta["namespace"])
-            max_shoots = Decimal(len(shoots))
+            max_shoots = Quantity(Fraction(len(shoots)))
 
         new_hard: dict[str, str] = {}
         new_annotations: dict[str, str] = {}
@@ -160,17 +119,17 @@ class ResourceQuotaReconciler:
                 if res.quota_key not in hard:
                     continue
                 required = max_shoots * expected
-                if parse_quantity(hard[res.quota_key]) < required:
-                    new_hard[res.quota_key] = format_quantity(required)
+                if quantity_from_json(hard[res.quota_key]) < required:
+                    new_hard[res.quota_key] = str(required)
                 new_annotations[res.annotation] = str(expected)
                 continue
-            annotated = parse_int_annotation(annotations[res.annotation])
+            annotated = atoi(annotations[res.annotation])
             if annotated == expected:
                 continue
             diff = max(expected - annotated, 0)
             if diff > 0:
-                current = parse_quantity(hard[res.quota_key]) if res.quota_key in hard else Decimal(0)
-                new_hard[res.quota_key] = format_quantity(current + max_shoots * diff)
+                current = quantity_from_json(hard[res.quota_key]) if res.quota_key in hard else _ZERO
+                new_hard[res.quota_key] = str(current + max_shoots * diff)
             new_annotations[res.annotation] = str(expected)
 
         patch: dict[str, Any] = {}

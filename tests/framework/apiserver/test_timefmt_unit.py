@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
 from framework.testing.apiserver.errors import StatusError
 from framework.testing.apiserver.timefmt import (
-    format_microtime,
-    format_time,
     normalize_microtime,
     normalize_object_times,
     normalize_time,
@@ -29,16 +26,6 @@ def _bad_request(fn, value, **ctx) -> str:
     assert info.value.code == 400
     assert info.value.reason == "BadRequest"
     return info.value.message
-
-
-def test_format_time_truncates_and_converts_to_utc():
-    dt = datetime(2024, 5, 1, 12, 0, 7, 999999, tzinfo=timezone(timedelta(hours=2)))
-    assert format_time(dt) == "2024-05-01T10:00:07Z"
-
-
-def test_format_microtime_keeps_six_digits_even_when_zero():
-    assert format_microtime(datetime(2024, 5, 1, 10, 0, 0, tzinfo=UTC)) == "2024-05-01T10:00:00.000000Z"
-    assert format_microtime(datetime(2024, 5, 1, 10, 0, 0, 42)) == "2024-05-01T10:00:00.000042Z"
 
 
 def test_now_values_have_wire_format():

@@ -25,8 +25,6 @@ from framework.leaderelection import (
     LeaderElectionRecord,
     LeaderElector,
     ResourceLock,
-    format_micro_time,
-    parse_time,
 )
 
 LEASE = 10.0
@@ -163,17 +161,12 @@ def test_record_round_trips_through_a_lease_spec() -> None:
     assert LeaderElectionRecord.from_lease_spec(spec) == record
 
 
-def test_time_formats() -> None:
+def test_lease_times_are_micro_times_and_garbage_reads_as_unset() -> None:
+    # The formats themselves are framework.meta.time's (tests/framework/meta/test_time.py).
     plus_two = datetime(2024, 1, 1, 12, tzinfo=UTC).astimezone(timezone(timedelta(hours=2)))
-    assert format_micro_time(plus_two) == "2024-01-01T12:00:00.000000Z"
-    assert format_micro_time(datetime(2024, 1, 1)) == "2024-01-01T00:00:00.000000Z"  # naive is UTC
-    assert parse_time("2024-01-01T12:00:00Z") == datetime(2024, 1, 1, 12, tzinfo=UTC)
-    assert parse_time("2024-01-01T14:00:00.123456789+02:00") == datetime(
-        2024, 1, 1, 12, 0, 0, 123456, tzinfo=UTC
-    )
-    assert parse_time("2024-01-01T12:00:00.5Z") == datetime(2024, 1, 1, 12, 0, 0, 500000, tzinfo=UTC)
-    assert parse_time("yesterday") is None
-    assert parse_time(None) is None
+    spec = LeaderElectionRecord("me", 10, acquire_time=plus_two).to_lease_spec()
+    assert spec["acquireTime"] == "2024-01-01T12:00:00.000000Z"
+    assert LeaderElectionRecord.from_lease_spec({"renewTime": "yesterday"}).renew_time is None
     garbage = LeaderElectionRecord.from_lease_spec({"leaseDurationSeconds": "x", "acquireTime": 5})
     assert garbage == LeaderElectionRecord()
 

@@ -34,7 +34,7 @@ from gcm.controllers.project.stale.cache import (
     SECRET,
     SHOOT,
 )
-from gcm.controllers.project.stale.reconciler import parse_time
+from gcm.controllers.project.stale.reconciler import read_time
 
 log = structlog.get_logger("gcm.controllers.project.activity")
 
@@ -57,7 +57,7 @@ class RelevantCreatesAndUpdates(Predicate):
         self.clock = clock
 
     def create(self, obj: dict) -> bool:
-        created = parse_time(_meta(obj).get("creationTimestamp"))
+        created = read_time(_meta(obj).get("creationTimestamp"))
         return created is not None and self.clock.now() - created <= RELEVANT_CREATE_AGE
 
     def update(self, old: dict, new: dict) -> bool:

@@ -9,9 +9,10 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
+from framework.meta.time import format_time
 from framework.reconcile import Request, Result
 from gcm.controllers.project.stale.cache import PROJECT
-from gcm.controllers.project.stale.reconciler import LAST_ACTIVITY, format_time, parse_time, truncate
+from gcm.controllers.project.stale.reconciler import LAST_ACTIVITY, read_time, truncate
 
 log = structlog.get_logger("gcm.controllers.project.activity")
 
@@ -29,7 +30,7 @@ class ActivityReconciler:
         except NotFound:
             return None
         now = truncate(self.clock.now())
-        if parse_time((project.get("status") or {}).get(LAST_ACTIVITY)) == now:
+        if read_time((project.get("status") or {}).get(LAST_ACTIVITY)) == now:
             return None
         self.client.patch(
             *PROJECT, request.name, {"status": {LAST_ACTIVITY: format_time(now)}}, subresource="status"

@@ -41,7 +41,7 @@ from gcm.controllers.project.stale.reconciler import (
     STALE_SINCE,
     StaleReconciler,
     StaleSettings,
-    parse_time,
+    read_time,
 )
 
 log = structlog.get_logger("gcm.controllers.project.stale")
@@ -69,7 +69,7 @@ def _is_project(obj: Any) -> bool:
 
 def _last_activity(project: dict) -> Any:
     raw = (project.get("status") or {}).get(LAST_ACTIVITY)
-    parsed = parse_time(raw)
+    parsed = read_time(raw)
     return parsed if parsed is not None else raw
 
 

@@ -20,6 +20,8 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
+from framework.meta.strconv import is_true
+from framework.meta.time import format_rfc3339_nano, format_time, parse_time
 from framework.reconcile import Request, Result
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
@@ -75,38 +77,17 @@ AUTO_DELETE_DUE = "auto-delete-due"
 # -- time ----------------------------------------------------------------------------------------------
 
 
-def parse_time(value: Any) -> datetime | None:
-    """An RFC 3339 timestamp as an aware UTC datetime; None when unset or unparsable."""
-    if not value or not isinstance(value, str):
-        return None
+def read_time(value: Any) -> datetime | None:
+    """A ``metav1.Time`` field of a Project in UTC; ``None`` when unset or unparsable (a hand-written
+    bad timestamp must not stop the controller; the field is rewritten from scratch)."""
     try:
-        dt = datetime.fromisoformat(value)
+        return parse_time(value)
     except ValueError:
         return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
-
-
-def format_time(dt: datetime) -> str:
-    """``metav1.Time`` serialization: RFC 3339, UTC, whole seconds."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def format_time_nano(dt: datetime) -> str:
-    """Go's ``time.RFC3339Nano`` in UTC (fraction without trailing zeros)."""
-    dt = dt.astimezone(UTC)
-    frac = f".{dt.microsecond:06d}".rstrip("0") if dt.microsecond else ""
-    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
 
 
 def truncate(dt: datetime) -> datetime:
     return dt.astimezone(UTC).replace(microsecond=0)
-
-
-def parse_bool(value: Any) -> bool:
-    """Go's ``strconv.ParseBool`` where anything unparsable is false."""
-    return isinstance(value, str) and value in ("1", "t", "T", "TRUE", "true", "True")
 
 
 # -- settings and decisions ----------------------------------------------------------------------------
@@ -273,8 +254,8 @@ def evaluate(
     now = now.astimezone(UTC)
     meta = project.get("metadata") or {}
     status = project.get("status") or {}
-    since = parse_time(status.get(STALE_SINCE))
-    auto = parse_time(status.get(AUTO_DELETE))
+    since = read_time(status.get(STALE_SINCE))
+    auto = read_time(status.get(AUTO_DELETE))
 
     if meta.get("deletionTimestamp"):
         return Decision(DELETING, "the Project is being deleted", since, auto, owns_status=False)
@@ -287,15 +268,15 @@ def evaluate(
 
     namespace = reader.get(*NAMESPACE, ns)
     annotations = (namespace.get("metadata") or {}).get("annotations") or {}
-    if parse_bool(annotations.get(ANNOTATION_SKIP_STALE_CHECK)):
+    if is_true(annotations.get(ANNOTATION_SKIP_STALE_CHECK)):
         return not_stale(EXCLUDED, f"namespace {ns} has {ANNOTATION_SKIP_STALE_CHECK}=true")
 
     minimum = settings.minimum_lifetime_days * DAY
-    created = parse_time(meta.get("creationTimestamp"))
+    created = read_time(meta.get("creationTimestamp"))
     if created is None or created + minimum > now:
         until = f", young until {format_time(created + minimum)}" if created else ""
         return not_stale(YOUNG, f"created {format_time(created) if created else 'just now'}{until}")
-    last = parse_time(status.get(LAST_ACTIVITY))
+    last = read_time(status.get(LAST_ACTIVITY))
     if last is not None and last + minimum > now:
         return not_stale(
             ACTIVE, f"last activity {format_time(last)}, active until {format_time(last + minimum)}"
@@ -343,7 +324,7 @@ def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
         if target is None:
             if current is not None:
                 changes[field] = None
-        elif parse_time(current) != target:
+        elif read_time(current) != target:
             changes[field] = format_time(target)
     return changes
 
@@ -447,7 +428,7 @@ class StaleReconciler:
             "metadata": {
                 "annotations": {
                     ANNOTATION_CONFIRM_DELETION: "true",
-                    ANNOTATION_TIMESTAMP: format_time_nano(now),
+                    ANNOTATION_TIMESTAMP: format_rfc3339_nano(now),
                 }
             }
         }

@@ -25,6 +25,7 @@ from typing import Any
 
 from framework.client import APIError, NoKindMatchError, NotFound
 from framework.clock import Clock, RealClock
+from framework.meta.time import format_time
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,
@@ -43,7 +44,6 @@ from gcm.controllers.project.stale.cache import (
 from gcm.controllers.project.stale.reconciler import (
     StaleSettings,
     evaluate,
-    format_time,
 )
 
 COLUMNS = ("PROJECT", "NAMESPACE", "STATE", "REASON", "STALE-SINCE", "AUTO-DELETE-AT")

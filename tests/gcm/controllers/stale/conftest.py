@@ -28,13 +28,13 @@ import pytest
 from framework.client import Client, NotFound
 from framework.clock import FakeClock
 from framework.manager import Manager
+from framework.meta.time import parse_time
 from framework.reconcile import Request
 from framework.testing import eventually
 from gcm import embedded
 from gcm.config import Duration, default_config
 from gcm.controllers.project import activity, stale
 from gcm.controllers.project.stale.cache import cache_options
-from gcm.controllers.project.stale.reconciler import parse_time
 
 DAY = timedelta(hours=24)
 CORE = "core.gardener.cloud/v1beta1"

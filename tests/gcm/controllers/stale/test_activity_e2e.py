@@ -15,7 +15,8 @@ from datetime import timedelta
 
 import pytest
 
-from gcm.controllers.project.stale.reconciler import format_time, truncate
+from framework.meta.time import format_time
+from gcm.controllers.project.stale.reconciler import truncate
 
 CORE = "core.gardener.cloud/v1beta1"
 SB_LABEL = {"reference.gardener.cloud/secretbinding": "true"}

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 
 from framework.client import NotFound
-from gcm.controllers.project.stale.reconciler import format_time
+from framework.meta.time import format_time
 
 CORE = "core.gardener.cloud/v1beta1"
 DAY = timedelta(hours=24)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from gcm.controllers.project.stale.reconciler import format_time
+from framework.meta.time import format_time
 
 CORE = "core.gardener.cloud/v1beta1"
 DAY = timedelta(hours=24)

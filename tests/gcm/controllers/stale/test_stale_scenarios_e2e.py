@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from framework.meta.time import format_time, parse_time
 from framework.reconcile import Result
-from gcm.controllers.project.stale.reconciler import format_time, parse_time
 
 CORE = "core.gardener.cloud/v1beta1"
 SECURITY = "security.gardener.cloud/v1alpha1"

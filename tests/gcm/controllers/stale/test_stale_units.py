@@ -9,6 +9,8 @@ import pytest
 
 from framework.client import NotFound
 from framework.clock import FakeClock
+from framework.meta.strconv import is_true
+from framework.meta.time import format_time
 from framework.reconcile import Request, Result
 from gcm.controllers.project.stale import StalePredicate, StaleReconciler, StaleSettings, evaluate
 from gcm.controllers.project.stale.cache import INDEXES
@@ -18,9 +20,6 @@ from gcm.controllers.project.stale.reconciler import (
     EXCLUDED,
     IN_USE,
     STALE,
-    format_time,
-    format_time_nano,
-    parse_bool,
     status_changes,
 )
 
@@ -125,7 +124,7 @@ def test_skip_stale_check_annotation_parses_like_go(value, skip):
     store = Store(namespace(annotations={"project.gardener.cloud/skip-stale-check": value}))
     d = evaluate(project(), store, SETTINGS, NOW)
     assert (d.state == EXCLUDED) is skip
-    assert parse_bool(value) is skip
+    assert is_true(value) is skip
 
 
 def test_only_the_quota_entry_namespace_and_name_matter_not_its_position():
@@ -176,12 +175,6 @@ def test_timing_math():
     d = evaluate(project(), store, SETTINGS, NOW + timedelta(microseconds=5))
     assert d.stale_since == NOW
     assert status_changes(project(status={"staleSinceTimestamp": "2025-06-01T12:00:00.000Z"}), d) == {}
-
-
-def test_timestamp_formats():
-    assert format_time(NOW) == "2025-06-01T12:00:00Z"
-    assert format_time_nano(NOW) == "2025-06-01T12:00:00Z"
-    assert format_time_nano(NOW + timedelta(microseconds=120)) == "2025-06-01T12:00:00.00012Z"
 
 
 # -- the reconciler ----------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""framework.validation: apimachinery's name and label rules, with upstream's exact texts."""
+"""framework.meta.validation: apimachinery's name and label rules, with upstream's exact texts."""
 
-from framework import validation as v
+from framework.meta import validation as v
 
 SUBDOMAIN_ERROR = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
