@@ -37,8 +37,8 @@ from kubernetes import config as kube_config
 from kubernetes.client.rest import ApiException
 
 from framework.certs import self_signed_cert
+from framework.meta.quantity import parse_quantity
 from framework.testing import eventually
-from framework.testing.apiserver.validation import parse_quantity
 from framework.testing.kubectl import Kubectl
 
 pytestmark = pytest.mark.image
@@ -113,7 +113,7 @@ class Pod:
             volume = volumes[mount["name"]]
             ro = ":ro" if mount.get("readOnly") else ""
             if "emptyDir" in volume:
-                size = int(parse_quantity(volume["emptyDir"].get("sizeLimit", "0")))
+                size = int(parse_quantity(volume["emptyDir"].get("sizeLimit", "0")).value)
                 args += ["--tmpfs", f"{mount['mountPath']}:rw,mode=1777" + (f",size={size}" if size else "")]
                 continue
             directory = self.files / mount["name"]
@@ -169,7 +169,7 @@ class Pod:
         assert pod_sc.get("seccompProfile", {}).get("type") == "RuntimeDefault"  # podman's default profile
         memory = self.container.get("resources", {}).get("limits", {}).get("memory")
         if memory:
-            args += ["--memory", f"{int(parse_quantity(memory))}b"]
+            args += ["--memory", f"{int(parse_quantity(memory).value)}b"]
         return args
 
     def run_args(self, name: str, env: dict[str, str], volumes: list[str]) -> list[str]:
