@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
@@ -68,14 +69,16 @@ class ControllerMetrics:
 
 
 _lock = threading.Lock()
-_by_registry: dict[int, ControllerMetrics] = {}
+# Keyed by the registry itself, weakly: an id() is reused once a registry is collected, which handed a
+# new registry the metrics of a dead one.
+_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, ControllerMetrics] = weakref.WeakKeyDictionary()
 
 
 def controller_metrics(registry: CollectorRegistry | None = None) -> ControllerMetrics:
     """The metric set registered on ``registry`` (created once per registry)."""
     registry = registry or REGISTRY
     with _lock:
-        m = _by_registry.get(id(registry))
+        m = _by_registry.get(registry)
         if m is None:
             label = ["controller"]
             m = ControllerMetrics(
@@ -141,5 +144,5 @@ def controller_metrics(registry: CollectorRegistry | None = None) -> ControllerM
                     registry=registry,
                 ),
             )
-            _by_registry[id(registry)] = m
+            _by_registry[registry] = m
         return m
