@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 
-from framework.testing import eventually
+from framework.testing import consistently, eventually
 
 
 def gone(fn) -> bool:
@@ -241,8 +240,11 @@ def test_gc_foreground(core):
     o = core.read_namespaced_config_map("owner", "default")
     assert "foregroundDeletion" in o.metadata.finalizers
     eventually(lambda: core.read_namespaced_config_map("dep", "default").metadata.deletion_timestamp)
-    time.sleep(0.2)
-    assert core.read_namespaced_config_map("owner", "default")  # still blocked
+    consistently(
+        lambda: core.read_namespaced_config_map("owner", "default"),
+        duration=0.2,
+        message="owner still blocked",
+    )
     core.patch_namespaced_config_map("dep", "default", {"metadata": {"finalizers": None}})
     eventually(lambda: gone(lambda: core.read_namespaced_config_map("owner", "default")))
 

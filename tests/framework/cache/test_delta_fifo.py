@@ -18,6 +18,7 @@ from framework.cache import (
     FIFOClosedError,
     Indexer,
 )
+from framework.testing import consistently
 
 A, U, D, R, S = DeltaType.Added, DeltaType.Updated, DeltaType.Deleted, DeltaType.Replaced, DeltaType.Sync
 
@@ -341,8 +342,7 @@ def test_pop_blocks_until_an_item_arrives() -> None:
     got: list = []
     t = threading.Thread(target=lambda: got.append(fifo.pop(lambda d, i: None)))
     t.start()
-    time.sleep(0.05)
-    assert t.is_alive() and not got
+    consistently(lambda: t.is_alive() and not got, duration=0.05, message="pop() blocks while empty")
     fifo.add(obj("a"))
     t.join(2)
     assert not t.is_alive() and types(got[0]) == [A]

@@ -14,7 +14,7 @@ from framework.handler import EnqueueRequestsFromMapFunc
 from framework.manager import Manager
 from framework.predicate import GenerationChangedPredicate
 from framework.reconcile import Request, Result, TerminalError
-from framework.testing import eventually
+from framework.testing import consistently, eventually
 
 GROUP, VERSION = "example.com", "v1"
 API = f"{GROUP}/{VERSION}"
@@ -133,8 +133,8 @@ def test_for_and_owns(env):
     w = client.get(API, "Widget", "w1", "default")
     w["status"] = {"phase": "Ready", "note": "status only"}
     client.update_status(w)
-    time.sleep(0.3)
-    assert rec.calls["w1"] == calls  # status-only updates are filtered by GenerationChangedPredicate
+    # status-only updates are filtered by GenerationChangedPredicate
+    consistently(lambda: rec.calls["w1"] == calls, duration=0.3, message="no reconcile of a status write")
     client.patch(API, "Widget", "w1", {"spec": {"size": 4}}, namespace="default")
     eventually(lambda: rec.calls["w1"] > calls)  # a spec change bumps generation and passes
     calls = quiet(rec, "w1")
@@ -151,8 +151,7 @@ def test_errors_back_off_terminal_stops_crash_recovers(env):
     eventually(lambda: rec.calls["fail"] >= 5)
     gaps = [b - a for a, b in zip(rec.times["fail"], rec.times["fail"][1:], strict=False)]
     assert gaps[3] > gaps[0]  # exponential backoff: 5 ms, 10 ms, 20 ms, 40 ms ...
-    time.sleep(0.3)
-    assert rec.calls["terminal"] == 1
+    consistently(lambda: rec.calls["terminal"] == 1, duration=0.3, message="terminal error not retried")
     reg = mgr.registry
     assert (
         reg.get_sample_value("controller_runtime_terminal_reconcile_errors_total", {"controller": "widget"})
@@ -184,8 +183,7 @@ def test_requeue_after(apiserver):
         )
         eventually(lambda: len(times) >= 3)
         assert times[1] - times[0] >= 0.18 and times[2] - times[1] >= 0.18
-        time.sleep(0.4)
-        assert len(times) == 3  # no requeue after a plain success
+        consistently(lambda: len(times) == 3, duration=0.4, message="no requeue after a plain success")
     finally:
         mgr.stop()
         t.join(15)

@@ -20,6 +20,7 @@ from cryptography import x509
 from prometheus_client import CollectorRegistry
 
 from framework.certs import CertKeyPair, generate_ca, issue_serving_cert
+from framework.testing import consistently
 from framework.webhook import (
     MAX_REQUEST_SIZE,
     AdmissionRequest,
@@ -480,8 +481,7 @@ def test_in_flight_gauge_and_graceful_stop(cert_dir: Path, registry: CollectorRe
     stopped: list[bool] = []
     stopper = threading.Thread(target=lambda: stopped.append(server.stop(5)))
     stopper.start()
-    time.sleep(0.1)
-    assert not stopped, "stop() returned while a review was in flight"
+    consistently(lambda: not stopped, duration=0.1, message="stop() waits while a review is in flight")
     with pytest.raises(urllib3.exceptions.HTTPError):  # no new connections once stopping
         urllib3.PoolManager(ca_certs=str(cert_dir / "ca.crt"), retries=False).request(
             "POST", server.url + "/slow", body=review_body(), headers=JSON, timeout=1

@@ -35,6 +35,7 @@ from kubernetes import client as k8s
 from framework.certs import generate_ca, issue_serving_cert
 from framework.client import Client, NotFound
 from framework.manager import LeaderElectionOptions, Manager
+from framework.testing import consistently
 from framework.webhook import AdmissionRequest, WebhookServer, self_signed_cert
 from gcm import embedded
 from gcm.app import webhook_server
@@ -565,11 +566,13 @@ def test_path_registered_only_after_caches_synced(tmp_path):
     registrar = WebhookRegistrar(server, PATH, handler({}), informers, poll=0.01)
     registrar.start()
     try:
-        time.sleep(0.05)
-        assert registrar.check() is not None and PATH not in server.webhooks
+
+        def unregistered() -> bool:
+            return registrar.check() is not None and PATH not in server.webhooks
+
+        consistently(unregistered, duration=0.05, message="not registered before any cache synced")
         informers[0].synced = True
-        time.sleep(0.05)
-        assert registrar.check() is not None and PATH not in server.webhooks
+        consistently(unregistered, duration=0.05, message="not registered before every cache synced")
         informers[1].synced = True
         assert registrar.wait_registered(2)
         assert registrar.check() is None and PATH in server.webhooks

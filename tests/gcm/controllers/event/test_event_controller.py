@@ -22,7 +22,7 @@ from framework.client import Client, Conflict, NotFound
 from framework.clock import FakeClock
 from framework.manager import Manager
 from framework.reconcile import Request, Result
-from framework.testing import eventually
+from framework.testing import consistently, eventually
 from gcm.config import EventControllerConfiguration, default_config
 from gcm.controllers.event import (
     CREATE_ONLY,
@@ -496,9 +496,7 @@ class Gcm:
 
 def observe(client: Client, expected: set[str], window: float = 0.3) -> None:
     """``expected`` is exactly what exists, now and over a short observation window."""
-    assert names(client) == expected
-    time.sleep(window)
-    assert names(client) == expected
+    consistently(lambda: names(client) == expected, duration=window, message=f"exactly {sorted(expected)}")
 
 
 def test_84_controller_expires_non_shoot_events_of_both_apis(apiserver, client, clock):

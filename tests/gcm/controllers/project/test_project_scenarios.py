@@ -13,6 +13,7 @@ from pathlib import Path
 
 from framework.client import Client
 from framework.reconcile import Request, Result
+from framework.testing import consistently
 from gcm.controllers.project.reconciler import ProjectReconciler
 
 
@@ -55,9 +56,14 @@ def test_a2_shoot_blocks_deletion_until_deleted(env):
     ev = env.wait_event("p1", "NamespaceNotEmpty")
     assert ev["type"] == "Warning" and ev["action"] == "Delete"
     assert ev["note"] == 'Cannot release namespace "garden-p1" because it still contains Shoots'
-    time.sleep(0.3)
-    assert env.project("p1") is not None
-    assert env.get("v1", "Namespace", "garden-p1")["metadata"].get("deletionTimestamp") is None
+    consistently(
+        lambda: (
+            env.project("p1") is not None
+            and env.get("v1", "Namespace", "garden-p1")["metadata"].get("deletionTimestamp") is None
+        ),
+        duration=0.3,
+        message="project and namespace kept while a Shoot exists",
+    )
     env.admin.delete(P, "Shoot", "s1", "garden-p1")
     env.wait_gone(P, "Project", "p1")
     env.wait_gone("v1", "Namespace", "garden-p1")
@@ -219,8 +225,7 @@ def test_a12_only_generation_changes_reconcile(env):
     time.sleep(0.3)
     before = env.reconciles()
     env.admin.patch(P, "Project", "p1", {"metadata": {"labels": {"x": "y"}, "annotations": {"a": "b"}}})
-    time.sleep(0.5)
-    assert env.reconciles() == before
+    consistently(lambda: env.reconciles() == before, duration=0.5, message="no reconcile of metadata changes")
     p = env.admin.patch(P, "Project", "p1", {"spec": {"description": "changed"}})
     ready = env.wait_phase("p1", "Ready")
     assert ready["status"]["observedGeneration"] == p["metadata"]["generation"]
@@ -303,8 +308,11 @@ def test_a16_deleting_project_without_finalizer_is_left_alone(make_env):
     env.server.reset_request_counts()
     env.start()
     h.wait_for(lambda: env.reconciles() >= 1, message="reconciled")
-    time.sleep(0.3)
-    assert not [k for k in env.gcm_writes() if k[1].startswith("projects")]
+    consistently(
+        lambda: not [k for k in env.gcm_writes() if k[1].startswith("projects")],
+        duration=0.3,
+        message="no writes to the Project",
+    )
     after = env.project("p1")
     assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert after["metadata"]["finalizers"] == ["example.com/other"]

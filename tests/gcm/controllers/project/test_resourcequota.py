@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from framework.testing import consistently
 from gcm.controllers.project.resourcequota import (
     PerShootResource,
     ResourceQuotaReconciler,
@@ -57,16 +57,22 @@ def wait_quota(env, name, annotations, hard, namespace="garden-p1"):
     return h.wait_for(check, message=f"quota {name}")
 
 
-def settled(env, name, namespace="garden-p1"):
-    """The quota after giving the controller time to act (no change expected)."""
-    time.sleep(0.5)
-    return env.get("v1", "ResourceQuota", name, namespace)
+def settled(env, quota, namespace="garden-p1"):
+    """The quota, unchanged (same resourceVersion) over the time the controller would need to act."""
+    name, rv = quota["metadata"]["name"], quota["metadata"]["resourceVersion"]
+    return consistently(
+        lambda: (
+            (q := env.get("v1", "ResourceQuota", name, namespace))["metadata"]["resourceVersion"] == rv and q
+        ),
+        duration=0.5,
+        message=f"quota {name} untouched",
+    )
 
 
 def test_g69_quota_outside_project_namespace_untouched(env):
     env.create_namespace("other")
     q = create_quota(env, "q", {SHOOTS: "1", CM: "2", SEC: "4"}, namespace="other")
-    after = settled(env, "q", "other")
+    after = settled(env, q, "other")
     assert after["metadata"]["resourceVersion"] == q["metadata"]["resourceVersion"]
     assert not (after["metadata"].get("annotations") or {})
 
@@ -78,7 +84,7 @@ def test_g70_annotations_added_values_kept(project_env):
 
 def test_g71_no_keys_no_annotations(project_env):
     q = create_quota(project_env, "q", {SHOOTS: "1"})
-    after = settled(project_env, "q")
+    after = settled(project_env, q)
     assert after["metadata"]["resourceVersion"] == q["metadata"]["resourceVersion"]
     assert after["spec"]["hard"] == {SHOOTS: "1"}
 
@@ -91,7 +97,7 @@ def test_g72_low_values_raised(project_env):
 def test_g73_already_accounted(project_env):
     project_env.server.reset_request_counts()
     q = create_quota(project_env, "q", {SHOOTS: "1", CM: "2", SEC: "4"}, {A_CM: "2", A_SEC: "4"})
-    after = settled(project_env, "q")
+    after = settled(project_env, q)
     assert after["metadata"]["resourceVersion"] == q["metadata"]["resourceVersion"]
     assert ("patch", "resourcequotas") not in project_env.gcm_writes()
 
