@@ -1,7 +1,11 @@
-"""``python -m framework.testing.apiserver --port PORT --kubeconfig FILE [--crds DIR]
+"""``python -m framework.testing.apiserver --port PORT --kubeconfig FILE [--data-dir DIR] [--crds DIR]
 [--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]``.
 
 Runs in the foreground until SIGINT or SIGTERM. FILE is written only once the server answers requests.
+With ``--data-dir`` every acknowledged write is kept in DIR (SQLite) and survives restarts and
+``kill -9``; without it everything is in memory. A DIR the server cannot use (a damaged database,
+files it did not write, another server using it) ends the process with one line naming the file
+and exit code 2.
 ``--webhook-service`` tells where admission webhooks registered with ``clientConfig.service`` are
 served (port defaults to 443); TLS still verifies the name ``NAME.NAMESPACE.svc``.
 """
@@ -15,6 +19,7 @@ import threading
 
 import structlog
 
+from framework.testing.apiserver.persistence import DataDirError
 from framework.testing.apiserver.server import APIServer
 
 log = structlog.get_logger("framework.testing.apiserver")
@@ -25,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks one)")
     p.add_argument("--kubeconfig", required=True, help="where to write a kubeconfig for this server")
+    p.add_argument(
+        "--data-dir",
+        metavar="DIR",
+        help="keep all objects in DIR (SQLite, survives restarts and kill -9); default: in memory",
+    )
     p.add_argument("--crds", help="directory or file of CustomResourceDefinition YAML to install")
     p.add_argument("--http", action="store_true", help="serve plain HTTP instead of HTTPS")
     p.add_argument(
@@ -54,14 +64,19 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    server = APIServer(
-        args.host,
-        args.port,
-        scheme="http" if args.http else "https",
-        watch_cache_size=args.watch_cache_size,
-        authorization=args.authorization_mode,
-        anonymous=args.anonymous,
-    )
+    try:
+        server = APIServer(
+            args.host,
+            args.port,
+            scheme="http" if args.http else "https",
+            watch_cache_size=args.watch_cache_size,
+            authorization=args.authorization_mode,
+            anonymous=args.anonymous,
+            data_dir=args.data_dir,
+        )
+    except DataDirError as e:
+        sys.stderr.write(f"{p.prog}: --data-dir: {e}\n")
+        return 2
     for ns, name, port, address in services:
         server.map_webhook_service(ns, name, address, port)
     try:
@@ -73,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.crds:
             server.install_crds(args.crds)
         server.write_kubeconfig(args.kubeconfig)
-        log.info("serving", url=server.url, kubeconfig=args.kubeconfig)
+        log.info("serving", url=server.url, kubeconfig=args.kubeconfig, data_dir=args.data_dir or "(memory)")
         while not stop.wait(0.25):  # bounded: a signal delivered to another thread must still stop us
             pass
     finally:

@@ -41,6 +41,7 @@ from .auth import (
 from .controllers import CRD_STORAGE, Controllers
 from .errors import StatusError
 from .http import Fault, Handler
+from .persistence import SQLiteStore
 from .registry import Registry
 from .resources import ResourceType
 from .rest import API, Result, WriteOptions, deep_copy
@@ -74,6 +75,7 @@ class APIServer:
         authorization: str = "AlwaysAllow",
         anonymous: bool = False,
         disabled_groups: Iterable[str] = (),
+        data_dir: str | os.PathLike | None = None,
     ) -> None:
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
@@ -87,8 +89,17 @@ class APIServer:
         self.min_request_timeout = min_request_timeout
         self.watch_buffer = watch_buffer
         self.future_rv_wait = future_rv_wait
-        self.token = "gcm-testing-" + secrets.token_hex(16)
-        self.storage = Storage(watch_cache_size)
+        # With a data directory objects, tokens and certificates survive restarts (and kill -9);
+        # without one everything lives in memory and in a temporary directory removed on stop.
+        self.store = SQLiteStore(data_dir) if data_dir is not None else None
+        try:
+            self.storage = Storage(watch_cache_size, self.store)
+        except BaseException:
+            if self.store is not None:
+                self.store.close()
+            raise
+        new_token = f"gcm-testing-{secrets.token_hex(16)}"
+        self.token = self._secret("admin-token", new_token.encode).decode()
         # Groups not to serve, e.g. ("events.k8s.io",) to test clients against an older cluster.
         self.registry = Registry(tuple(disabled_groups))
         self.api = API(self.storage, self.registry)
@@ -97,12 +108,21 @@ class APIServer:
         self.authorizer = RBACAuthorizer(self.storage)
         self.accounting = RequestAccounting()
         self.authenticator.add_token(UserInfo("admin", "", (MASTERS,)), self.token)
-        self._dir = Path(tempfile.mkdtemp(prefix="gcm-apiserver-"))
+        if self.store is not None:
+            self._load_tokens(self.store)
+            self._dir = self.store.directory / "kubeconfigs"
+            pki = self.store.directory / "pki"
+            self._dir.mkdir(mode=0o700, exist_ok=True)
+        else:
+            self._dir = pki = Path(tempfile.mkdtemp(prefix="gcm-apiserver-"))
         self._kubeconfig_path = Path(kubeconfig) if kubeconfig else self._dir / "kubeconfig"
-        self.ca = certs.generate_ca("gcm-testing-ca")
-        self.serving = certs.issue_serving_cert(self.ca)
-        self.ca_path, _ = self.ca.write(self._dir, "ca")
-        self._cert_path, self._key_path = self.serving.write(self._dir, "serving")
+        self.ca = self._key_pair("ca", lambda: certs.generate_ca("gcm-testing-ca"))
+        self.serving = self._key_pair("serving", lambda: certs.issue_serving_cert(self.ca))
+        pki.mkdir(mode=0o700, exist_ok=True)
+        self.ca_path, _ = self.ca.write(pki, "ca")
+        self._cert_path, self._key_path = self.serving.write(pki, "serving")
+        for path in (self.ca_path, self._cert_path):
+            path.chmod(0o600)  # only the user who runs the server reads its files
         self.controllers = Controllers(self.storage, self.registry, self.api, self.ca.cert_pem)
         # Admission webhooks (21-6): where a ``clientConfig.service`` is reachable, as
         # ``{(namespace, name, port): "host:port"}`` (see :meth:`map_webhook_service`).
@@ -113,6 +133,48 @@ class APIServer:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self._started = False
+
+    # -- durable state (data_dir) ---------------------------------------------------------------------
+
+    def _secret(self, name: str, make: Callable[[], bytes]) -> bytes:
+        """A value kept in the store across restarts (made once), or a fresh one without a store."""
+        value = self.store.secret(name) if self.store is not None else None
+        if value is None:
+            value = make()
+            if self.store is not None:
+                self.store.set_secret(name, value)
+        return value
+
+    def _key_pair(self, stem: str, make: Callable[[], certs.CertKeyPair]) -> certs.CertKeyPair:
+        """The stored certificate and key ``stem`` while valid for 30 more days, else new ones."""
+        if self.store is not None:
+            cert, key = self.store.secret(f"{stem}.crt"), self.store.secret(f"{stem}.key")
+            if cert and key:
+                pair = certs.CertKeyPair(cert, key)
+                if pair.cert.not_valid_after_utc > datetime.now(UTC) + timedelta(days=30):
+                    return pair
+        pair = make()
+        if self.store is not None:
+            self.store.set_secret(f"{stem}.crt", pair.cert_pem)
+            self.store.set_secret(f"{stem}.key", pair.key_pem)
+        return pair
+
+    def _load_tokens(self, store: SQLiteStore) -> None:
+        for token, kind, value in store.tokens():
+            if kind == "user":
+                assert isinstance(value, dict)
+                user = UserInfo(value["name"], value.get("uid", ""), tuple(value.get("groups") or ()))
+                self.authenticator.add_token(user, token)
+            elif kind == "serviceaccount":
+                assert isinstance(value, list)
+                self.authenticator.sa_tokens[token] = (value[0], value[1], value[2])
+
+    def _serve_stored_crds(self) -> None:
+        """After loading a store: serve the Established CRDs at once, before any request comes in."""
+        for crd in self.storage.table(CRD_STORAGE).objects.values():
+            conditions = (crd.get("status") or {}).get("conditions") or []
+            if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+                self.registry.set_crd(crd)
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -158,6 +220,10 @@ class APIServer:
         return self
 
     async def _start_async(self) -> None:
+        if self.store is not None:
+            self._serve_stored_crds()
+            # The controllers resume where they were: terminating namespaces, CRDs, owner references.
+            self.storage.replay()
         self.controllers.start()
         for name in SYSTEM_NAMESPACES:
             if self.storage.get("namespaces", ("", name)) is None:
@@ -207,12 +273,17 @@ class APIServer:
 
     def stop(self) -> None:
         if not self._started or self._loop is None:
+            if self.store is not None and not self._started:
+                self.store.close()  # never started (or failed to): release the data directory
             return
         self._loop.call_soon_threadsafe(self._loop.stop)
         assert self._thread is not None
         self._thread.join(timeout=10)
         self._started = False
-        shutil.rmtree(self._dir, ignore_errors=True)
+        if self.store is not None:
+            self.store.close()
+        else:
+            shutil.rmtree(self._dir, ignore_errors=True)
 
     def restart(self) -> None:
         """Stop serving and serve again on the same address, keeping all data (open watches end)."""
@@ -265,13 +336,7 @@ class APIServer:
 
     def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
         """Write a kubeconfig atomically (a reader never sees half a file) and return its path."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(yaml.safe_dump(self.kubeconfig_dict(namespace)))
-        os.chmod(tmp, 0o600)
-        tmp.replace(path)
-        return str(path)
+        return _write_private(Path(path), yaml.safe_dump(self.kubeconfig_dict(namespace)))
 
     def api_client(self) -> Any:
         """An official ``kubernetes.client.ApiClient`` configured for this server."""
@@ -288,8 +353,16 @@ class APIServer:
 
     def add_user(self, name: str, groups: Iterable[str] = ()) -> str:
         """Register a static token user and return the token."""
-        user = UserInfo(name, "", tuple(groups))
-        return self.call(lambda: self.authenticator.add_token(user))
+        groups = tuple(groups)
+        user = UserInfo(name, "", groups)
+
+        def add() -> str:
+            token = self.authenticator.add_token(user)
+            if self.store is not None:
+                self.store.add_token(token, "user", {"name": name, "groups": list(groups)})
+            return token
+
+        return self.call(add)
 
     def kubeconfig_for(
         self, user: str, groups: Iterable[str] = (), path: str | os.PathLike | None = None, cert: bool = False
@@ -306,8 +379,7 @@ class APIServer:
             kc["users"][0]["user"] = {"token": self.add_user(user, groups)}
         kc["users"][0]["name"] = kc["contexts"][0]["context"]["user"] = user
         target = Path(path) if path else self._dir / f"kubeconfig-{secrets.token_hex(4)}"
-        target.write_text(yaml.safe_dump(kc))
-        return str(target)
+        return _write_private(target, yaml.safe_dump(kc))
 
     def review(
         self, rt: ResourceType, namespace: str | None, name: str | None, body: Any, user: UserInfo
@@ -324,6 +396,9 @@ class APIServer:
             token = self.authenticator.mint_service_account_token(
                 namespace or "", name or "", sa["metadata"]["uid"]
             )
+            if self.store is not None:
+                sa_ref = [namespace or "", name or "", sa["metadata"]["uid"]]
+                self.store.add_token(token, "serviceaccount", sa_ref)
             spec = dict(body.get("spec") or {})
             seconds = int(spec.get("expirationSeconds") or 3600)
             spec["expirationSeconds"] = seconds
@@ -453,6 +528,18 @@ class APIServer:
     @property
     def resource_version(self) -> int:
         return self.storage.rv
+
+
+def _write_private(path: Path, text: str) -> str:
+    """Write a file only its owner can read, atomically (a reader never sees half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(fd, 0o600)  # an existing .tmp keeps its mode through O_CREAT
+        f.write(text)
+    tmp.replace(path)
+    return str(path)
 
 
 def _load_docs(source: str | os.PathLike) -> Iterable[Any]:
