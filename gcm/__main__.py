@@ -24,6 +24,7 @@ import structlog
 from framework.client import Client
 from framework.leaderelection import LeaderElectionLost
 from gcm.config import ConfigError, ControllerManagerConfiguration, load_config
+from gcm.config.types import DEFAULT_WEBHOOK_PORT
 from gcm.log import configure_logging
 
 log = structlog.get_logger("gcm")
@@ -96,6 +97,26 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         help="port of the built-in API server (default 6443)",
     )
     p.add_argument(
+        "--embedded-port-offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N to every port embedded mode listens on (API server 6443, probes 2718, metrics 2719, "
+        "webhook 2721): a second instance next to the first (also give it another --embedded-data-dir)",
+    )
+    p.add_argument(
+        "--embedded-data-dir",
+        default=".gcm/data",
+        metavar="DIR",
+        help="where the built-in API server keeps its objects (SQLite; survives restarts and kill -9), "
+        "certificates and gcm's kubeconfig (default .gcm/data; delete it to start afresh)",
+    )
+    p.add_argument(
+        "--embedded-ephemeral",
+        action="store_true",
+        help="keep the built-in API server's objects in memory only: everything is gone on stop",
+    )
+    p.add_argument(
         "--embedded-kubeconfig",
         default=".gcm/kubeconfig",
         metavar="FILE",
@@ -138,12 +159,25 @@ def run(args: argparse.Namespace) -> int:
     if args.embedded:
         from gcm import embedded as embedded_mode
 
-        embedded = embedded_mode.start(args.embedded_port, args.embedded_kubeconfig)
+        offset = args.embedded_port_offset
+        try:
+            embedded = embedded_mode.start(
+                args.embedded_port + offset,
+                args.embedded_kubeconfig,
+                data_dir=args.embedded_data_dir,
+                ephemeral=args.embedded_ephemeral,
+            )
+        except embedded_mode.DataDirError as e:
+            sys.stderr.write(f"gcm: --embedded-data-dir: {e}\n")
+            return EXIT_USAGE
         kubeconfig = embedded.gcm_kubeconfig
-        embedded_mode.enable_webhooks(embedded, cfg)  # namespace-deletion webhook (issue 10)
-        log.info(
-            "embedded API server ready",
-            url=embedded.server.url,
+        embedded_mode.local_servers(cfg, offset)
+        # namespace-deletion webhook (issue 10)
+        embedded_mode.enable_webhooks(embedded, cfg, DEFAULT_WEBHOOK_PORT + offset)
+        ready = embedded_mode.ReadyLine(
+            kubeconfig=embedded.admin_kubeconfig,
+            data_dir="(memory)" if args.embedded_ephemeral else str(embedded.data_dir),
+            **embedded_mode.urls(embedded, cfg),
             hint=f"try: kubectl --kubeconfig {embedded.admin_kubeconfig} get projects,namespaces",
         )
     else:
@@ -163,6 +197,8 @@ def run(args: argparse.Namespace) -> int:
             for line in e.errors:
                 sys.stderr.write(f"gcm: {line}\n")
             return EXIT_USAGE
+        if embedded is not None:
+            mgr.add(ready, need_leader_election=False)
         log.info("starting gcm", version=_version(), kubeconfig=kubeconfig)
         mgr.start()
     except LeaderElectionLost:

@@ -9,6 +9,13 @@ certificate (the only place gcm makes one) unless the configuration names certif
 ValidatingWebhookConfiguration of ``manifests/deploy`` with that CA as ``caBundle``, and the Service
 ``garden/gardener-controller-manager`` mapped to gcm's webhook listener, so ``kubectl delete namespace
 garden-<project>`` is refused as in a real Gardener.
+
+Everything embedded mode writes lives in its data directory (default ``.gcm/data``, mode 0700,
+files 0600), besides the admin kubeconfig it is asked for: ``apiserver/`` (the API server's SQLite
+storage, certificates and kubeconfigs, see :mod:`framework.testing.apiserver.persistence`),
+``webhook-certs/`` and ``gcm.kubeconfig`` (gcm's ServiceAccount). With ``ephemeral`` the API server
+keeps its objects in memory and those files go to ``ephemeral/``, removed on stop and on the next
+start. A lock file keeps a second gcm off the same directory.
 """
 
 from __future__ import annotations
@@ -17,8 +24,6 @@ import base64
 import importlib.resources
 import os
 import shutil
-import socket
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +33,15 @@ import yaml
 
 from framework.client import AlreadyExists, Client
 from framework.testing import APIServer
+from framework.testing.apiserver.persistence import (
+    LOCK_NAME,
+    DataDirError,
+    check_directory,
+    lock_directory,
+    unlock_directory,
+)
 from framework.webhook import self_signed_cert
+from gcm.config.types import DEFAULT_WEBHOOK_PORT
 
 log = structlog.get_logger("gcm.embedded")
 
@@ -37,6 +50,21 @@ SERVICE_ACCOUNT = "gardener-controller-manager"
 SERVICE = "gardener-controller-manager"  # in front of gcm's webhook listener
 # From manifests/deploy, only what makes gcm's identity and permissions; workloads are not run here.
 IDENTITY_KINDS = {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+DEFAULT_DATA_DIR = ".gcm/data"
+# What embedded mode writes into its data directory (anything else there: refuse to start).
+DATA_ENTRIES = frozenset(
+    {"apiserver", "webhook-certs", "gcm.kubeconfig", "gcm.kubeconfig.tmp", "ephemeral", LOCK_NAME}
+)
+__all__ = [
+    "DEFAULT_DATA_DIR",
+    "DataDirError",
+    "Embedded",
+    "ReadyLine",
+    "enable_webhooks",
+    "local_servers",
+    "start",
+    "urls",
+]
 
 
 @dataclass
@@ -44,12 +72,18 @@ class Embedded:
     server: APIServer
     admin_kubeconfig: str
     gcm_kubeconfig: str
-    cleanup: list[Path] = field(default_factory=list)  # temporary directories (webhook certificates)
+    data_dir: Path
+    files: Path  # where gcm's own files go: the data dir, or its ephemeral/ part
+    lock_fd: int = -1
+    cleanup: list[Path] = field(default_factory=list)  # removed on stop (ephemeral files)
 
     def stop(self) -> None:
         self.server.stop()
         for path in self.cleanup:
             shutil.rmtree(path, ignore_errors=True)
+        if self.lock_fd >= 0:
+            unlock_directory(self.data_dir, self.lock_fd, remove=False)
+            self.lock_fd = -1
 
 
 def manifests_dir() -> Path:
@@ -82,11 +116,44 @@ def apply(client: Client, obj: dict) -> None:
         client.update({**obj, "metadata": {**meta, "resourceVersion": live["metadata"]["resourceVersion"]}})
 
 
-def start(port: int, admin_kubeconfig: str | os.PathLike, host: str = "127.0.0.1") -> Embedded:
-    """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm."""
+def _private_parent(path: Path) -> None:
+    """Create ``path``'s missing parent directories readable only by the user."""
+    missing = [p for p in path.parents if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=0o700)
+
+
+def start(
+    port: int,
+    admin_kubeconfig: str | os.PathLike,
+    host: str = "127.0.0.1",
+    data_dir: str | os.PathLike = DEFAULT_DATA_DIR,
+    ephemeral: bool = False,
+) -> Embedded:
+    """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm.
+
+    Raises :class:`DataDirError` (one line naming the file) for a data directory it must not use.
+    """
     manifests = manifests_dir()
-    server = APIServer(host, port, authorization="RBAC").start()
+    root = Path(data_dir)
+    _private_parent(root)
+    check_directory(root, DATA_ENTRIES, "gcm --embedded")
+    lock_fd = lock_directory(root, "gcm --embedded")
     try:
+        if ephemeral:
+            files = root / "ephemeral"
+            shutil.rmtree(files, ignore_errors=True)  # a previous ephemeral run killed with -9
+            files.mkdir(mode=0o700)
+            server = APIServer(host, port, authorization="RBAC", files_dir=files / "apiserver")
+        else:
+            files = root
+            server = APIServer(host, port, authorization="RBAC", data_dir=root / "apiserver")
+    except BaseException:
+        unlock_directory(root, lock_fd, remove=False)
+        raise
+    embedded = Embedded(server, "", "", root, files, lock_fd, [files] if ephemeral else [])
+    try:
+        server.start()
         admin = Client.from_kubeconfig(server.kubeconfig, qps=0)
         apply(admin, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         server.install_crds(manifests / "crds")
@@ -104,48 +171,47 @@ def start(port: int, admin_kubeconfig: str | os.PathLike, host: str = "127.0.0.1
                 "spec": {"expirationSeconds": 365 * 24 * 3600},
             },
         )["status"]["token"]
-        admin_path = server.write_kubeconfig(admin_kubeconfig)
-        gcm_path = Path(admin_path).with_name("gcm-serviceaccount.kubeconfig")
+        _private_parent(Path(admin_kubeconfig))
+        embedded.admin_kubeconfig = server.write_kubeconfig(admin_kubeconfig)
+        gcm_path = files / "gcm.kubeconfig"
         kc: dict[str, Any] = server.kubeconfig_dict(NAMESPACE)
         kc["users"][0] = {"name": SERVICE_ACCOUNT, "user": {"token": token}}
         kc["contexts"][0]["context"]["user"] = SERVICE_ACCOUNT
-        gcm_path.write_text(yaml.safe_dump(kc))
-        gcm_path.chmod(0o600)
+        tmp = gcm_path.with_name(gcm_path.name + ".tmp")
+        tmp.touch(mode=0o600)
+        tmp.chmod(0o600)
+        tmp.write_text(yaml.safe_dump(kc))
+        tmp.replace(gcm_path)
+        embedded.gcm_kubeconfig = str(gcm_path)
     except BaseException:
-        server.stop()
+        embedded.stop()
         raise
-    return Embedded(server, admin_path, str(gcm_path))
+    return embedded
 
 
-def _free_port(host: str) -> int:
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-def enable_webhooks(embedded: Embedded, cfg: Any) -> None:
+def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PORT) -> None:
     """Serve gcm's admission webhooks to the embedded API server (changes ``cfg.server`` in place).
 
-    Without ``server.webhooks`` (or legacy ``server.https``) a listener on 127.0.0.1 and a free port is
-    configured; without certificates a self-signed one (for ``gardener-controller-manager.garden.svc``
-    and localhost) is written to a temporary directory. With configured certificates, ``ca.crt`` next
-    to them (else the certificate itself) becomes the ``caBundle``.
+    Without ``server.webhooks`` (or legacy ``server.https``) a listener on 127.0.0.1 and ``port``
+    (default 2721) is configured; without certificates a self-signed one (for
+    ``gardener-controller-manager.garden.svc`` and localhost) is written to ``webhook-certs/`` in the
+    data directory. With configured certificates, ``ca.crt`` next to them (else the certificate
+    itself) becomes the ``caBundle``.
     """
     from gcm.config.types import LegacyTLSServer, WebhookServer, WebhookTLS
 
     server_cfg = cfg.server
     listener = server_cfg.webhook_listener()
     if listener is None:
-        server_cfg.webhooks = WebhookServer(
-            bind_address="127.0.0.1", port=_free_port("127.0.0.1"), tls=WebhookTLS()
-        )
+        server_cfg.webhooks = WebhookServer(bind_address="127.0.0.1", port=port, tls=WebhookTLS())
         listener = server_cfg.webhook_listener()
         assert listener is not None
     service = f"{SERVICE}.{NAMESPACE}.svc"
     if listener.cert_dir is None and not (listener.cert_path and listener.key_path):
-        directory = Path(tempfile.mkdtemp(prefix="gcm-webhook-certs-"))
-        embedded.cleanup.append(directory)
+        directory = embedded.files / "webhook-certs"
+        directory.mkdir(mode=0o700, exist_ok=True)
         cert, key, ca_pem = self_signed_cert(directory, ("127.0.0.1", "localhost", "::1", service))
+        cert.chmod(0o600)
         if listener.source == "server.webhooks":
             server_cfg.webhooks.tls.server_cert_dir = str(directory)
         else:
@@ -156,7 +222,7 @@ def enable_webhooks(embedded: Embedded, cfg: Any) -> None:
         ca_file = cert.with_name("ca.crt")
         ca_pem = (ca_file if ca_file.is_file() else cert).read_bytes()
     host = listener.bind_address if listener.bind_address not in ("", "0.0.0.0", "::") else "127.0.0.1"
-    address = f"[{host}]:{listener.port}" if ":" in host else f"{host}:{listener.port}"
+    address = _host_port(host, listener.port)
     admin = Client.from_kubeconfig(embedded.admin_kubeconfig, qps=0)
     for obj in load_documents(manifests_dir() / "deploy"):
         if obj["kind"] != "ValidatingWebhookConfiguration":
@@ -171,3 +237,53 @@ def enable_webhooks(embedded: Embedded, cfg: Any) -> None:
                 )
         apply(admin, obj)
         log.info("registered admission webhooks", configuration=obj["metadata"]["name"], address=address)
+
+
+def local_servers(cfg: Any, offset: int) -> None:
+    """Embedded mode: gcm's probe and metrics listeners on 127.0.0.1 unless the configuration names an
+    address, every port (the configured one or its default) moved by ``offset``."""
+    from gcm.config.types import DEFAULT_HEALTH_PROBES_PORT, DEFAULT_METRICS_PORT
+
+    server_cfg = cfg.server
+    for listener, default in (
+        (server_cfg.health_probes, DEFAULT_HEALTH_PROBES_PORT),
+        (server_cfg.metrics, DEFAULT_METRICS_PORT),
+        (server_cfg.webhooks, DEFAULT_WEBHOOK_PORT),
+        (server_cfg.https, DEFAULT_WEBHOOK_PORT),
+    ):
+        if listener is not None:
+            listener.bind_address = listener.bind_address or "127.0.0.1"
+            listener.port = (listener.port or default) + offset
+
+
+def urls(embedded: Embedded, cfg: Any) -> dict[str, str]:
+    """What embedded mode serves, for the "ready" line."""
+    server_cfg = cfg.server
+    out = {"apiserver": embedded.server.url}
+    listener = server_cfg.webhook_listener()
+    if listener is not None:
+        out["webhook"] = f"https://{_host_port(listener.bind_address, listener.port)}"
+    if server_cfg.metrics is not None:
+        metrics = server_cfg.metrics
+        out["metrics"] = f"http://{_host_port(metrics.bind_address, metrics.port)}/metrics"
+    if server_cfg.health_probes is not None:
+        hp = server_cfg.health_probes
+        out["healthz"] = f"http://{_host_port(hp.bind_address, hp.port)}/healthz"
+    return out
+
+
+def _host_port(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class ReadyLine:
+    """A manager runnable that logs one "ready" line once every listener of gcm is up."""
+
+    def __init__(self, **fields: str) -> None:
+        self.fields = fields
+
+    def start(self) -> None:
+        log.info("gcm --embedded ready", **self.fields)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Nothing to stop."""

@@ -16,6 +16,7 @@ written. A lock file keeps a second server off the same directory.
 from __future__ import annotations
 
 import fcntl
+import gc
 import os
 import sqlite3
 from collections.abc import Iterator
@@ -51,6 +52,30 @@ class DataDirError(Exception):
     """A data directory the server must not use; the message is one line naming the file."""
 
 
+def lock_directory(directory: Path, what: str) -> int:
+    """Take the directory's lock file (``flock``, released by the kernel even on kill -9); its fd."""
+    path = directory / LOCK_NAME
+    existed = path.exists()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        if not existed:
+            path.unlink(missing_ok=True)
+        raise DataDirError(f"{path}: the data directory is in use by another {what}") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def unlock_directory(directory: Path, fd: int, remove: bool) -> None:
+    """Release :func:`lock_directory`'s lock; ``remove`` deletes the lock file (nothing else was made)."""
+    if remove:
+        (directory / LOCK_NAME).unlink(missing_ok=True)
+    os.close(fd)
+
+
 def check_directory(directory: Path, known: frozenset[str], what: str) -> None:
     """Create ``directory`` (mode 0700) or check that it holds only ``known`` entries."""
     if directory.exists() and not directory.is_dir():
@@ -77,26 +102,12 @@ class SQLiteStore:
         check_directory(self.directory, KNOWN_ENTRIES, "the gcm API server")
         self.path = self.directory / DB_NAME
         lock_existed = (self.directory / LOCK_NAME).exists()
-        self._lock_fd = self._lock()
+        self._lock_fd = lock_directory(self.directory, "API server")
         try:
             self.db = self._open()
         except BaseException:
-            os.close(self._lock_fd)
-            if not lock_existed:
-                (self.directory / LOCK_NAME).unlink(missing_ok=True)  # leave the directory as it was
+            unlock_directory(self.directory, self._lock_fd, remove=not lock_existed)  # leave it as it was
             raise
-
-    def _lock(self) -> int:
-        path = self.directory / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise DataDirError(f"{path}: the data directory is in use by another API server") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        return fd
 
     def _open(self) -> sqlite3.Connection:
         new = not self.path.exists()
@@ -142,6 +153,10 @@ class SQLiteStore:
     def load(self) -> tuple[int, dict[str, dict[ObjKey, dict]]]:
         """The last resourceVersion handed out and every stored object by storage key."""
         tables: dict[str, dict[ObjKey, dict]] = {}
+        # Building 100,000s of dicts would trigger the cyclic collector over and over, each pass over
+        # the growing heap; these objects hold no cycles, so collection waits until they are loaded.
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             rv = self._meta_int("rv")
             rows = self.db.execute("SELECT resource, namespace, name, rv, data FROM objects")
@@ -155,6 +170,9 @@ class SQLiteStore:
                     rv = obj_rv
         except (sqlite3.DatabaseError, orjson.JSONDecodeError) as e:
             raise DataDirError(f"{self.path}: database is damaged ({e})") from e
+        finally:
+            if collecting:
+                gc.enable()
         return rv, tables
 
     def _meta_int(self, key: str) -> int:

@@ -76,6 +76,7 @@ class APIServer:
         anonymous: bool = False,
         disabled_groups: Iterable[str] = (),
         data_dir: str | os.PathLike | None = None,
+        files_dir: str | os.PathLike | None = None,
     ) -> None:
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
@@ -90,7 +91,8 @@ class APIServer:
         self.watch_buffer = watch_buffer
         self.future_rv_wait = future_rv_wait
         # With a data directory objects, tokens and certificates survive restarts (and kill -9);
-        # without one everything lives in memory and in a temporary directory removed on stop.
+        # without one everything lives in memory, and certificates and kubeconfigs in ``files_dir``
+        # (default: a new temporary directory), removed on stop.
         self.store = SQLiteStore(data_dir) if data_dir is not None else None
         try:
             self.storage = Storage(watch_cache_size, self.store)
@@ -113,6 +115,9 @@ class APIServer:
             self._dir = self.store.directory / "kubeconfigs"
             pki = self.store.directory / "pki"
             self._dir.mkdir(mode=0o700, exist_ok=True)
+        elif files_dir is not None:
+            self._dir = pki = Path(files_dir)
+            self._dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         else:
             self._dir = pki = Path(tempfile.mkdtemp(prefix="gcm-apiserver-"))
         self._kubeconfig_path = Path(kubeconfig) if kubeconfig else self._dir / "kubeconfig"

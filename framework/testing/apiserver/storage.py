@@ -8,6 +8,7 @@ which lets histories, snapshots and watch events share objects without copying. 
 
 from __future__ import annotations
 
+import gc
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -88,11 +89,18 @@ class Storage:
 
     def replay(self) -> None:
         """Tell the listeners about every stored object as if just added (after loading a store)."""
-        for t in list(self.tables.values()):
-            for obj in list(t.objects.values()):
-                ev = WatchEvent(int(obj["metadata"]["resourceVersion"]), "ADDED", obj, None)
-                for listener in self.listeners:
-                    listener(t.key, ev)
+        # The listeners' indexes grow by one entry per object: no cyclic collection until they are built.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for t in list(self.tables.values()):
+                for obj in list(t.objects.values()):
+                    ev = WatchEvent(int(obj["metadata"]["resourceVersion"]), "ADDED", obj, None)
+                    for listener in self.listeners:
+                        listener(t.key, ev)
+        finally:
+            if collecting:
+                gc.enable()
 
     def get(self, key: str, k: ObjKey) -> dict | None:
         t = self.tables.get(key)
