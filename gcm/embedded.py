@@ -127,15 +127,16 @@ def start(
     port: int,
     admin_kubeconfig: str | os.PathLike,
     host: str = "127.0.0.1",
-    data_dir: str | os.PathLike = DEFAULT_DATA_DIR,
+    data_dir: str | os.PathLike | None = None,
     ephemeral: bool = False,
 ) -> Embedded:
     """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm.
 
+    ``data_dir`` defaults to ``data`` next to the admin kubeconfig (the CLI passes ``.gcm/data``).
     Raises :class:`DataDirError` (one line naming the file) for a data directory it must not use.
     """
     manifests = manifests_dir()
-    root = Path(data_dir)
+    root = Path(data_dir) if data_dir is not None else Path(admin_kubeconfig).parent / "data"
     _private_parent(root)
     check_directory(root, DATA_ENTRIES, "gcm --embedded")
     lock_fd = lock_directory(root, "gcm --embedded")
@@ -174,7 +175,7 @@ def start(
         _private_parent(Path(admin_kubeconfig))
         embedded.admin_kubeconfig = server.write_kubeconfig(admin_kubeconfig)
         gcm_path = files / "gcm.kubeconfig"
-        kc: dict[str, Any] = server.kubeconfig_dict(NAMESPACE)
+        kc: dict[str, Any] = server.kubeconfig_dict(NAMESPACE, ca_file=True)
         kc["users"][0] = {"name": SERVICE_ACCOUNT, "user": {"token": token}}
         kc["contexts"][0]["context"]["user"] = SERVICE_ACCOUNT
         tmp = gcm_path.with_name(gcm_path.name + ".tmp")
@@ -223,7 +224,7 @@ def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PO
         ca_pem = (ca_file if ca_file.is_file() else cert).read_bytes()
     host = listener.bind_address if listener.bind_address not in ("", "0.0.0.0", "::") else "127.0.0.1"
     address = _host_port(host, listener.port)
-    admin = Client.from_kubeconfig(embedded.admin_kubeconfig, qps=0)
+    admin = Client.from_kubeconfig(embedded.server.kubeconfig, qps=0)
     for obj in load_documents(manifests_dir() / "deploy"):
         if obj["kind"] != "ValidatingWebhookConfiguration":
             continue

@@ -121,6 +121,7 @@ class APIServer:
         else:
             self._dir = pki = Path(tempfile.mkdtemp(prefix="gcm-apiserver-"))
         self._kubeconfig_path = Path(kubeconfig) if kubeconfig else self._dir / "kubeconfig"
+        self._ca_file = kubeconfig is None and (data_dir is not None or files_dir is not None)
         self.ca = self._key_pair("ca", lambda: certs.generate_ca("gcm-testing-ca"))
         self.serving = self._key_pair("serving", lambda: certs.issue_serving_cert(self.ca))
         pki.mkdir(mode=0o700, exist_ok=True)
@@ -221,7 +222,8 @@ class APIServer:
         if failure:
             raise failure[0]
         self._started = True
-        self.write_kubeconfig(self._kubeconfig_path)
+        # With a data or files directory the server's own kubeconfig lives beside the CA file.
+        self.write_kubeconfig(self._kubeconfig_path, ca_file=self._ca_file)
         return self
 
     async def _start_async(self) -> None:
@@ -315,19 +317,18 @@ class APIServer:
 
     # -- clients -------------------------------------------------------------------------------------
 
-    def kubeconfig_dict(self, namespace: str = "default") -> dict:
+    def kubeconfig_dict(self, namespace: str = "default", ca_file: bool = False) -> dict:
+        """A kubeconfig; ``ca_file`` names the CA file instead of embedding it (the ``kubernetes``
+        client copies embedded data to a temporary file, which a kill -9 leaves behind)."""
+        ca = (
+            {"certificate-authority": str(Path(self.ca_path).resolve())}
+            if ca_file
+            else {"certificate-authority-data": base64.b64encode(self.ca.cert_pem).decode()}
+        )
         return {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [
-                {
-                    "name": "gcm-testing",
-                    "cluster": {
-                        "server": self.url,
-                        "certificate-authority-data": base64.b64encode(self.ca.cert_pem).decode(),
-                    },
-                }
-            ],
+            "clusters": [{"name": "gcm-testing", "cluster": {"server": self.url, **ca}}],
             "users": [{"name": "admin", "user": {"token": self.token}}],
             "contexts": [
                 {
@@ -339,9 +340,11 @@ class APIServer:
             "preferences": {},
         }
 
-    def write_kubeconfig(self, path: str | os.PathLike, namespace: str = "default") -> str:
+    def write_kubeconfig(
+        self, path: str | os.PathLike, namespace: str = "default", ca_file: bool = False
+    ) -> str:
         """Write a kubeconfig atomically (a reader never sees half a file) and return its path."""
-        return _write_private(Path(path), yaml.safe_dump(self.kubeconfig_dict(namespace)))
+        return _write_private(Path(path), yaml.safe_dump(self.kubeconfig_dict(namespace, ca_file)))
 
     def api_client(self) -> Any:
         """An official ``kubernetes.client.ApiClient`` configured for this server."""

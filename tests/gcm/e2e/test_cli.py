@@ -42,6 +42,8 @@ def config(tmp_path: Path, **extra) -> tuple[Path, int, int]:
         "server": {
             "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
             "metrics": {"bindAddress": "127.0.0.1", "port": metrics},
+            # Not the default 2721: tests run next to each other.
+            "webhooks": {"bindAddress": "127.0.0.1", "port": free_port()},
         },
         **extra,
     }
@@ -138,9 +140,13 @@ def test_embedded_comes_up_and_shuts_down(tmp_path):
         assert time.monotonic() - start < 35
         lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
         events = [entry["event"] for entry in lines]
-        assert "embedded API server ready" in events and "released the lease" in events
-        hint = next(entry for entry in lines if entry["event"] == "embedded API server ready")["hint"]
-        assert hint.startswith("try: kubectl --kubeconfig .gcm/kubeconfig")
+        assert "gcm --embedded ready" in events and "released the lease" in events
+        ready = next(entry for entry in lines if entry["event"] == "gcm --embedded ready")
+        assert ready["hint"].startswith("try: kubectl --kubeconfig .gcm/kubeconfig")
+        assert ready["kubeconfig"] == ".gcm/kubeconfig" and ready["data_dir"] == ".gcm/data"
+        assert ready["healthz"] == f"http://127.0.0.1:{probes}/healthz"
+        assert ready["metrics"] == f"http://127.0.0.1:{metrics}/metrics"
+        assert ready["apiserver"].startswith("https://127.0.0.1:") and ready["webhook"].startswith("https://")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -386,7 +386,7 @@ def env(tmp_path_factory) -> Iterator[Env]:
     home = tmp_path_factory.mktemp("embedded")
     emb = embedded.start(0, home / "kubeconfig")
     cfg = default_config()
-    embedded.enable_webhooks(emb, cfg)  # what `gcm --embedded` does
+    embedded.enable_webhooks(emb, cfg, free_port())  # what `gcm --embedded` does (there on 2721)
     mgr = Manager(
         Client.from_kubeconfig(emb.gcm_kubeconfig, qps=0),
         webhook_server=webhook_server(cfg),
@@ -672,6 +672,8 @@ def test_gcm_embedded_refuses_project_namespace_deletion(tmp_path):
                 "server": {
                     "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
                     "metrics": {"bindAddress": "127.0.0.1", "port": metrics},
+                    # Not the default 2721: tests run next to each other.
+                    "webhooks": {"bindAddress": "127.0.0.1", "port": free_port()},
                 },
             }
         )
