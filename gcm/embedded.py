@@ -129,10 +129,13 @@ def start(
     host: str = "127.0.0.1",
     data_dir: str | os.PathLike | None = None,
     ephemeral: bool = False,
+    gardener_admission: bool = True,
 ) -> Embedded:
     """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm.
 
     ``data_dir`` defaults to ``data`` next to the admin kubeconfig (the CLI passes ``.gcm/data``).
+    ``gardener_admission``: the Gardener API server's Project and Shoot rules (createdBy, owner,
+    validation, deletion confirmation; :mod:`framework.testing.apiserver.gardener`).
     Raises :class:`DataDirError` (one line naming the file) for a data directory it must not use.
     """
     manifests = manifests_dir()
@@ -145,10 +148,22 @@ def start(
             files = root / "ephemeral"
             shutil.rmtree(files, ignore_errors=True)  # a previous ephemeral run killed with -9
             files.mkdir(mode=0o700)
-            server = APIServer(host, port, authorization="RBAC", files_dir=files / "apiserver")
+            server = APIServer(
+                host,
+                port,
+                authorization="RBAC",
+                files_dir=files / "apiserver",
+                gardener_admission=gardener_admission,
+            )
         else:
             files = root
-            server = APIServer(host, port, authorization="RBAC", data_dir=root / "apiserver")
+            server = APIServer(
+                host,
+                port,
+                authorization="RBAC",
+                data_dir=root / "apiserver",
+                gardener_admission=gardener_admission,
+            )
     except BaseException:
         unlock_directory(root, lock_fd, remove=False)
         raise

@@ -103,6 +103,8 @@ class API:
         self.registry = registry
         # Built-in admission run after validation, before persistence: (type, new, old or None, options).
         self.admit: Callable[[ResourceType, dict, dict | None, WriteOptions], None] | None = None
+        # Built-in admission of a DELETE (type, stored object), before anything changes; may raise.
+        self.admit_delete: Callable[[ResourceType, dict], None] | None = None
 
     # -- codec -------------------------------------------------------------------------------------
 
@@ -837,6 +839,8 @@ class API:
         if old is None:
             raise errors.not_found(rt.resource, rt.group, name)
         self._check_preconditions(rt, name, old, options.get("preconditions"))
+        if self.admit_delete is not None:
+            self.admit_delete(rt, old)
         meta = old["metadata"]
         is_namespace = rt.resource == "namespaces" and not rt.group
         if is_namespace and name in PROTECTED_NAMESPACES:
@@ -987,6 +991,9 @@ class API:
         dry_run = dry_run or bool((options or {}).get("dryRun"))
         objs = self.storage.table(rt.storage).objects
         targets = sorted(k for k, o in objs.items() if (not ns or k[0] == ns) and match(o))
+        if self.admit_delete is not None:
+            for k in targets:  # built-in admission refuses the whole collection before any delete
+                self.admit_delete(rt, objs[k])
         items = []
         for k in targets:
             before = objs[k]

@@ -23,7 +23,7 @@ from aiohttp import web
 from framework import certs
 from framework.meta.time import format_time
 
-from . import decoding, errors, timefmt
+from . import decoding, errors, gardener, timefmt
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
@@ -77,6 +77,7 @@ class APIServer:
         disabled_groups: Iterable[str] = (),
         data_dir: str | os.PathLike | None = None,
         files_dir: str | os.PathLike | None = None,
+        gardener_admission: bool = False,
     ) -> None:
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
@@ -106,6 +107,10 @@ class APIServer:
         self.registry = Registry(tuple(disabled_groups))
         self.api = API(self.storage, self.registry)
         self.api.admit = self._admit
+        # The Gardener API server's Project/Shoot rules (gcm --embedded turns them on).
+        self.gardener_admission = gardener_admission
+        if gardener_admission:
+            self.api.admit_delete = gardener.admit_delete
         self.authenticator = Authenticator(self.storage, anonymous)
         self.authorizer = RBACAuthorizer(self.storage)
         self.accounting = RequestAccounting()
@@ -434,8 +439,11 @@ class APIServer:
         return Result(201, access_review(rt.kind, body, user, namespace, decide))
 
     def _admit(self, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions) -> None:
-        """RBAC escalation prevention for roles and bindings (19-2)."""
+        """RBAC escalation prevention for roles and bindings (19-2); Gardener's rules when enabled."""
         user = opts.user
+        if self.gardener_admission and rt.group == gardener.GROUP:
+            gardener.admit(rt, new, old, user)
+            return
         if self.authorization != "RBAC" or user is None or rt.group != RBAC_GROUP:
             return
         meta = new["metadata"]

@@ -26,8 +26,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def config(tmp_path: Path, **extra) -> tuple[Path, int, int]:
+def config(tmp_path: Path, embedded: bool = False, **extra) -> tuple[Path, int, int]:
     probes, metrics = free_port(), free_port()
+    # Embedded mode serves the webhook (on 2721 by default): not there, tests run next to each other.
+    webhooks = {"webhooks": {"bindAddress": "127.0.0.1", "port": free_port()}} if embedded else {}
     cfg = {
         "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
         "kind": "ControllerManagerConfiguration",
@@ -42,8 +44,7 @@ def config(tmp_path: Path, **extra) -> tuple[Path, int, int]:
         "server": {
             "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
             "metrics": {"bindAddress": "127.0.0.1", "port": metrics},
-            # Not the default 2721: tests run next to each other.
-            "webhooks": {"bindAddress": "127.0.0.1", "port": free_port()},
+            **webhooks,
         },
         **extra,
     }
@@ -92,7 +93,7 @@ def stop(proc: subprocess.Popen, timeout: float = 40.0) -> int:
 
 
 def test_embedded_comes_up_and_shuts_down(tmp_path):
-    cfg, probes, metrics = config(tmp_path)
+    cfg, probes, metrics = config(tmp_path, embedded=True)
     log = tmp_path / "gcm.log"
     proc = gcm("--embedded", "--embedded-port", "0", "--config", str(cfg), cwd=tmp_path, log=log)
     http = urllib3.PoolManager(retries=False)

@@ -1,0 +1,272 @@
+"""The Gardener API server's rules for ``core.gardener.cloud`` Projects and Shoots (opt-in).
+
+A garden's gardener-apiserver serves Projects with rules a CRD cannot express; ``gcm --embedded``
+turns this module on (``APIServer(gardener_admission=True)``) so its garden behaves like a real one:
+
+- the ProjectMutator admission plugin (gardener ``plugin/pkg/project/mutator``): on create
+  ``spec.createdBy`` is the requesting user and a missing ``spec.owner`` becomes the first member
+  with the ``owner`` role, else the creator; on create and update the owner is made a member (roles
+  ``admin`` and ``owner``) when it is not one;
+- the Project strategy's validation (gardener ``pkg/api/core/validation/project.go``): the name (at
+  most 10 characters, no ``--``), ``spec.namespace`` (``garden`` or ``garden-…``, a DNS label, not a
+  namespace reserved by Gardener, immutable once set), ``spec.createdBy`` immutable once set, the
+  owner cannot be reset, members (subjects, no duplicates, known or ``extension:`` roles, one
+  owner at most), description and purpose not empty;
+- the strategy's canonicalisation: exactly the member that is the owner carries the ``owner`` role;
+- the DeletionConfirmation plugin (gardener ``plugin/pkg/global/deletionconfirmation``): DELETE of a
+  Project or Shoot without the annotation ``confirmation.gardener.cloud/deletion=true`` is
+  forbidden, and Shoots carry ``deletion.gardener.cloud/confirmed-by`` (who confirmed).
+
+v1beta1 members carry ``role`` plus ``roles``; the rules work on Gardener's internal list (``role``
+first), as its conversion does, and write back ``role`` = the first, ``roles`` = the rest.
+Not modelled: tolerations, dual approval for deletion, free-form text checks of description/purpose.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from framework.validation import is_dns1123_label, is_dns1123_subdomain, is_path_segment_name
+
+from . import errors
+from .errors import FieldError, StatusError
+from .resources import ResourceType
+
+GROUP = "core.gardener.cloud"
+RBAC_GROUP = "rbac.authorization.k8s.io"
+CONFIRMATION = "confirmation.gardener.cloud/deletion"
+CONFIRMED_BY = "deletion.gardener.cloud/confirmed-by"
+OWNER = "owner"
+ROLES = ("admin", "owner", "serviceaccountmanager", "uam", "viewer")  # sorted, as Gardener lists them
+EXTENSION_PREFIX = "extension:"
+EXTENSION_ROLE_MAX = 20
+PROJECT_NAME_MAX = 10
+RESERVED_NAMESPACES = ("gardener-system-seed-lease", "gardener-system-shoot-issuer", "gardener-system-public")
+SA_PREFIX = "system:serviceaccount:"
+CONFIRMATION_REQUIRED = f'must have a "{CONFIRMATION}" annotation to delete'
+SUBJECT_KEYS = ("apiGroup", "kind", "name", "namespace")
+
+
+def admit(rt: ResourceType, new: dict, old: dict | None, user: Any) -> None:
+    """Mutate and validate a Project or Shoot write (create: ``old`` is None); raises 422."""
+    if rt.group != GROUP:
+        return
+    if rt.kind == "Shoot":
+        _maintain_confirmed_by(new, old, user)
+        return
+    if rt.kind != "Project":
+        return
+    if old is not None and (new.get("spec") == old.get("spec") or old["metadata"].get("deletionTimestamp")):
+        # A status or metadata-only write, or one to a Project being deleted (the mutator skips those).
+        return
+    spec = new.setdefault("spec", {})
+    members = [_internal(m) for m in spec.get("members") or []]
+    if old is None and user is not None:
+        spec["createdBy"] = {"apiGroup": RBAC_GROUP, "kind": "User", "name": user.name}
+        if not spec.get("owner"):
+            owner = next((m for m in members if OWNER in m["roles"]), None)
+            spec["owner"] = _subject_fields(owner) if owner else dict(spec["createdBy"])
+    owner = spec.get("owner")
+    if owner and not any(_subject(m) == _subject(owner) for m in members):
+        members.append({**_subject_fields(owner), "roles": ["admin", OWNER]})
+    errs = _validate(new, members) + (_validate_update(new, old) if old is not None else [])
+    if errs:
+        raise errors.invalid(rt.kind, rt.group, new["metadata"].get("name", ""), errs)
+    _canonicalize(members, owner)
+    if members or "members" in spec:
+        spec["members"] = [_external(m) for m in members]
+
+
+def admit_delete(rt: ResourceType, obj: dict) -> None:
+    """DeletionConfirmation: a Project or Shoot is deleted only once its deletion is confirmed."""
+    if rt.group != GROUP or rt.kind not in ("Project", "Shoot"):
+        return
+    if not _confirmed(obj):
+        raise errors.forbidden_error(rt.resource, rt.group, obj["metadata"]["name"], CONFIRMATION_REQUIRED)
+
+
+# -- helpers -----------------------------------------------------------------------------------------
+
+
+def _confirmed(obj: dict) -> bool:
+    # Go's strconv.ParseBool: 1, t, T, TRUE, true, True.
+    value = (obj["metadata"].get("annotations") or {}).get(CONFIRMATION, "")
+    return value in ("1", "t", "T", "TRUE", "true", "True")
+
+
+def _maintain_confirmed_by(new: dict, old: dict | None, user: Any) -> None:
+    annotations = new["metadata"].get("annotations") or {}
+    was = old is not None and _confirmed(old)
+    if _confirmed(new):
+        if not was and user is not None:
+            annotations[CONFIRMED_BY] = user.name
+        elif was and old is not None:
+            by = (old["metadata"].get("annotations") or {}).get(CONFIRMED_BY)
+            if by is not None:
+                annotations[CONFIRMED_BY] = by
+    else:
+        annotations.pop(CONFIRMED_BY, None)
+    if annotations:
+        new["metadata"]["annotations"] = annotations
+
+
+def _subject(m: dict) -> dict:
+    """The rbacv1.Subject of a member or owner, for comparison (absent = "")."""
+    return {k: m.get(k, "") for k in SUBJECT_KEYS}
+
+
+def _subject_fields(m: dict) -> dict:
+    """The subject's fields as served (empty ones omitted, as Go's omitempty)."""
+    return {k: m[k] for k in SUBJECT_KEYS if m.get(k)}
+
+
+def _internal(member: dict) -> dict:
+    """v1beta1 member -> Gardener's internal form: one ``roles`` list with ``role`` first."""
+    roles = list(member.get("roles") or [])
+    if member.get("role"):
+        roles = [member["role"], *(r for r in roles if r != member["role"])]
+    out = {k: v for k, v in member.items() if k not in ("role", "roles")}
+    out["roles"] = roles
+    return out
+
+
+def _external(member: dict) -> dict:
+    out = {k: v for k, v in member.items() if k != "roles"}
+    roles = member["roles"]
+    if roles:
+        out["role"] = roles[0]
+        if roles[1:]:
+            out["roles"] = roles[1:]
+    return out
+
+
+def _canonicalize(members: list[dict], owner: dict | None) -> None:
+    if not owner:
+        return
+    for m in members:
+        is_owner = all(m.get(k, "") == owner.get(k, "") for k in ("name", "apiGroup", "kind"))
+        if is_owner and OWNER not in m["roles"]:
+            m["roles"].append(OWNER)
+        elif not is_owner:
+            m["roles"] = [r for r in m["roles"] if r != OWNER]
+
+
+def _validate(project: dict, members: list[dict]) -> list[FieldError]:
+    meta, spec = project["metadata"], project.get("spec") or {}
+    name = meta.get("name", "")
+    errs: list[FieldError] = []
+    if len(name) > PROJECT_NAME_MAX:
+        errs.append(errors.too_long("metadata.name", PROJECT_NAME_MAX))
+    if "--" in name:
+        errs.append(
+            errors.invalid_value("metadata.name", name, "name may not contain two consecutive hyphens")
+        )
+    namespace = spec.get("namespace")
+    if namespace is not None:
+        if namespace in RESERVED_NAMESPACES:
+            reserved = ", ".join(RESERVED_NAMESPACES)
+            return [
+                *errs,
+                errors.invalid_value(
+                    "spec.namespace", namespace, f"Project namespaces [{reserved}] are reserved by Gardener"
+                ),
+            ]
+        if namespace != "garden" and not namespace.startswith("garden-"):
+            errs.append(errors.invalid_value("spec.namespace", namespace, "must start with garden-"))
+        errs += [errors.invalid_value("spec.namespace", namespace, m) for m in is_dns1123_label(namespace)]
+    seen: set[tuple[str, str, str, str]] = set()
+    owner_found = False
+    for i, member in enumerate(members):
+        path = f"spec.members[{i}]"
+        ident = _member_id(member)
+        if ident is None:
+            errs.append(
+                errors.invalid_value(
+                    f"{path}.name",
+                    member.get("name"),
+                    f'unsupported service account user name: "{member.get("name")}"',
+                )
+            )
+            continue
+        if ident in seen:
+            errs.append(errors.duplicate(path, _external(member)))
+        seen.add(ident)
+        errs += _validate_subject(member, path)
+        found: set[str] = set()
+        for j, role in enumerate(member["roles"]):
+            rpath = f"{path}.roles[{j}]"
+            if role in found:
+                errs.append(errors.duplicate(rpath, role))
+            found.add(role)
+            if role not in ROLES and not role.startswith(EXTENSION_PREFIX):
+                errs.append(errors.not_supported(rpath, role, [*ROLES, EXTENSION_PREFIX + "*"]))
+            if role.startswith(EXTENSION_PREFIX):
+                ext = role[len(EXTENSION_PREFIX) :]
+                if len(ext) > EXTENSION_ROLE_MAX:
+                    errs.append(errors.too_long(rpath, EXTENSION_ROLE_MAX))
+                problems = is_path_segment_name(ext)
+                if problems:
+                    errs.append(errors.invalid_value(rpath, role, ", ".join(problems)))
+            if role == OWNER:
+                if owner_found:
+                    errs.append(
+                        errors.forbidden(rpath, "cannot have more than one member having the owner role")
+                    )
+                owner_found = True
+    for key in ("createdBy", "owner"):
+        if spec.get(key):
+            errs += _validate_subject(spec[key], f"spec.{key}")
+    for key in ("description", "purpose"):
+        if key in spec and spec[key] is not None and spec[key] == "":
+            errs.append(errors.required(f"spec.{key}", f"must provide a {key} when key is present"))
+    return errs
+
+
+def _validate_update(new: dict, old: dict) -> list[FieldError]:
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    errs = []
+    for key in ("createdBy", "namespace"):
+        if old_spec.get(key) is not None and spec.get(key) != old_spec[key]:
+            errs.append(errors.invalid_value(f"spec.{key}", spec.get(key), "field is immutable"))
+    if old_spec.get("owner") and not spec.get("owner"):
+        # Go prints a nil value as the string "null".
+        errs.append(errors.invalid_value("spec.owner", "null", "owner cannot be reset"))
+    return errs
+
+
+def _member_id(member: dict) -> tuple[str, str, str, str] | None:
+    group, kind, name, ns = (member.get(k, "") for k in SUBJECT_KEYS)
+    if kind == "User" and name.startswith(SA_PREFIX):
+        parts = name.split(":")
+        if len(parts) < 4:
+            return None
+        group, kind, ns, name = "", "ServiceAccount", parts[2], parts[3]
+    return group, kind, ns, name
+
+
+def _validate_subject(subject: dict, path: str) -> list[FieldError]:
+    errs: list[FieldError] = []
+    name, kind = subject.get("name", ""), subject.get("kind", "")
+    group, ns = subject.get("apiGroup", ""), subject.get("namespace", "")
+    if not name:
+        errs.append(errors.required(f"{path}.name"))
+    if kind == "ServiceAccount":
+        if name:
+            errs += [errors.invalid_value(f"{path}.name", name, m) for m in is_dns1123_subdomain(name)]
+        if group:
+            errs.append(errors.not_supported(f"{path}.apiGroup", group, [""]))
+        if not ns:
+            errs.append(errors.required(f"{path}.namespace"))
+        else:
+            errs += [errors.invalid_value(f"{path}.namespace", ns, m) for m in is_dns1123_label(ns)]
+    elif kind in ("User", "Group"):
+        if group != RBAC_GROUP:
+            errs.append(errors.not_supported(f"{path}.apiGroup", group, [RBAC_GROUP]))
+        if ns:
+            errs.append(errors.forbidden(f"{path}.namespace", "must not be set when kind is User or Group"))
+    else:
+        errs.append(errors.not_supported(f"{path}.kind", kind, ["ServiceAccount", "User", "Group"]))
+    return errs
+
+
+__all__ = ["CONFIRMATION", "StatusError", "admit", "admit_delete"]
