@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
                 args.embedded_kubeconfig,
                 data_dir=args.embedded_data_dir,
                 ephemeral=args.embedded_ephemeral,
+                gardener_admission=True,  # a garden's gardener-apiserver rules for Projects and Shoots
             )
         except embedded_mode.DataDirError as e:
             sys.stderr.write(f"gcm: --embedded-data-dir: {e}\n")

@@ -129,13 +129,14 @@ def start(
     host: str = "127.0.0.1",
     data_dir: str | os.PathLike | None = None,
     ephemeral: bool = False,
-    gardener_admission: bool = True,
+    gardener_admission: bool = False,
 ) -> Embedded:
     """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm.
 
     ``data_dir`` defaults to ``data`` next to the admin kubeconfig (the CLI passes ``.gcm/data``).
     ``gardener_admission``: the Gardener API server's Project and Shoot rules (createdBy, owner,
-    validation, deletion confirmation; :mod:`framework.testing.apiserver.gardener`).
+    validation, deletion confirmation; :mod:`framework.testing.apiserver.gardener`); the CLI turns
+    them on, test harnesses built on this function choose.
     Raises :class:`DataDirError` (one line naming the file) for a data directory it must not use.
     """
     manifests = manifests_dir()
