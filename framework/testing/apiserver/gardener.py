@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from framework.validation import is_dns1123_label, is_dns1123_subdomain, is_path_segment_name
+from framework.meta.strconv import is_true
+from framework.meta.validation import is_dns1123_label, is_dns1123_subdomain, is_path_segment_name
 
 from . import errors
 from .errors import FieldError, StatusError
@@ -89,9 +90,7 @@ def admit_delete(rt: ResourceType, obj: dict) -> None:
 
 
 def _confirmed(obj: dict) -> bool:
-    # Go's strconv.ParseBool: 1, t, T, TRUE, true, True.
-    value = (obj["metadata"].get("annotations") or {}).get(CONFIRMATION, "")
-    return value in ("1", "t", "T", "TRUE", "true", "True")
+    return is_true((obj["metadata"].get("annotations") or {}).get(CONFIRMATION))
 
 
 def _maintain_confirmed_by(new: dict, old: dict | None, user: Any) -> None:
