@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import sqlite3
 import stat
 import subprocess
@@ -16,6 +17,8 @@ import yaml
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
+from framework.cache import SharedIndexInformer
+from framework.client import Client
 from framework.testing import APIServer, eventually
 from framework.testing.apiserver.persistence import DataDirError
 
@@ -43,6 +46,10 @@ CRD = {
 
 
 CLI = [sys.executable, "-m", "framework.testing.apiserver", "--port", "0"]
+
+
+def configmap(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
 
 
 def core(server: APIServer) -> client.CoreV1Api:
@@ -335,6 +342,76 @@ def test_every_acknowledged_write_survives_kill_9(tmp_path):
         proc.send_signal(signal.SIGTERM)
         try:
             assert proc.wait(timeout=20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_an_informer_carries_on_across_a_kill_9_and_restart(tmp_path):
+    """A client keeps its kubeconfig (same CA, same token) and its informer re-lists after the 410."""
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data, kc = tmp_path / "data", tmp_path / "kubeconfig"
+
+    def start() -> subprocess.Popen:
+        kc.unlink(missing_ok=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "framework.testing.apiserver",
+                "--port",
+                str(port),
+                "--kubeconfig",
+                str(kc),
+                "--data-dir",
+                str(data),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        eventually(lambda: proc.poll() is None and kc.exists(), timeout=60, message="server started")
+        return proc
+
+    proc = start()
+    c = Client.from_kubeconfig(kc, qps=0)
+    informer = SharedIndexInformer(
+        c, "v1", "ConfigMap", namespace="default", backoff_initial=0.05, backoff_cap=0.5
+    )
+    try:
+        for name in ("before-1", "before-2"):
+            c.create(
+                {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "default"}}
+            )
+        informer.start()
+        assert informer.wait_for_cache_sync(30)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        proc = start()
+        c.delete("v1", "ConfigMap", "before-1", "default")
+        c.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "after", "namespace": "default"}}
+        )
+
+        def cached() -> set[str]:
+            return {o["metadata"]["name"] for o in informer.indexer.list()}
+
+        def listed() -> set[str]:
+            return {o["metadata"]["name"] for o in c.list("v1", "ConfigMap", namespace="default")["items"]}
+
+        eventually(
+            lambda: cached() == listed(), timeout=60, message=lambda: f"cache {cached()} != {listed()}"
+        )
+        assert {"before-2", "after"} <= cached() and "before-1" not in cached()
+    finally:
+        assert informer.stop(10)
+        c.close()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
         finally:
             if proc.poll() is None:
                 proc.kill()
