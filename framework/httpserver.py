@@ -5,10 +5,11 @@ a subclass sets it up, is negotiated in that connection thread, so a slow client
 accepting). Routes map a path (or a path prefix) to ``handler(Request) -> Response``; anything else is
 answered ``404 page not found`` like Go's ``http.NotFound``. A handler that raises gets a logged 500.
 
-Lifecycle: ``start()`` binds synchronously (an address in use raises right there) and starts the accept
-thread; ``port`` is the bound port (useful with port 0); ``stop(timeout)`` stops accepting at once,
-lets in-flight requests finish within the bound, closes idle keep-alive connections and joins every
-thread it started, returning False when something outlived the bound. A server is single-use.
+Lifecycle: ``start()`` binds synchronously (an address in use raises :class:`BindError` right there,
+naming the server and the address) and starts the accept thread; ``port`` is the bound port (useful
+with port 0); ``stop(timeout)`` stops accepting at once, lets in-flight requests finish within the
+bound, closes idle keep-alive connections and joins every thread it started, returning False when
+something outlived the bound. A server is single-use.
 
 Bind addresses follow controller-runtime: ``parse_bind_address(":8080")`` is all interfaces (IPv4 and,
 where available, IPv6), ``"127.0.0.1:0"`` a free loopback port, ``"[::1]:9090"`` IPv6, and ``"0"`` (or
@@ -34,6 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 import structlog
 
 __all__ = [
+    "BindError",
     "BodyTooLarge",
     "HTTPServer",
     "Request",
@@ -70,6 +72,26 @@ def parse_bind_address(address: str) -> tuple[str, int] | None:
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise ValueError(f"bind address {address!r}: port must be a number from 0 to 65535")
     return host, int(port_text)
+
+
+class BindError(OSError):
+    """A server could not listen on its address (in use, not local, no permission).
+
+    ``server`` is the server's name, ``host``/``port`` the address it was asked for; ``str()`` names
+    all three, so an application can tell the operator which setting to change.
+    """
+
+    def __init__(self, server: str, host: str, port: int, cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
+        shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
+        super().__init__(cause.errno, f"{server}: cannot listen on {shown}:{port}: {reason}")
+        self.server = server
+        self.host = host
+        self.port = port
+        self.reason = reason
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class BodyTooLarge(Exception):
@@ -355,7 +377,10 @@ class HTTPServer:
             if self._thread is not None or self._stopping.is_set():
                 raise RuntimeError(f"{self.name} was already started (servers are single-use)")
             self._prepare()
-            self._sock = self._bind()
+            try:
+                self._sock = self._bind()
+            except OSError as error:
+                raise BindError(self.name, self._host, self._requested_port, error) from error
             self._bound_port = self._sock.getsockname()[1]
             self._wake_r, self._wake_w = socket.socketpair()
             self._thread = threading.Thread(target=self._serve, name=self.name, daemon=True)

@@ -6,30 +6,44 @@
                                                                stale state of every Project, read-only
 
 Exit codes: 0 after a graceful shutdown (SIGTERM/SIGINT), 1 when leadership was lost or gcm failed at
-runtime, 2 for an invalid configuration or when no cluster can be reached (no usable kubeconfig).
+runtime, 2 for anything the operator configured wrong (config file, kubeconfig, ports, TLS files), each
+reported as one line on stderr naming the file, field or port (no traceback unless ``--log-level
+debug``). An API server that does not answer is not a start-up error: gcm waits for it.
 """
 
 from __future__ import annotations
 
 import argparse
 import faulthandler
-import os
 import signal
 import sys
+import traceback
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 
 import structlog
 
-from framework.client import Client
+from framework.httpserver import BindError
 from framework.leaderelection import LeaderElectionLost
-from gcm.config import ConfigError, ControllerManagerConfiguration, load_config
+from framework.manager import CacheSyncTimeout
+from gcm.config import ConfigError, IgnoredField, log_ignored_fields
 from gcm.config.types import DEFAULT_WEBHOOK_PORT
-from gcm.log import configure_logging
+from gcm.log import LEVELS, configure_logging
+from gcm.startup import (
+    EXIT_OK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    NO_KUBECONFIG,
+    KubeconfigSource,
+    StartupError,
+    bind_error,
+    load_configuration,
+    make_client,
+    resolve_kubeconfig,
+)
 
 log = structlog.get_logger("gcm")
 
-EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
+__all__ = ["EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "main", "make_client", "parser", "resolve_kubeconfig"]
 
 
 def _version() -> str:
@@ -39,22 +53,33 @@ def _version() -> str:
         return "unknown"
 
 
+DESCRIPTION = (
+    "Gardener Controller Manager: reconciles Projects (namespaces, member RBAC, quotas), marks and "
+    "deletes stale Projects, expires non-Shoot Events and guards project namespaces against deletion."
+)
+EXIT_CODES = (
+    "exit codes: 0 after SIGTERM/SIGINT (graceful), 1 when leadership was lost or gcm failed at runtime, "
+    "2 for anything configured wrong (config file, kubeconfig, ports, TLS files)"
+)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m gcm",
-        description="Gardener Controller Manager: reconciles Projects (namespaces, member RBAC, quotas), "
-        "marks and deletes stale Projects, expires non-Shoot Events and guards project namespaces "
-        "against deletion.",
-        epilog="Without --config all defaults apply. Run '--embedded' to try gcm without a cluster.",
+        description=DESCRIPTION,
+        epilog="'run' is the default command: 'python -m gcm --embedded' tries gcm without a cluster, "
+        "'python -m gcm run --help' lists its options. " + EXIT_CODES + ".",
     )
     p.add_argument("--version", action="version", version=f"gcm {_version()}")
-    sub = p.add_subparsers(dest="command", metavar="{run,stale-report}")
+    sub = p.add_subparsers(dest="command", title="commands", metavar="{run,stale-report}")
     _run_options(
         sub.add_parser(
             "run",
             help="run the controller manager (the default command)",
-            description=p.description,
-            epilog=p.epilog,
+            description=DESCRIPTION,
+            epilog="Without --config all defaults apply. Run '--embedded' to try gcm without a cluster. "
+            + EXIT_CODES
+            + ".",
         )
     )
     from gcm.controllers.project.stale.report import add_arguments as _stale_report_options
@@ -71,6 +96,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _log_level_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--log-level",
+        choices=tuple(LEVELS),
+        help="overrides the config's logLevel; 'debug' also prints the traceback of a failed start",
+    )
+
+
 def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
@@ -84,6 +117,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
         help="kubeconfig of the garden cluster (else $KUBECONFIG, gardenClientConnection.kubeconfig, "
         "in-cluster, ~/.kube/config)",
     )
+    _log_level_option(p)
     p.add_argument(
         "--embedded",
         action="store_true",
@@ -124,37 +158,11 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
-def resolve_kubeconfig(flag: str | None, cfg: ControllerManagerConfiguration) -> str | None:
-    """--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, in-cluster ("" ), ~/.kube/config."""
-    for candidate in (flag, os.environ.get("KUBECONFIG"), cfg.garden_client_connection.kubeconfig):
-        if candidate:
-            return candidate
-    if (
-        os.environ.get("KUBERNETES_SERVICE_HOST")
-        and Path("/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
-    ):
-        return ""
-    home = Path.home() / ".kube" / "config"
-    return str(home) if home.is_file() else None
-
-
-def make_client(kubeconfig: str, cfg: ControllerManagerConfiguration) -> Client:
-    conn = cfg.garden_client_connection
-    kw = {"qps": conn.qps, "burst": conn.burst} if conn.qps else {}
-    if kubeconfig == "":
-        return Client.in_cluster(**kw)
-    return Client.from_kubeconfig(kubeconfig, **kw)
-
-
 def run(args: argparse.Namespace) -> int:
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as e:
-        sys.stderr.write(f"gcm: invalid configuration{f' in {args.config}' if args.config else ''}:\n")
-        for line in e.errors:
-            sys.stderr.write(f"  {line}\n")
-        return EXIT_USAGE
-    configure_logging(cfg.log_level or "info", cfg.log_format or "json")
+    ignored: list[IgnoredField] = []
+    cfg = load_configuration(args.config, ignored)
+    configure_logging(args.log_level or cfg.log_level or "info", cfg.log_format or "json")
+    log_ignored_fields(ignored)  # now that logging is configured: a typo must be seen
     embedded = None
     if args.embedded:
         from gcm import embedded as embedded_mode
@@ -169,9 +177,8 @@ def run(args: argparse.Namespace) -> int:
                 gardener_admission=True,  # a garden's gardener-apiserver rules for Projects and Shoots
             )
         except embedded_mode.DataDirError as e:
-            sys.stderr.write(f"gcm: --embedded-data-dir: {e}\n")
-            return EXIT_USAGE
-        kubeconfig = embedded.gcm_kubeconfig
+            raise StartupError(f"--embedded-data-dir: {e}") from None
+        source = KubeconfigSource(embedded.gcm_kubeconfig, "--embedded")
         embedded_mode.local_servers(cfg, offset)
         # namespace-deletion webhook (issue 10)
         embedded_mode.enable_webhooks(embedded, cfg, DEFAULT_WEBHOOK_PORT + offset)
@@ -182,29 +189,32 @@ def run(args: argparse.Namespace) -> int:
             hint=f"try: kubectl --kubeconfig {embedded.admin_kubeconfig} get projects,namespaces",
         )
     else:
-        kubeconfig = resolve_kubeconfig(args.kubeconfig, cfg)
-        if kubeconfig is None:
-            sys.stderr.write(
-                "gcm: no kubeconfig found (--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, "
-                "in-cluster, ~/.kube/config); to try gcm without a cluster run: python -m gcm --embedded\n"
-            )
-            return EXIT_USAGE
+        found = resolve_kubeconfig(args.kubeconfig, cfg)
+        if found is None:
+            raise StartupError(NO_KUBECONFIG)
+        source = found
     try:
         from gcm.app import build_manager
 
+        client = make_client(source, cfg)
         try:
-            mgr = build_manager(cfg, make_client(kubeconfig, cfg))
+            mgr = build_manager(cfg, client)
         except ConfigError as e:
-            for line in e.errors:
-                sys.stderr.write(f"gcm: {line}\n")
-            return EXIT_USAGE
+            raise StartupError("\n".join(e.errors)) from None
         if embedded is not None:
             mgr.add(ready, need_leader_election=False)
-        log.info("starting gcm", version=_version(), kubeconfig=kubeconfig)
-        mgr.start()
+        log.info(
+            "starting gcm", version=_version(), kubeconfig=source.path or "in-cluster", api_server=client.host
+        )
+        try:
+            mgr.start()
+        except BindError as e:
+            raise bind_error(e, cfg) from None
     except LeaderElectionLost:
         log.error("leader election lost, exiting")
         return EXIT_RUNTIME
+    except CacheSyncTimeout as e:
+        raise StartupError(f"{e}; the wait is controllers.cacheSyncTimeout", EXIT_RUNTIME) from None
     finally:
         if embedded is not None:
             embedded.stop()
@@ -217,14 +227,26 @@ COMMANDS = ("run", "stale-report")
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not any(a in COMMANDS or a == "--version" for a in argv[:1]):
+    if not any(a in (*COMMANDS, "--version", "-h", "--help") for a in argv[:1]):
         argv.insert(0, "run")  # `run` is the default command
     args = parser().parse_args(argv)
-    if args.command == "stale-report":
-        from gcm.controllers.project.stale.report import run as stale_report
+    debug = getattr(args, "log_level", None) == "debug"
+    try:
+        if args.command == "stale-report":
+            from gcm.controllers.project.stale.report import run as stale_report
 
-        return stale_report(args)
-    return run(args)
+            return stale_report(args)
+        return run(args)
+    except StartupError as e:
+        sys.stderr.write(f"gcm: {e}\n")
+        return e.exit_code
+    except Exception as e:
+        # A bug or an unforeseen failure: one line, the traceback only on request.
+        if debug:
+            traceback.print_exc()
+        hint = "" if debug else " (run with --log-level debug for the traceback)"
+        sys.stderr.write(f"gcm: unexpected error: {type(e).__name__}: {e}{hint}\n")
+        return EXIT_RUNTIME
 
 
 if __name__ == "__main__":

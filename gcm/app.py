@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import ssl
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from framework.manager import LeaderElectionOptions, Manager
 from framework.webhook import WebhookServer
 from gcm.config import ConfigError, ControllerManagerConfiguration
 from gcm.config.errors import invalid, required
+from gcm.connection import APIServerConnection
 
 log = structlog.get_logger("gcm")
 
@@ -67,13 +69,18 @@ def webhook_server(cfg: ControllerManagerConfiguration) -> WebhookServer | None:
         raise ConfigError(
             [invalid(field, str(cert_dir), "certificate files not found: " + ", ".join(map(str, missing)))]
         )
-    return WebhookServer(
+    server = WebhookServer(
         listener.bind_address or "0.0.0.0",
         listener.port,
         cert_dir=str(cert_dir),
         cert_name=cert,
         key_name=key,
     )
+    try:
+        server.certs.read()  # not PEM, key not matching: the operator's files, so exit 2 naming them
+    except (OSError, ssl.SSLError, ValueError) as e:
+        raise ConfigError([invalid(field, str(cert_dir), f"cannot load {cert} and {key}: {e}")]) from None
+    return server
 
 
 def _available(module: str) -> bool:
@@ -111,6 +118,8 @@ def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_op
         **(manager_options.get("cache_options") or {}),
     }
     server = cfg.server
+    if cfg.controllers.cache_sync_timeout is not None:
+        manager_options.setdefault("cache_sync_timeout", float(cfg.controllers.cache_sync_timeout))
     mgr = Manager(
         client,
         leader_election=election,
@@ -125,6 +134,10 @@ def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_op
         webhook_server=webhook_server(cfg),
         **manager_options,
     )
+    # Waits for the API server in the open: the first contact is logged, /readyz says what is missing.
+    connection = APIServerConnection(client)
+    mgr.add(connection, need_leader_election=False)
+    mgr.add_readyz_check("apiserver", connection.check)
     for module in CONTROLLER_MODULES:
         if not _available(module):
             log.warning("controller module not available", module=module)

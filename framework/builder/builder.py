@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,26 @@ def _predicates(predicates: Any) -> tuple[Predicate, ...]:
     for p in predicates:
         check_predicate(p)
     return tuple(predicates)
+
+
+class _LazyOwnerHandler(EventHandler):
+    """``EnqueueRequestForOwner`` whose owner scope is looked up in discovery at the first event.
+
+    ``complete()`` needs no API server then: a manager built before its API server answers (a normal
+    rollout order) starts, and the informers retry until it does; events only arrive after that.
+    """
+
+    def __init__(self, client: Any, owner_api_version: str, owner_kind: str) -> None:
+        self._client = client
+        self._owner = (owner_api_version, owner_kind)
+        self._handler: EnqueueRequestForOwner | None = None
+
+    def map(self, obj: dict) -> Iterable[Request]:
+        handler = self._handler
+        if handler is None:
+            namespaced = self._client.mapping(*self._owner).namespaced
+            handler = self._handler = EnqueueRequestForOwner(*self._owner, namespaced)
+        return handler.map(obj)
 
 
 class Builder:
@@ -136,11 +156,8 @@ class Builder:
             clock=mgr.clock,
             registry=mgr.registry,
         )
-        owner_namespaced = mgr.api_reader.mapping(self._for.api_version, self._for.kind).namespaced
         for w in (self._for, *self._watches):
-            handler = w.handler or EnqueueRequestForOwner(
-                self._for.api_version, self._for.kind, owner_namespaced
-            )
+            handler = w.handler or _LazyOwnerHandler(mgr.api_reader, self._for.api_version, self._for.kind)
             informer = mgr.cache.informer(w.api_version, w.kind, metadata_only=w.metadata_only or None)
             ctrl.watch(informer, handler, (*self._filters, *w.predicates))
         mgr.add(ctrl, need_leader_election=True)

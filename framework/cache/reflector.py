@@ -58,7 +58,15 @@ from typing import Any, Protocol
 import structlog
 import urllib3
 
-from framework.client import APIError, Gone, NetworkError, Timeout, TooManyRequests, gc_paused
+from framework.client import (
+    APIError,
+    Gone,
+    NetworkError,
+    NoKindMatchError,
+    Timeout,
+    TooManyRequests,
+    gc_paused,
+)
 from framework.clock import Clock, RealClock
 
 __all__ = [
@@ -87,8 +95,10 @@ _STOP_POLL = 0.2
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
 """Called with every error that ends a list or a watch (the default logs it)."""
 
-# Errors of a list/watch pass that are part of normal operation: answered by backoff and relist.
-_EXPECTED_ERRORS = (APIError, urllib3.exceptions.HTTPError, OSError)
+# Errors of a list/watch pass that are part of normal operation: answered by backoff and relist. A kind
+# discovery does not know (yet) is one: a CRD installed after the controller started is picked up once
+# it is served, as controller-runtime's Kind source keeps retrying.
+_EXPECTED_ERRORS = (APIError, urllib3.exceptions.HTTPError, OSError, NoKindMatchError)
 
 
 class ReflectorStore(Protocol):
@@ -304,6 +314,7 @@ class Reflector:
         self._generation = 0
         self._thread: threading.Thread | None = None
         self._bridged: set[int] = set()
+        self._last_error: str | None = None
         # Counters for tests and debugging.
         self.list_count = 0
         self.watch_count = 0
@@ -316,6 +327,12 @@ class Reflector:
         """The resourceVersion of the last list, event or bookmark applied to the store (``""`` before)."""
         with self._lock:
             return self._last_sync_rv
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the last list failed (None once a list succeeded): for readiness checks and logs."""
+        with self._lock:
+            return self._last_error
 
     def _set_last_sync_rv(self, rv: str) -> None:
         with self._lock:
@@ -397,6 +414,8 @@ class Reflector:
                 except _HANDLED_ERRORS as err:
                     if self.stopped:
                         break
+                    with self._lock:
+                        self._last_error = str(err) or type(err).__name__
                     self.watch_error_handler(self, err)
                 if self.stopped:
                     break
@@ -499,7 +518,9 @@ class Reflector:
                 raise _StoreError(f"unable to sync list result: {err}") from err
             if len(items) >= _PROMOTE_AFTER_ITEMS:
                 _promote_young_objects()
-        self._set_last_sync_rv(list_rv)
+        with self._lock:
+            self._last_sync_rv = list_rv
+            self._last_error = None
         log.debug("listed", reflector=self.name, items=len(items), resource_version=list_rv)
 
     def _page_limit(self, rv: str) -> int:

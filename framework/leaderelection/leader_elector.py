@@ -41,7 +41,7 @@ from typing import Any
 import structlog
 from prometheus_client import CollectorRegistry
 
-from framework.client import APIError, Conflict, NotFound
+from framework.client import AlreadyExists, APIError, Conflict, NotFound
 from framework.clock import Clock, RealClock
 
 from .metrics import ElectionMetrics, election_metrics
@@ -55,6 +55,8 @@ JITTER_FACTOR = 1.2
 """Acquire retries wait ``retry_period * (1 + JITTER_FACTOR * random())`` (client-go's factor)."""
 
 _MIN_REQUEST_TIMEOUT = 0.05
+# A lease error that persists is logged again (as a warning) at most this often; a new error at once.
+_REPEAT_WARNING_AFTER = 60.0
 
 
 class LeaderElectionLost(RuntimeError):
@@ -206,8 +208,17 @@ class LeaderElector:
         self._reported_leader = ""
         self._notifier: _Notifier | None = None
         self._stopped_called = False
+        self._last_error: str | None = None
+        self._warned: tuple[str, float] | None = None  # (error text, monotonic time) last warned about
 
     # -- queries ----------------------------------------------------------------------------------
+
+    @property
+    def last_error(self) -> str | None:
+        """Why the last try to read or write the lock failed; None once a try succeeded (also when it
+        found another holder's valid lease: that is no error). For readiness checks."""
+        with self._state:
+            return self._last_error
 
     def is_leader(self) -> bool:
         """True while this candidate leads (from acquiring until leadership ends or ``run`` stops)."""
@@ -391,7 +402,11 @@ class LeaderElector:
                         self._deadline = max(self._deadline, started + self.config.renew_deadline)
                 self._log.debug("successfully renewed lease")
             else:
-                self._log.info("failed to renew lease", remaining=round(deadline - self.clock.monotonic(), 3))
+                self._log.warning(
+                    "failed to renew lease",
+                    error=self.last_error,
+                    remaining=round(deadline - self.clock.monotonic(), 3),
+                )
 
     def _run_started_leading(
         self, callback: Callable[[threading.Event], Any], stop: threading.Event, done: threading.Event
@@ -460,13 +475,45 @@ class LeaderElector:
     def _try_acquire_or_renew(self, deadline: float) -> bool:
         """One try to become or stay the holder, with every request finished by ``deadline``."""
         try:
-            return self._try_once(deadline)
+            acquired = self._try_once(deadline)
+        except (AlreadyExists, Conflict) as err:
+            # Another candidate wrote first: the normal race, not trouble.
+            self._log.debug("lost the race for the lease", error=str(err))
+            self._set_error(None)
+            return False
         except APIError as err:
-            self._log.info("lease request failed", error=str(err), error_type=type(err).__name__)
+            self._lease_error(err)
             return False
         except Exception:
             self._log.exception("unexpected error trying to acquire or renew the lease")
             return False
+        self._set_error(None)
+        return acquired
+
+    def _set_error(self, error: str | None) -> None:
+        with self._state:
+            self._last_error = error
+        if error is None and self._warned is not None:
+            self._warned = None
+            self._log.info("lease requests succeed again")
+
+    def _lease_error(self, err: APIError) -> None:
+        """Trouble with the lock is a warning with the error text; repeats of the same error at most
+        once a minute (a replica retries every retry period), a new error at once."""
+        namespace = getattr(self.lock, "namespace", None)
+        kind = (err.details or {}).get("kind")
+        if isinstance(err, NotFound) and namespace and kind == "namespaces":
+            text = f'cannot take the lease: its namespace "{namespace}" does not exist'
+        else:
+            text = str(err)
+        self._set_error(text)
+        now = self.clock.monotonic()
+        warned = self._warned
+        if warned is not None and warned[0] == text and now - warned[1] < _REPEAT_WARNING_AFTER:
+            self._log.debug("lease request failed", error=text)
+            return
+        self._warned = (text, now)
+        self._log.warning("lease request failed", error=text, error_type=type(err).__name__)
 
     def _try_once(self, deadline: float) -> bool:
         now_wall = self.clock.now()

@@ -120,6 +120,20 @@ class Cache:
     def has_synced(self) -> bool:
         return all(i.has_synced() for i in self.factory.informers().values())
 
+    def unsynced(self) -> dict[str, str | None]:
+        """Informers not synced yet, as ``"apiVersion Kind"`` (``@namespace``, ``[metadata]``), each
+        with why: the error of its last list (``None``: no list has failed, it is still listing)."""
+        out: dict[str, str | None] = {}
+        for key, informer in self.factory.informers().items():
+            if informer.has_synced():
+                continue
+            name = f"{key.api_version} {key.kind}"
+            name += f"@{key.namespace}" if key.namespace else ""
+            name += "[metadata]" if key.metadata_only else ""
+            reflector = informer.reflector
+            out[name] = reflector.last_error if reflector is not None else "not started"
+        return out
+
     def wait_for_cache_sync(self, timeout: float | None = None) -> bool:
         return all(self.factory.wait_for_cache_sync(timeout).values())
 

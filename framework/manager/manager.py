@@ -136,6 +136,8 @@ class Manager:
         if self.probe_server is not None:
             self.probe_server.add_readyz_check("informer-sync", self._caches_synced)
             self.probe_server.add_readyz_check("controllers", self._controllers_working)
+            if leader_election is not None:
+                self.probe_server.add_readyz_check("leader-election", self._election_healthy)
         self._controller_names: set[str] = set()
         self._failure: BaseException | None = None
         self._broadcaster: EventBroadcaster | None = None
@@ -177,7 +179,9 @@ class Manager:
             self.probe_server.add_healthz_check(name, check)
 
     def add_readyz_check(self, name: str, check: Callable[[], Any]) -> None:
-        """A readiness check; ``informer-sync`` is built in (not ready until caches synced)."""
+        """A readiness check; ``informer-sync`` is built in (not ready until caches synced; it names
+        the caches and the last list error), and ``leader-election`` with leader election (not ready
+        while the lease cannot be read or written)."""
         if self.probe_server is not None:
             self.probe_server.add_readyz_check(name, check)
 
@@ -190,8 +194,22 @@ class Manager:
     def is_leader(self) -> bool:
         return self._leading.is_set()
 
+    def _election_healthy(self) -> str | None:
+        # Fails while the lock cannot be read or written (API down, lease namespace missing, RBAC);
+        # a standby that sees another holder's valid lease is healthy.
+        elector, le = self._elector, self.leader_election
+        error = elector.last_error if elector is not None else None
+        return f"lease {le.namespace}/{le.name}: {error}" if error and le is not None else None
+
     def _caches_synced(self) -> str | None:
-        return None if self.cache.has_synced() else "caches not synced"
+        waiting = self.cache.unsynced()
+        if not waiting:
+            return None
+        # Which caches, and why: an unreachable API server, a kind not served (CRD missing), RBAC.
+        errors = sorted({error for error in waiting.values() if error})
+        more = f" (and {len(errors) - 1} other errors)" if len(errors) > 1 else ""
+        reason = f"; last list error: {errors[0]}{more}" if errors else " (listing)"
+        return f"caches not synced: {', '.join(sorted(waiting))}{reason}"
 
     def _controllers_working(self) -> str | None:
         broken = []

@@ -28,6 +28,7 @@ from gcm.config.load import (
     decode_config,
     default_config,
     load_config,
+    log_ignored_fields,
 )
 from gcm.config.types import (
     API_VERSION,
@@ -83,6 +84,7 @@ __all__ = [
     "format_duration",
     "format_duration_ns",
     "load_config",
+    "log_ignored_fields",
     "parse_duration",
     "parse_duration_ns",
     "set_defaults",

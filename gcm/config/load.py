@@ -6,15 +6,18 @@ and validates. Every problem found along the way — values of the wrong type, G
 not parse, invalid quantities in quota templates, validation errors — is collected with its field path
 and raised together as one :class:`~gcm.config.errors.ConfigError`.
 
-Non-strict: unknown fields are ignored and logged at debug level (``gcm.config`` logger), as are the
-sections of Gardener controllers gcm does not implement (kept in ``controllers.unimplemented``) and legacy
-fields of old files (``kubernetesLogLevel``, ``server.http``, ``leaderElection.lockObject*``,
-``controllers.plant``, ...). The legacy ``server.https`` becomes the webhook listener when
-``server.webhooks`` is absent.
+Non-strict: unknown fields are ignored and logged as warnings with their full path and the nearest
+known field when one is close (``controlers`` -> ``controllers``: a typo must not silently turn a
+controller off); the sections of Gardener controllers gcm does not implement (kept in
+``controllers.unimplemented``) and legacy fields of old files (``kubernetesLogLevel``, ``server.http``,
+``leaderElection.lockObject*``, ``controllers.plant``, ...) are logged at debug level
+(:func:`log_ignored_fields`, ``gcm.config`` logger). The legacy ``server.https`` becomes the webhook
+listener when ``server.webhooks`` is absent.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -52,6 +55,7 @@ __all__ = [
     "decode_config",
     "default_config",
     "load_config",
+    "log_ignored_fields",
     "parse_config_text",
 ]
 
@@ -122,6 +126,8 @@ class IgnoredField:
     path: str
     kind: str
     note: str = ""
+    # The nearest known field at the same level, for an unknown one that looks like a typo.
+    suggestion: str = ""
 
 
 @dataclass
@@ -142,8 +148,8 @@ class _Decoder:
     def error(self, err: FieldError) -> None:
         self.errors.append(err)
 
-    def ignore(self, path: str, kind: str, note: str = "") -> None:
-        self.ignored.append(IgnoredField(path, kind, note))
+    def ignore(self, path: str, kind: str, note: str = "", suggestion: str = "") -> None:
+        self.ignored.append(IgnoredField(path, kind, note, suggestion))
 
     def decode(self, tp: Any, raw: Any, path: str) -> Any:
         """``raw`` (not ``None``) as ``tp``; on a type error records it and returns ``_INVALID``."""
@@ -231,7 +237,7 @@ class _Decoder:
             child = f"{path}.{key}" if path else key
             f = by_json.get(key)
             if f is None:
-                self._unknown(cls, key, value, child, extras)
+                self._unknown(cls, key, value, child, extras, list(by_json))
                 continue
             if child in LEGACY_FIELDS:
                 self.ignore(child, IGNORED_LEGACY, LEGACY_FIELDS[child])
@@ -247,7 +253,9 @@ class _Decoder:
             self._check_resource_quota(obj.config, f"{path}.config", "config" in raw)
         return obj
 
-    def _unknown(self, cls: type, key: str, value: Any, path: str, extras: dict[str, Any]) -> None:
+    def _unknown(
+        self, cls: type, key: str, value: Any, path: str, extras: dict[str, Any], known: list[str]
+    ) -> None:
         if path in ("apiVersion", "kind"):
             return
         if cls is ControllerManagerControllerConfiguration and (
@@ -262,7 +270,11 @@ class _Decoder:
         if path in LEGACY_FIELDS:
             self.ignore(path, IGNORED_LEGACY, LEGACY_FIELDS[path])
         else:
-            self.ignore(path, IGNORED_UNKNOWN)
+            if cls is ControllerManagerControllerConfiguration:
+                known = [*known, *sorted(UNIMPLEMENTED_CONTROLLERS)]
+            close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+            prefix = path[: len(path) - len(key)]
+            self.ignore(path, IGNORED_UNKNOWN, suggestion=prefix + close[0] if close else "")
 
     def _check_resource_quota(self, obj: dict[str, Any], path: str, present: bool) -> None:
         """What decoding into ``corev1.ResourceQuota`` would reject: wrong types and bad quantities."""
@@ -453,15 +465,35 @@ def _kind_of(value: Any) -> str:
     return type(value).__name__
 
 
+def log_ignored_fields(ignored: list[IgnoredField]) -> None:
+    """Log what the loader ignored: unknown fields (and a legacy resource lock, which changes what gcm
+    does) as warnings, legacy and unimplemented sections at debug level."""
+    for item in ignored:
+        if item.kind == IGNORED_LEGACY and item.path == "leaderElection.resourceLock":
+            log.warning("legacy leader election resource lock", field=item.path, note=item.note)
+        elif item.kind == IGNORED_UNIMPLEMENTED:
+            log.debug("ignoring configuration of a controller gcm does not implement", field=item.path)
+        elif item.kind == IGNORED_LEGACY:
+            log.debug("ignoring legacy configuration field", field=item.path, note=item.note)
+        elif item.suggestion:
+            log.warning("ignoring unknown configuration field", field=item.path, did_you_mean=item.suggestion)
+        else:
+            log.warning("ignoring unknown configuration field", field=item.path)
+
+
 def load_config(
-    source: str | os.PathLike[str] | bytes | None = None, *, text: str | bytes | None = None
+    source: str | os.PathLike[str] | bytes | None = None,
+    *,
+    text: str | bytes | None = None,
+    ignored: list[IgnoredField] | None = None,
 ) -> ControllerManagerConfiguration:
     """Load, default and validate a ``ControllerManagerConfiguration``.
 
     ``source`` is a file path (``str`` or ``PathLike``), or the document itself (``bytes``, or a ``str``
     that contains a newline or starts with ``{``); ``text=`` passes the document explicitly. Without
     either, the built-in minimal config (all defaults) is returned. Raises :class:`ConfigError` listing
-    every problem; unknown, legacy and unimplemented fields are logged at debug level.
+    every problem. The fields the loader ignored are appended to ``ignored`` when given (to be logged
+    with :func:`log_ignored_fields` once logging is configured), else logged right away.
     """
     name: str | None = None
     if text is None and source is not None:
@@ -483,15 +515,10 @@ def load_config(
         raw = parse_config_text(text, name)
 
     result = decode_config(raw)
-    for item in result.ignored:
-        if item.kind == IGNORED_LEGACY and item.path == "leaderElection.resourceLock":
-            log.warning("legacy leader election resource lock", field=item.path, note=item.note)
-        elif item.kind == IGNORED_UNIMPLEMENTED:
-            log.debug("ignoring configuration of a controller gcm does not implement", field=item.path)
-        elif item.kind == IGNORED_LEGACY:
-            log.debug("ignoring legacy configuration field", field=item.path, note=item.note)
-        else:
-            log.debug("ignoring unknown configuration field", field=item.path)
+    if ignored is None:
+        log_ignored_fields(result.ignored)
+    else:
+        ignored.extend(result.ignored)
     if result.errors and any(e.field in ("apiVersion", "kind") for e in result.errors):
         raise ConfigError(result.errors, name)
     cfg = set_defaults(result.config)

@@ -47,6 +47,7 @@ __all__ = [
     "WebhookServer",
     "WebhookTLS",
     "to_dict",
+    "workers",
 ]
 
 GROUP = "controllermanager.config.gardener.cloud"
@@ -169,6 +170,14 @@ class QuotaConfiguration:
     """Which Projects get this quota; ``None`` → ``{}`` (all) by defaulting. First matching entry wins."""
 
 
+def workers(concurrent_syncs: int | None) -> int:
+    """The worker count for a ``concurrentSyncs`` value: unset is the default (5); ``0`` means one
+    worker, as controller-runtime runs a controller whose ``MaxConcurrentReconciles`` is 0."""
+    if concurrent_syncs is None:
+        return DEFAULT_CONTROLLER_CONCURRENT_SYNCS
+    return max(1, int(concurrent_syncs))
+
+
 @dataclass
 class ProjectControllerConfiguration:
     """``controllers.project``: the four project reconcilers (main, stale, activity, resourcequota)."""
@@ -180,6 +189,11 @@ class ProjectControllerConfiguration:
     stale_sync_period: Duration | None = None
     quotas: list[QuotaConfiguration] = field(default_factory=list)
 
+    @property
+    def workers(self) -> int:
+        """Workers of each of the four project reconcilers (see :func:`workers`)."""
+        return workers(self.concurrent_syncs)
+
 
 @dataclass
 class EventControllerConfiguration:
@@ -187,6 +201,11 @@ class EventControllerConfiguration:
 
     concurrent_syncs: int | None = None
     ttl_non_shoot_events: Duration | None = None
+
+    @property
+    def workers(self) -> int:
+        """Workers of the Event controller (see :func:`workers`)."""
+        return workers(self.concurrent_syncs)
 
 
 @dataclass

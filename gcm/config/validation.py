@@ -6,14 +6,16 @@ order, then gcm's own (component-config.md §4 "ours", plus port ranges):
 
 - ``gardenClientConnection.burst`` ≥ 0;
 - leader election, only when ``leaderElect`` is true: the three durations > 0, ``leaseDuration`` >
-  ``renewDeadline``, ``resourceLock``/``resourceName``/``resourceNamespace`` required, and (gcm)
-  ``resourceLock`` one of ``leases`` or a legacy lock name (gcm always uses a Lease);
+  ``renewDeadline`` > 1.2 x ``retryPeriod`` (the last is client-go's ``NewLeaderElector`` check, made
+  at start-up instead of at runtime), ``resourceLock``/``resourceName``/``resourceNamespace`` required,
+  and (gcm) ``resourceLock`` one of ``leases`` or a legacy lock name (gcm always uses a Lease);
 - ``logLevel`` ∈ {debug, info, error}, ``logFormat`` ∈ {json, text} when set;
 - ``controllers.project.quotas[i].projectSelector`` a valid label selector;
 - ``controllers.shootState.concurrentSyncs`` ≥ 0 (Gardener's only section check; the section is
   otherwise ignored);
-- gcm: ``concurrentSyncs`` ≥ 0 and the day counts ≥ 0 in the sections we implement; ``staleSyncPeriod``,
-  ``ttlNonShootEvents`` and ``cacheSyncTimeout`` > 0; listener ports within 1-65535.
+- gcm: ``concurrentSyncs`` ≥ 0 (0 means one worker, for every controller, as controller-runtime) and
+  the day counts ≥ 0 in the sections we implement; ``staleSyncPeriod``, ``ttlNonShootEvents`` and
+  ``cacheSyncTimeout`` > 0; listener ports within 1-65535.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ SUPPORTED_RESOURCE_LOCKS = ("leases",)
 # Accepted for old files (the default before v1.36 was "configmaps"); gcm still uses a Lease.
 LEGACY_RESOURCE_LOCKS = ("configmaps", "configmapsleases", "endpoints", "endpointsleases")
 
+# client-go leaderelection.JitterFactor: renewDeadline must exceed retryPeriod times it.
+LEADER_ELECTION_JITTER = 1.2
 NEGATIVE_ERROR = "must be greater than or equal to 0"  # apimachinery's IsNegativeErrorMsg
 POSITIVE_DURATION_ERROR = "must be greater than zero"
 PORT_ERROR = "must be between 1 and 65535, inclusive"  # validation.InclusiveRangeError(1, 65535)
@@ -119,6 +123,16 @@ def validate(cfg: ControllerManagerConfiguration) -> list[FieldError]:
                     f"{p}.leaseDuration",
                     le.lease_duration,
                     "LeaseDuration must be greater than RenewDeadline",
+                )
+            )
+        if le.retry_period > 0 and le.renew_deadline <= LEADER_ELECTION_JITTER * le.retry_period:
+            # client-go's NewLeaderElector refuses this at runtime; say so at start-up instead.
+            errs.append(
+                invalid(
+                    f"{p}.renewDeadline",
+                    le.renew_deadline,
+                    f"must be greater than {LEADER_ELECTION_JITTER} x retryPeriod "
+                    f"({le.retry_period}): a leader must be able to retry its renewal",
                 )
             )
         if not le.resource_lock:

@@ -25,7 +25,6 @@ from framework.manager import CacheOptions
 from framework.predicate import Funcs
 from gcm.config import EventControllerConfiguration
 from gcm.config.defaults import DEFAULT_TTL_NON_SHOOT_EVENTS
-from gcm.config.types import DEFAULT_CONTROLLER_CONCURRENT_SYNCS
 from gcm.controllers.event.reconciler import (
     EVENT_API_VERSION,
     REFERENCE_FIELDS,
@@ -128,8 +127,7 @@ def add_controller(mgr: Any, cfg: EventControllerConfiguration) -> Controller:
     """Add the Event TTL controller to ``mgr`` (runs while leading); returns it."""
     ttl = cfg.ttl_non_shoot_events
     ttl = float(DEFAULT_TTL_NON_SHOOT_EVENTS if ttl is None else ttl)
-    workers = cfg.concurrent_syncs
-    workers = DEFAULT_CONTROLLER_CONCURRENT_SYNCS if workers is None else max(1, int(workers))
+    workers = cfg.workers  # 0 means one worker, as everywhere in gcm
     if mgr.cache.options.get((EVENT_API_VERSION, EVENT_KIND)) is None:
         log.warning(
             "the manager caches full Events; pass gcm.controllers.event.EVENT_CACHE_OPTIONS "

@@ -131,7 +131,7 @@ def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
             metadata_only=True,
         )
         .with_options(
-            max_concurrent_reconciles=project_cfg.concurrent_syncs or 5,
+            max_concurrent_reconciles=project_cfg.workers,
             reconcile_timeout=RECONCILE_TIMEOUT,
         )
         .complete(reconciler)

@@ -151,7 +151,7 @@ def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
         .named(CONTROLLER_NAME)
         .for_("v1", "ResourceQuota", predicates=[project_namespace_predicate(mgr.client)])
         .with_options(
-            max_concurrent_reconciles=project_cfg.concurrent_syncs or 5,
+            max_concurrent_reconciles=project_cfg.workers,
             reconcile_timeout=RECONCILE_TIMEOUT,
         )
         .complete(ResourceQuotaReconciler(mgr.client, project_cfg))

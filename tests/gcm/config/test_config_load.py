@@ -241,17 +241,31 @@ def debug_logs():
         structlog.configure(**saved)
 
 
-def test_ignored_fields_are_logged_at_debug(debug_logs):
+def test_ignored_fields_are_logged_unknown_ones_as_warnings(debug_logs):
     body = UNKNOWN_AND_LEGACY.replace("server:\n", "server:\n  https: {port: 1}\n  webhooks: {port: 2}\n")
     load_config(text=HEADER + body)
     by_field = {e["field"]: e for e in debug_logs}
-    assert by_field["somethingNew"]["log_level"] == "debug"
+    # an unknown field may be a typo that turns something off: a warning, with the nearest known field
+    assert by_field["somethingNew"]["log_level"] == "warning"
     assert by_field["somethingNew"]["event"] == "ignoring unknown configuration field"
+    assert "did_you_mean" not in by_field["somethingNew"]
+    assert by_field["controllers.projekt"]["did_you_mean"] == "controllers.project"
+    assert by_field["controllers.project.unknownKnob"]["log_level"] == "warning"
     assert by_field["controllers.plant"]["event"] == "ignoring legacy configuration field"
     assert by_field["controllers.plant"]["log_level"] == "debug"
     assert by_field["server.https"]["note"] == "server.webhooks is set and takes precedence"
     # a legacy lock changes behaviour (gcm uses a Lease): worth a warning
     assert by_field["leaderElection.resourceLock"]["log_level"] == "warning"
+
+
+def test_ignored_fields_can_be_logged_later(debug_logs):
+    """``ignored=`` collects instead of logging, so gcm logs them once logging is configured."""
+    ignored: list = []
+    load_config(text=HEADER + "controlers: {project: {}}\n", ignored=ignored)
+    assert debug_logs == []
+    assert [(i.path, i.kind, i.suggestion) for i in ignored] == [
+        ("controlers", IGNORED_UNKNOWN, "controllers")
+    ]
 
 
 def test_unimplemented_sections_logged_at_debug(debug_logs):

@@ -120,6 +120,32 @@ def test_leader_election_durations_must_be_positive_and_lease_longer_than_renew(
     ]
 
 
+def test_renew_deadline_must_exceed_jittered_retry_period():
+    """client-go refuses renewDeadline <= 1.2 x retryPeriod when the elector is built: caught at start-up."""
+    assert errors_of("leaderElection: {leaseDuration: 15s, renewDeadline: 10s, retryPeriod: 20s}\n") == [
+        "leaderElection.renewDeadline: Invalid value: 10s: must be greater than 1.2 x retryPeriod (20s): "
+        "a leader must be able to retry its renewal"
+    ]
+    # exactly 1.2 x is still too little; just above passes
+    assert errors_of("leaderElection: {renewDeadline: 2400ms, retryPeriod: 2s}\n")[0].startswith(
+        "leaderElection.renewDeadline: Invalid value: 2.4s: must be greater than 1.2 x retryPeriod"
+    )
+    assert load_config(text=HEADER + "leaderElection: {renewDeadline: 2401ms, retryPeriod: 2s}\n")
+    # without leader election nothing is checked
+    assert load_config(
+        text=HEADER + "leaderElection: {leaderElect: false, renewDeadline: 1s, retryPeriod: 20s}\n"
+    )
+
+
+def test_concurrent_syncs_zero_means_one_worker_everywhere():
+    cfg = load_config(
+        text=HEADER + "controllers:\n  project: {concurrentSyncs: 0}\n  event: {concurrentSyncs: 0}\n"
+    )
+    assert (cfg.controllers.project.workers, cfg.controllers.event.workers) == (1, 1)
+    cfg = load_config(text=HEADER + "controllers:\n  project: {concurrentSyncs: 7}\n  event: {}\n")
+    assert (cfg.controllers.project.workers, cfg.controllers.event.workers) == (7, 5)
+
+
 def test_resource_lock_leases_and_legacy_names_accepted_others_not():
     for lock in ("leases", "configmaps", "configmapsleases", "endpoints", "endpointsleases"):
         assert load_config(text=HEADER + f"leaderElection: {{resourceLock: {lock}}}\n")

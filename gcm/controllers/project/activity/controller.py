@@ -109,7 +109,7 @@ def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Control
     ctrl = Controller(
         CONTROLLER_NAME,
         ActivityReconciler(mgr.client, clock),
-        max_concurrent_reconciles=max(1, int(cfg.controllers.project.concurrent_syncs or 1)),
+        max_concurrent_reconciles=cfg.controllers.project.workers,
         reconcile_timeout=RECONCILE_TIMEOUT,
         clock=mgr.clock,
         registry=mgr.registry,

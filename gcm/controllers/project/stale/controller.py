@@ -1,9 +1,11 @@
 """Wiring of the ``project-stale`` controller (spec §1) and its gauges.
 
-- watches Projects through :class:`StalePredicate`;
+- watches Projects through :class:`StalePredicate`, and Namespaces being created (a check that found no
+  namespace yet is not an error: it waits for the namespace's create event);
 - ``concurrentSyncs`` workers, a per-reconcile timeout of ``staleSyncPeriod`` (as Gardener);
 - caches (started with the manager, so controllers start on synced caches) for every kind an in-use
-  check reads, with the binding and Shoot indexes of :mod:`gcm.controllers.project.stale.cache`;
+  check reads, with the binding and Shoot indexes of :mod:`gcm.controllers.project.stale.cache` (Plants
+  only when served, which is asked at the first check: discovery needs a reachable API server);
 - the gauges ``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled`` on ``mgr.registry``,
   counted from the cached Projects at scrape time.
 """
@@ -18,8 +20,10 @@ from prometheus_client import Gauge
 from framework.builder import Builder
 from framework.client import NoKindMatchError
 from framework.clock import Clock
-from framework.controller import Controller
-from framework.predicate import Predicate
+from framework.controller import Controller, Request
+from framework.handler import EnqueueRequestsFromMapFunc
+from framework.predicate import Funcs, Predicate
+from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,
@@ -105,6 +109,46 @@ def plants_served(mgr: Any) -> bool:
     return True
 
 
+class PlantsServed:
+    """:func:`plants_served`, asked at the first stale check rather than while the manager is built:
+    discovery needs the API server, which may come up after gcm. A discovery error is raised (the
+    check is retried); the answer, once known, is kept. When served, the Plant cache starts then."""
+
+    def __init__(self, mgr: Any) -> None:
+        self._mgr = mgr
+        self._served: bool | None = None
+
+    def __call__(self) -> bool:
+        if self._served is None:
+            served = plants_served(self._mgr)
+            if served:
+                self._mgr.cache.informer(*PLANT)  # started now, as the cache has started
+            self._served = served
+        return self._served
+
+
+def project_for_namespace(client: Any) -> Any:
+    """Map a Namespace to the Projects whose ``spec.namespace`` it is."""
+
+    def map_namespace(obj: dict) -> list[Request]:
+        name = (obj.get("metadata") or {}).get("name")
+        if not name:
+            return []
+        projects = client.list(*PROJECT, index=(PROJECT_NAMESPACE_INDEX, name))
+        return [Request((p.get("metadata") or {}).get("name", "")) for p in projects]
+
+    return map_namespace
+
+
+# Only a namespace's creation matters: a stale check that found no namespace waits for it.
+NAMESPACE_CREATED = Funcs(
+    create=lambda obj: True,
+    update=lambda old, new: False,
+    delete=lambda obj: False,
+    generic=lambda obj: False,
+)
+
+
 def warn_unless_secrets_metadata_only(mgr: Any) -> None:
     """Secrets must be cached without data: the Manager needs :func:`cache_options` (``build_manager``)."""
     options = getattr(mgr.cache, "options", {}).get(SECRET)
@@ -139,19 +183,24 @@ def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Control
     settings = StaleSettings.from_config(cfg)
     warn_unless_secrets_metadata_only(mgr)
     add_indexes(mgr)
-    plants = plants_served(mgr)
-    for api_version, kind in (*READ_KINDS, *((PLANT,) if plants else ())):
+    add_project_namespace_index(mgr)
+    for api_version, kind in READ_KINDS:
         mgr.cache.informer(api_version, kind)  # started and synced with the manager's cache
     register_gauges(mgr)
     reconciler = StaleReconciler(
-        mgr.client, settings, clock or mgr.clock, api_reader=mgr.api_reader, plants=plants
+        mgr.client, settings, clock or mgr.clock, api_reader=mgr.api_reader, plants=PlantsServed(mgr)
     )
     return (
         Builder(mgr)
         .named(CONTROLLER_NAME)
         .for_(*PROJECT, predicates=[StalePredicate()])
+        .watches(
+            *NAMESPACE,
+            EnqueueRequestsFromMapFunc(project_for_namespace(mgr.client)),
+            predicates=[NAMESPACE_CREATED],
+        )
         .with_options(
-            max_concurrent_reconciles=max(1, int(cfg.controllers.project.concurrent_syncs or 1)),
+            max_concurrent_reconciles=cfg.controllers.project.workers,
             reconcile_timeout=settings.stale_sync_period,
         )
         .complete(reconciler)

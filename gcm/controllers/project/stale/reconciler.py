@@ -12,6 +12,7 @@ Kubernetes serializes ``metav1.Time``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -364,16 +365,22 @@ class StaleReconciler:
         clock: Clock,
         *,
         api_reader: Any = None,
-        plants: bool = True,
+        plants: bool | Callable[[], bool] = True,
     ) -> None:
         self.client = client
         self.api_reader = api_reader if api_reader is not None else client
         self.settings = settings
         self.clock = clock
-        self.plants = plants
+        # A callable is asked at each check (discovery needs the API server, which may come up later).
+        self._plants = plants
         # Project name -> the resourceVersion our last status patch replaced, until the cache has moved
         # past it (one request is never reconciled by two workers at once).
         self._written: dict[str, str] = {}
+
+    @property
+    def plants(self) -> bool:
+        """Whether the in-use checks include Plants (served by the API server)."""
+        return self._plants() if callable(self._plants) else self._plants
 
     def reconcile(self, request: Request) -> Result | None:
         try:
@@ -390,7 +397,16 @@ class StaleReconciler:
             log.debug("cache behind our last status patch, skipping", project=request.name)
             return Result(requeue_after=self.settings.stale_sync_period)
         now = self.clock.now()
-        decision = evaluate(project, self.client, self.settings, now, plants=self.plants)
+        try:
+            decision = evaluate(project, self.client, self.settings, now, plants=self.plants)
+        except NotFound as e:
+            ns = (project.get("spec") or {}).get("namespace")
+            if e.details.get("kind") != "namespaces" or e.details.get("name") != ns:
+                raise
+            # The Project controller has not created it yet (or the cache is a write behind): not an
+            # error. Its create event (the namespace watch) triggers the check; the requeue is a net.
+            log.debug("project namespace not there yet, waiting for it", project=request.name, namespace=ns)
+            return Result(requeue_after=self.settings.stale_sync_period)
         self._patch_status(project, decision)
         if decision.delete:
             self._auto_delete(request.name, now)

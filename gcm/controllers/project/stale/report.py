@@ -181,6 +181,36 @@ def build_report(client: Any, settings: StaleSettings, now: datetime) -> list[Ro
     return rows
 
 
+SETTINGS = (
+    ("minimumLifetimeDays", "minimum_lifetime_days"),
+    ("staleGracePeriodDays", "stale_grace_period_days"),
+    ("staleExpirationTimeDays", "stale_expiration_time_days"),
+)
+
+
+def settings_sources(config_path: str | None) -> dict[str, str]:
+    """Where each day setting came from: the config file that sets it, or ``default``."""
+    explicit: Mapping[str, Any] = {}
+    if config_path:
+        from gcm.config.load import parse_config_text
+
+        with open(config_path, "rb") as f:
+            raw = parse_config_text(f.read(), config_path)
+        explicit = ((raw.get("controllers") or {}).get("project") or {}) if isinstance(raw, dict) else {}
+        explicit = explicit if isinstance(explicit, Mapping) else {}
+    return {
+        name: config_path if explicit.get(name) is not None and config_path else "default"
+        for name, _ in SETTINGS
+    }
+
+
+def render_settings(settings: StaleSettings, sources: Mapping[str, str], now: datetime) -> str:
+    """The line above the table: the day settings the report judged with, each with its source, so a
+    report that disagrees with a running gcm shows why (another config file, or defaults)."""
+    parts = [f"{name}={getattr(settings, attr)} ({sources.get(name, 'default')})" for name, attr in SETTINGS]
+    return f"settings (controllers.project): {', '.join(parts)}; now {format_time(now)}\n\n"
+
+
 def render_table(rows: list[Row]) -> str:
     cells = [COLUMNS] + [
         (
@@ -198,14 +228,13 @@ def render_table(rows: list[Row]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_json(rows: list[Row], settings: StaleSettings, now: datetime) -> str:
+def render_json(
+    rows: list[Row], settings: StaleSettings, now: datetime, sources: Mapping[str, str] | None = None
+) -> str:
     doc = {
         "now": format_time(now),
-        "settings": {
-            "minimumLifetimeDays": settings.minimum_lifetime_days,
-            "staleGracePeriodDays": settings.stale_grace_period_days,
-            "staleExpirationTimeDays": settings.stale_expiration_time_days,
-        },
+        "settings": {name: getattr(settings, attr) for name, attr in SETTINGS},
+        "settingsSources": {name: (sources or {}).get(name, "default") for name, _ in SETTINGS},
         "projects": [r.to_dict() for r in rows],
     }
     return json.dumps(doc, indent=2) + "\n"
@@ -220,29 +249,32 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, clock: Clock | None = None, out: Any = None) -> int:
-    """The ``stale-report`` command: 0 on success, 2 for a bad config or no cluster, 1 on API errors."""
-    from gcm.__main__ import EXIT_RUNTIME, EXIT_USAGE, make_client, resolve_kubeconfig
-    from gcm.config import ConfigError, load_config
+    """The ``stale-report`` command: 0 on success, 2 for a bad config or kubeconfig, 1 on API errors."""
+    from gcm.startup import (
+        EXIT_RUNTIME,
+        NO_KUBECONFIG,
+        StartupError,
+        load_configuration,
+        make_client,
+        resolve_kubeconfig,
+    )
 
     out = out or sys.stdout
-    try:
-        cfg = load_config(args.config)
-    except ConfigError as e:
-        sys.stderr.write(f"gcm: invalid configuration{f' in {args.config}' if args.config else ''}:\n")
-        for line in e.errors:
-            sys.stderr.write(f"  {line}\n")
-        return EXIT_USAGE
-    kubeconfig = resolve_kubeconfig(args.kubeconfig, cfg)
-    if kubeconfig is None:
-        sys.stderr.write("gcm: no kubeconfig found (--kubeconfig, $KUBECONFIG, ~/.kube/config)\n")
-        return EXIT_USAGE
+    cfg = load_configuration(args.config)
+    source = resolve_kubeconfig(args.kubeconfig, cfg)
+    if source is None:
+        raise StartupError(NO_KUBECONFIG)
     settings = StaleSettings.from_config(cfg)
+    sources = settings_sources(args.config)
     now = (clock or RealClock()).now()
+    client = make_client(source, cfg)
     try:
-        client = make_client(kubeconfig, cfg)
         rows = build_report(client, settings, now)
     except (APIError, NoKindMatchError, OSError) as e:
-        sys.stderr.write(f"gcm: stale-report failed: {e}\n")
+        sys.stderr.write(f"gcm: stale-report failed against {client.host}: {e}\n")
         return EXIT_RUNTIME
-    out.write(render_json(rows, settings, now) if args.output == "json" else render_table(rows))
+    if args.output == "json":
+        out.write(render_json(rows, settings, now, sources))
+    else:
+        out.write(render_settings(settings, sources, now) + render_table(rows))
     return 0

@@ -614,7 +614,9 @@ def test_85_without_event_section_nothing_is_registered(apiserver, client, only_
     cfg = quiet(default_config())
     assert cfg.controllers.event is None
     mgr = gcm.app.build_manager(cfg, client)
-    assert mgr._leader_runnables == [] and mgr._runnables == []
+    # Only the API server connection check runs (on every replica); no controller.
+    assert mgr._leader_runnables == []
+    assert [type(r).__name__ for r in mgr._runnables] == ["APIServerConnection"]
     assert (EV, "Event") not in mgr.cache.options
     assert add_to_manager(mgr, cfg) is None
     new_event(client, "old", datetime.now(UTC) - timedelta(days=3), regarding=SECRET)

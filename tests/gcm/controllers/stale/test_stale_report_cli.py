@@ -145,7 +145,14 @@ def test_stale_report_mixed_projects(env, tmp_path):
     # Table: the columns in order, one row per Project, sorted.
     code, out = run_report(env, tmp_path, "table", minimum=5)
     assert code == 0
-    lines = out.splitlines()
+    settings, blank, *lines = out.splitlines()
+    # The settings the report judged with and where they came from, above the table.
+    config = str(tmp_path / "config-5-10-15.yaml")
+    assert settings == (
+        f"settings (controllers.project): minimumLifetimeDays=5 ({config}), "
+        f"staleGracePeriodDays=10 ({config}), staleExpirationTimeDays=15 ({config}); now {format_time(now)}"
+    )
+    assert blank == ""
     assert lines[0].split() == COLUMNS
     assert [line.split()[0] for line in lines[1:]] == sorted(rows)
     due = next(line for line in lines if line.startswith("r-due "))
@@ -205,7 +212,7 @@ def test_stale_report_cli_process(env, tmp_path):
         text=True,
         timeout=60,
     )
-    assert r.returncode == 0 and r.stdout.splitlines()[0].split() == COLUMNS
+    assert r.returncode == 0 and r.stdout.splitlines()[2].split() == COLUMNS
     assert env.status("c-old") == {}  # nothing written
     bad = tmp_path / "bad.yaml"
     bad.write_text(
@@ -230,3 +237,40 @@ def test_stale_report_cli_process(env, tmp_path):
         timeout=60,
     )
     assert r.returncode == 2 and "minimumLifetimeDays" in r.stderr
+
+
+def test_stale_report_names_defaults_and_config_values(env, tmp_path):
+    """Settings the file leaves out are reported as defaults, in the table header and in JSON."""
+    env.project("d-one")
+    config = tmp_path / "partial.yaml"
+    config.write_text(
+        "apiVersion: controllermanager.config.gardener.cloud/v1alpha1\nkind: ControllerManagerConfiguration\n"
+        "controllers:\n  project:\n    staleGracePeriodDays: 7\n"
+    )
+    from gcm.controllers.project.stale.report import run
+
+    for output in ("table", "json"):
+        args = argparse.Namespace(config=str(config), kubeconfig=env.embedded.gcm_kubeconfig, output=output)
+        out = io.StringIO()
+        assert run(args, clock=env.clock, out=out) == 0
+        if output == "table":
+            assert (
+                out.getvalue()
+                .splitlines()[0]
+                .startswith(
+                    f"settings (controllers.project): minimumLifetimeDays=30 (default), "
+                    f"staleGracePeriodDays=7 ({config}), staleExpirationTimeDays=90 (default); now "
+                )
+            )
+        else:
+            doc = json.loads(out.getvalue())
+            assert doc["settings"] == {
+                "minimumLifetimeDays": 30,
+                "staleGracePeriodDays": 7,
+                "staleExpirationTimeDays": 90,
+            }
+            assert doc["settingsSources"] == {
+                "minimumLifetimeDays": "default",
+                "staleGracePeriodDays": str(config),
+                "staleExpirationTimeDays": "default",
+            }

@@ -336,19 +336,25 @@ def test_53_raising_the_grace_period_clears_the_timestamp(env):
     assert h.check("p53")["p53"] == Result(requeue_after=3600.0)
 
 
-def test_54_missing_namespace_is_an_error_with_backoff(env):
-    env.project("p54", namespace="garden-missing", create_ns=False)
-    now = env.age("p54", 100)
-    preset_stale(env, "p54", now - 12 * DAY)
+def test_54_missing_namespace_waits_for_the_namespace_watch(env):
+    """A Project whose namespace is not there yet (the Project controller has not created it) is not a
+    reconcile error: nothing is written, and the namespace's create event runs the check."""
+    env.project("p54", namespace="garden-p54-late", create_ns=False)
+    env.age("p54", 100)
     before = env.get_project("p54")
     h = env.manager(**UNIT)
     outcome = h.check("p54")["p54"]
-    assert getattr(outcome, "status", None) == 404  # NotFound is returned, not swallowed
-    # Retried with the rate limiter's backoff (no requeue-after), and nothing was written.
-    first = h.stale.count("p54")
-    env.wait_for(lambda: h.stale.count("p54") >= first + 2, what="retries")
+    assert outcome == Result(requeue_after=3600.0)  # no error, so no reconcile_errors_total either
     assert env.get_project("p54")["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
     assert env.sa_requests("patch", "projects") == 0
+    errors = h.mgr.registry.get_sample_value(
+        "controller_runtime_reconcile_errors_total", {"controller": "project-stale"}
+    )
+    assert not errors
+    first = h.stale.count("p54")
+    env.admin.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "garden-p54-late"}})
+    env.wait_for(lambda: h.stale.count("p54") > first, what="check after the namespace was created")
+    env.wait_for(lambda: env.status("p54").get("staleSinceTimestamp"), what="p54 marked stale")
 
 
 def test_56_young_projects_are_consistently_not_stale(env):
