@@ -57,7 +57,8 @@ class Controller:
     - ``Result(requeue_after=s)`` (seconds or a timedelta) forgets the backoff and requeues after ``s``,
       ``Result(requeue=True)`` requeues with backoff;
     - an exception (any, ``SystemExit`` included) requeues with the rate limiter's backoff; a
-      resourceVersion ``Conflict`` is an ordinary retry, logged briefly without a stack trace;
+      resourceVersion ``Conflict`` is an ordinary retry (counted as ``requeue``, not as an error), logged
+      briefly without a stack trace;
     - ``TerminalError`` is logged and counted but never requeued;
     - any other return value (``30``, a dict, a coroutine ...) is a bug: logged as an error naming the
       controller and the type (once per type; later ones at debug level), counted as a reconcile error
@@ -312,8 +313,9 @@ class Controller:
                 )
                 return
             except Conflict as e:
-                m.reconcile_total.labels(name, "error").inc()
-                m.reconcile_errors.labels(name).inc()
+                # A write raced another (or the cache was a write behind): an expected state, retried
+                # with backoff, not a reconcile error an on-call engineer should be paged for.
+                m.reconcile_total.labels(name, "requeue").inc()
                 self.queue.add_rate_limited(request)
                 self.log.info(
                     "conflict, requeueing",

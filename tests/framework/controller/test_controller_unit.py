@@ -132,6 +132,9 @@ def test_a_conflict_is_an_ordinary_retry(make):
         env.ctrl.reconcile_item(REQ)
     assert env.ctrl.queue.num_requeues(REQ) == 1
     assert [e["log_level"] for e in logs if e["event"] == "conflict, requeueing"] == ["info"]
+    # an expected race, not an error: no reconcile_errors_total, result "requeue"
+    assert env.count("controller_runtime_reconcile_errors_total") == 0
+    assert (env.result("requeue"), env.result("error")) == (1, 0)
 
 
 def test_terminal_error_is_never_requeued(make):

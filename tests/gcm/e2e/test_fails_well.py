@@ -422,3 +422,13 @@ def test_api_server_that_comes_up_later_is_waited_for(tmp_path):
         if gcm.alive():
             gcm.proc.kill()
         server.stop()
+
+
+def test_help_lists_the_subcommands(tmp_path):
+    res = run_gcm(tmp_path, "--help")
+    assert res.returncode == 0, res.stderr
+    commands = res.stdout[res.stdout.index("commands:") :]
+    assert "run " in commands and "stale-report " in commands
+    assert "'run' is the default command" in res.stdout and "2 for anything configured wrong" in res.stdout
+    res = run_gcm(tmp_path, "run", "--help")
+    assert res.returncode == 0 and "--kubeconfig FILE" in res.stdout and "--log-level" in res.stdout

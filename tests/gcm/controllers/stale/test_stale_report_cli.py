@@ -213,6 +213,7 @@ def test_stale_report_cli_process(env, tmp_path):
         timeout=60,
     )
     assert r.returncode == 0 and r.stdout.splitlines()[2].split() == COLUMNS
+    assert r.stdout.startswith(f"settings (controllers.project): minimumLifetimeDays=0 ({config}), ")
     assert env.status("c-old") == {}  # nothing written
     bad = tmp_path / "bad.yaml"
     bad.write_text(
