@@ -146,3 +146,33 @@ def controller_metrics(registry: CollectorRegistry | None = None) -> ControllerM
             )
             _by_registry[registry] = m
         return m
+
+
+class ControllerSeries:
+    """One controller's children of the metric set, looked up once (``labels()`` costs a lock and a
+    dict lookup per call, several per reconcile otherwise)."""
+
+    __slots__ = (
+        "active_workers",
+        "errors",
+        "panics",
+        "reconcile_time",
+        "result_error",
+        "result_requeue",
+        "result_requeue_after",
+        "result_success",
+        "terminal_errors",
+        "timeouts",
+    )
+
+    def __init__(self, m: ControllerMetrics, name: str) -> None:
+        self.result_success = m.reconcile_total.labels(name, "success")
+        self.result_error = m.reconcile_total.labels(name, "error")
+        self.result_requeue = m.reconcile_total.labels(name, "requeue")
+        self.result_requeue_after = m.reconcile_total.labels(name, "requeue_after")
+        self.errors = m.reconcile_errors.labels(name)
+        self.terminal_errors = m.terminal_errors.labels(name)
+        self.panics = m.panics.labels(name)
+        self.reconcile_time = m.reconcile_time.labels(name)
+        self.timeouts = m.timeouts.labels(name)
+        self.active_workers = m.active_workers.labels(name)
