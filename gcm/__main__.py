@@ -14,6 +14,7 @@ debug``). An API server that does not answer is not a start-up error: gcm waits 
 from __future__ import annotations
 
 import argparse
+import errno
 import faulthandler
 import signal
 import sys
@@ -178,6 +179,14 @@ def run(args: argparse.Namespace) -> int:
             )
         except embedded_mode.DataDirError as e:
             raise StartupError(f"--embedded-data-dir: {e}") from None
+        except OSError as e:
+            if e.errno != errno.EADDRINUSE:
+                raise
+            port = args.embedded_port + offset
+            raise StartupError(
+                f"the embedded API server cannot listen on port {port}: address already in use (another "
+                "gcm --embedded?); stop it, or pass --embedded-port-offset N to move every embedded port"
+            ) from None
         source = KubeconfigSource(embedded.gcm_kubeconfig, "--embedded")
         embedded_mode.local_servers(cfg, offset)
         # namespace-deletion webhook (issue 10)
@@ -209,7 +218,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             mgr.start()
         except BindError as e:
-            raise bind_error(e, cfg) from None
+            raise bind_error(e, cfg, embedded=embedded is not None) from None
     except LeaderElectionLost:
         log.error("leader election lost, exiting")
         return EXIT_RUNTIME

@@ -144,7 +144,7 @@ _SERVER_FIELDS = {
 }
 
 
-def bind_error(error: BindError, cfg: ControllerManagerConfiguration) -> StartupError:
+def bind_error(error: BindError, cfg: ControllerManagerConfiguration, embedded: bool = False) -> StartupError:
     """The one line for a listener that cannot bind: the port, the reason and the field to change."""
     field = _SERVER_FIELDS.get(error.server)
     if field is None and error.server == "webhook-server":
@@ -153,4 +153,6 @@ def bind_error(error: BindError, cfg: ControllerManagerConfiguration) -> Startup
     host = error.host or "0.0.0.0"
     shown = f"[{host}]" if ":" in host else host
     where = f"set {field}.port (or {field}.bindAddress) in the config" if field else "change its address"
+    if embedded:
+        where += ", or pass --embedded-port-offset N to move every embedded port"
     return StartupError(f"{error.server} cannot listen on {shown}:{error.port}: {error.reason}; {where}")

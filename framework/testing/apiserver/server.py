@@ -213,6 +213,12 @@ class APIServer:
                 loop.run_until_complete(self._start_async())
             except BaseException as e:
                 failure.append(e)
+                # The controllers' tasks already run: end them, or closing the loop prints
+                # "Task was destroyed but it is pending!" for each, burying the cause (a port in use).
+                pending = asyncio.all_tasks(loop)
+                for task in pending:
+                    task.cancel()
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
                 ready.set()
                 loop.close()
                 return

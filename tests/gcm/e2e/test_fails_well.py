@@ -194,6 +194,35 @@ def test_port_in_use_names_the_port_and_the_field(garden, tmp_path, server):
     assert not lease_exists(garden)
 
 
+def test_embedded_api_server_port_in_use(tmp_path):
+    """A second ``--embedded`` (here: its API server port taken): one line, no asyncio noise."""
+    port = free_port()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", port))
+        taken.listen()
+        res = run_gcm(tmp_path, "--embedded", "--embedded-ephemeral", "--embedded-port", str(port))
+    assert_one_line(res, 2, f"port {port}", "already in use", "--embedded-port-offset")
+    assert "Task was destroyed" not in res.stderr
+
+
+def test_embedded_probe_port_in_use_names_the_offset_flag(tmp_path):
+    cfg, probes, _ = write_config(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", probes))
+        taken.listen()
+        res = run_gcm(
+            tmp_path,
+            "--embedded",
+            "--embedded-ephemeral",
+            "--embedded-port",
+            str(free_port()),
+            "--config",
+            str(cfg),
+        )
+    line = assert_one_line(res, 2, f"127.0.0.1:{probes}", "set server.healthProbes.port")
+    assert line.endswith("or pass --embedded-port-offset N to move every embedded port")
+
+
 def test_webhook_certificate_that_does_not_load(garden, tmp_path):
     certs = tmp_path / "certs"
     certs.mkdir()
@@ -416,6 +445,11 @@ def test_api_server_that_comes_up_later_is_waited_for(tmp_path):
         assert len(gcm.logged("starting gcm")) == 1  # the same process all along
         errors = [e for e in gcm.entries() if e.get("level") == "error"]
         assert errors == []
+        # The stale check that ran before the namespace existed waited for it: no reconcile errors.
+        _, metrics_text = gcm.get("/metrics", port=gcm.metrics)
+        for controller in ("project", "project-stale"):
+            line = f'controller_runtime_reconcile_errors_total{{controller="{controller}"}} 0.0'
+            assert line in metrics_text
         assert gcm.stop(timeout=40) == 0  # graceful (30 s bound): stop() fails after 40 s
         assert gcm.logged("released the lease")
     finally:
@@ -432,3 +466,22 @@ def test_help_lists_the_subcommands(tmp_path):
     assert "'run' is the default command" in res.stdout and "2 for anything configured wrong" in res.stdout
     res = run_gcm(tmp_path, "run", "--help")
     assert res.returncode == 0 and "--kubeconfig FILE" in res.stdout and "--log-level" in res.stdout
+
+
+@pytest.mark.timeout(90)
+def test_sigterm_while_waiting_for_the_api_server(tmp_path):
+    """Waiting for an API server never blocks shutdown: SIGTERM ends gcm gracefully (exit 0)."""
+    server = APIServer(port=free_port())  # never started
+    kubeconfig = server.write_kubeconfig(tmp_path / "never.kubeconfig")
+    cfg, probes, metrics = write_config(tmp_path)
+    gcm = Process(tmp_path, kubeconfig, cfg, probes, metrics)
+    try:
+        gcm.wait_for(lambda: gcm.logged("API server not reachable, retrying"), "a failed contact")
+        gcm.wait_for(lambda: gcm.logged("lease request failed", level="warning"), "the lease warning")
+        assert gcm.stop(timeout=40) == 0
+        assert gcm.logged("gcm stopped")
+        assert not any(e.get("level") == "error" for e in gcm.entries())
+    finally:
+        if gcm.alive():
+            gcm.proc.kill()
+        server.stop()
