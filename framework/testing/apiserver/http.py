@@ -60,8 +60,11 @@ ROOT_PATHS = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    # Go's json.Encoder ends every document with a newline; clients comparing bodies see it.
     return web.Response(
-        body=orjson.dumps(body), status=status, headers={"Content-Type": JSON, **(headers or {})}
+        body=orjson.dumps(body, option=orjson.OPT_APPEND_NEWLINE),
+        status=status,
+        headers={"Content-Type": JSON, **(headers or {})},
     )
 
 
@@ -366,7 +369,8 @@ class Handler:
         t = self._target(group, version, parts)
         q = request.query
         method = request.method
-        is_watch = t.watch_path or (method == "GET" and q.get("watch") in ("true", "1"))
+        # Go's query decoding: any value but "0"/"false" is true (watch=maybe watches).
+        is_watch = t.watch_path or (method == "GET" and bool(query.query_bool(q, "watch")))
         verb = self._verb(method, t, is_watch)
         self._authorize_resource(request, t, verb)
         self._check_fault(verb, t)
@@ -593,9 +597,9 @@ class Handler:
             pin = f"metadata.name={t.name}"
             field_selector = f"{field_selector},{pin}" if field_selector else pin
         matcher = self.api.matcher(t.rt, t.namespace, q.get("labelSelector"), field_selector)
-        bookmarks = q.get("allowWatchBookmarks") in ("true", "1")
-        initial = q.get("sendInitialEvents") in ("true", "1")
-        timeout = _int_param(q, "timeoutSeconds")
+        bookmarks = bool(query.query_bool(q, "allowWatchBookmarks"))
+        initial = bool(query.query_bool(q, "sendInitialEvents"))
+        timeout = query.query_int(q, "timeoutSeconds")
         if timeout is None or timeout <= 0:
             timeout = random.uniform(self.server.min_request_timeout, 2 * self.server.min_request_timeout)
         resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
@@ -698,7 +702,7 @@ def _pinned_name(rt: ResourceType, field_selector: str | None) -> str:
     if not field_selector:
         return ""
     try:
-        return single_name(parse_field_selector(field_selector, rt.selectable_fields())) or ""
+        return single_name(parse_field_selector(field_selector, rt.selectable_fields(), True)) or ""
     except StatusError:
         return ""  # a bad selector is answered after authorization, as 400
 
@@ -831,22 +835,14 @@ async def _read_body(request: web.Request, rt: ResourceType) -> Any:
     raise errors.unsupported_media_type([*BODY_MEDIA, protobuf.CONTENT_TYPE] if decodable else BODY_MEDIA)
 
 
-def _int_param(q: Any, name: str) -> int | None:
-    if name not in q:
-        return None
-    try:
-        return int(q[name])
-    except ValueError:
-        raise errors.bad_request(f'invalid value for {name}: "{q[name]}"') from None
-
-
 def _validate_list_options(q: Any, rt: ResourceType, for_watch: bool) -> tuple[str | None, str | None, int]:
     """Apply the ListOptions rules of 14-4 and 15-8; returns (resourceVersion, match, limit)."""
     rv = q.get("resourceVersion") or None
     match = q.get("resourceVersionMatch") or None
     cont = q.get("continue") or None
     initial = q.get("sendInitialEvents")
-    limit = _int_param(q, "limit") or 0
+    limit = query.query_int(q, "limit") or 0
+    query.query_int(q, "timeoutSeconds")  # a list ignores it, but it must decode (400 otherwise)
     if rv is not None and rv != "0":
         try:
             if int(rv) < 0:
@@ -857,7 +853,7 @@ def _validate_list_options(q: Any, rt: ResourceType, for_watch: bool) -> tuple[s
             ) from None
     errs = []
     if for_watch:
-        if initial is not None and initial in ("true", "1"):
+        if initial is not None and query.go_bool(initial):
             if match != "NotOlderThan":
                 errs.append(
                     errors.forbidden(

@@ -56,6 +56,9 @@ STRING, BOOL, INT32, INT64 = "string", "bool", "int32", "int64"
 TIME = "Time"  # metav1.Time: a message {1 seconds, 2 nanos} with its own JSON form
 FIELDS_V1 = "FieldsV1"  # metav1.FieldsV1: a message {1 Raw bytes} whose JSON form is Raw itself
 MAP_STRING, MAP_BYTES, MAP_EXTRA = "map<string>", "map<bytes>", "map<ExtraValue>"
+MAP_QUANTITY = "map<Quantity>"  # resource.Quantity {1 string}: its JSON form is the string
+INT_OR_STRING = "IntOrString"  # intstr.IntOrString {1 type, 2 intVal, 3 strVal}: a JSON int or string
+_MAPS = (MAP_STRING, MAP_BYTES, MAP_EXTRA, MAP_QUANTITY)
 
 # JSON emission modes (see the module docstring).
 OMITEMPTY, ALWAYS, POINTER = "omitempty", "always", "pointer"
@@ -97,6 +100,14 @@ def _msg(name: str, type_: str, pointer: bool = False) -> _Field:
 
 def _msgs(name: str, type_: str) -> _Field:
     return _Field(name, type_, repeated=True)
+
+
+def _i32(name: str, mode: str = OMITEMPTY) -> _Field:
+    return _Field(name, INT32, mode=mode)
+
+
+def _bool(name: str, mode: str = OMITEMPTY) -> _Field:
+    return _Field(name, BOOL, mode=mode)
 
 
 _META = _msg("metadata", "ObjectMeta")
@@ -263,7 +274,156 @@ _MESSAGES: dict[str, dict[int, _Field]] = {
     },
     "BoundObjectReference": {1: _s("kind"), 2: _s("apiVersion"), 3: _s("name"), 4: _s("uid")},
     "TokenRequestStatus": {1: _s("token", ALWAYS), 2: _Field("expirationTimestamp", TIME)},
+    "SelfSubjectReview": {1: _META, 2: _msg("status", "SelfSubjectReviewStatus")},
+    "SelfSubjectReviewStatus": {1: _msg("userInfo", "UserInfo")},
+    "UserInfo": {1: _s("username"), 2: _s("uid"), 3: _strings("groups"), 4: _Field("extra", MAP_EXTRA)},
+    # -- core/v1 Service and ResourceQuota, apps/v1 Deployment (kubectl create service|quota|deployment)
+    "Service": {1: _META, 2: _msg("spec", "ServiceSpec"), 3: _msg("status", "ServiceStatus")},
+    "ServiceSpec": {
+        1: _msgs("ports", "ServicePort"),
+        2: _Field("selector", MAP_STRING),
+        3: _s("clusterIP"),
+        18: _strings("clusterIPs"),
+        4: _s("type"),
+        5: _strings("externalIPs"),
+        7: _s("sessionAffinity"),
+        8: _s("loadBalancerIP"),
+        9: _strings("loadBalancerSourceRanges"),
+        10: _s("externalName"),
+        11: _s("externalTrafficPolicy"),
+        12: _i32("healthCheckNodePort"),
+        13: _bool("publishNotReadyAddresses"),
+        19: _strings("ipFamilies"),
+        17: _s("ipFamilyPolicy", POINTER),
+        20: _bool("allocateLoadBalancerNodePorts", POINTER),
+        21: _s("loadBalancerClass", POINTER),
+        22: _s("internalTrafficPolicy", POINTER),
+        23: _s("trafficDistribution", POINTER),
+    },
+    "ServicePort": {
+        1: _s("name"),
+        2: _s("protocol"),
+        6: _s("appProtocol", POINTER),
+        3: _i32("port", ALWAYS),
+        4: _Field("targetPort", INT_OR_STRING),
+        5: _i32("nodePort"),
+    },
+    "ServiceStatus": {1: _msg("loadBalancer", "LoadBalancerStatus")},
+    "LoadBalancerStatus": {1: _msgs("ingress", "LoadBalancerIngress")},
+    "LoadBalancerIngress": {1: _s("ip"), 2: _s("hostname"), 4: _s("ipMode", POINTER)},
+    "ResourceQuota": {
+        1: _META,
+        2: _msg("spec", "ResourceQuotaSpec"),
+        3: _msg("status", "ResourceQuotaStatus"),
+    },
+    "ResourceQuotaSpec": {
+        1: _Field("hard", MAP_QUANTITY),
+        2: _strings("scopes"),
+        3: _msg("scopeSelector", "ScopeSelector", pointer=True),
+    },
+    "ScopeSelector": {1: _msgs("matchExpressions", "ScopedResourceSelectorRequirement")},
+    "ScopedResourceSelectorRequirement": {
+        1: _s("scopeName", ALWAYS),
+        2: _s("operator", ALWAYS),
+        3: _strings("values"),
+    },
+    "ResourceQuotaStatus": {1: _Field("hard", MAP_QUANTITY), 2: _Field("used", MAP_QUANTITY)},
+    "Deployment": {1: _META, 2: _msg("spec", "DeploymentSpec"), 3: _msg("status", "DeploymentStatus")},
+    "DeploymentSpec": {
+        1: _i32("replicas", POINTER),
+        2: _msg("selector", "LabelSelector", pointer=True),
+        3: _msg("template", "PodTemplateSpec"),
+        4: _msg("strategy", "DeploymentStrategy"),
+        5: _i32("minReadySeconds"),
+        6: _i32("revisionHistoryLimit", POINTER),
+        7: _bool("paused"),
+        9: _i32("progressDeadlineSeconds", POINTER),
+    },
+    "DeploymentStrategy": {1: _s("type"), 2: _msg("rollingUpdate", "RollingUpdateDeployment", pointer=True)},
+    "RollingUpdateDeployment": {
+        1: _Field("maxUnavailable", INT_OR_STRING, mode=POINTER),
+        2: _Field("maxSurge", INT_OR_STRING, mode=POINTER),
+    },
+    # The server resets a Deployment's status on create and keeps it on update: none of it is read.
+    "DeploymentStatus": {},
+    "PodTemplateSpec": {1: _META, 2: _msg("spec", "PodSpec")},
+    "PodSpec": {
+        20: _msgs("initContainers", "Container"),
+        2: _msgs("containers", "Container"),
+        3: _s("restartPolicy"),
+        4: _Field("terminationGracePeriodSeconds", INT64, mode=POINTER),
+        5: _Field("activeDeadlineSeconds", INT64, mode=POINTER),
+        6: _s("dnsPolicy"),
+        7: _Field("nodeSelector", MAP_STRING),
+        8: _s("serviceAccountName"),
+        9: _s("serviceAccount"),
+        21: _bool("automountServiceAccountToken", POINTER),
+        10: _s("nodeName"),
+        11: _bool("hostNetwork"),
+        12: _bool("hostPID"),
+        13: _bool("hostIPC"),
+        15: _msgs("imagePullSecrets", "LocalObjectReference"),
+        16: _s("hostname"),
+        17: _s("subdomain"),
+        19: _s("schedulerName"),
+        24: _s("priorityClassName"),
+        25: _i32("priority", POINTER),
+        30: _bool("enableServiceLinks", POINTER),
+    },
+    "Container": {
+        1: _s("name", ALWAYS),
+        2: _s("image"),
+        3: _strings("command"),
+        4: _strings("args"),
+        5: _s("workingDir"),
+        6: _msgs("ports", "ContainerPort"),
+        7: _msgs("env", "EnvVar"),
+        8: _msg("resources", "ResourceRequirements"),
+        9: _msgs("volumeMounts", "VolumeMount"),
+        13: _s("terminationMessagePath"),
+        20: _s("terminationMessagePolicy"),
+        14: _s("imagePullPolicy"),
+        16: _bool("stdin"),
+        17: _bool("stdinOnce"),
+        18: _bool("tty"),
+    },
+    "ContainerPort": {
+        1: _s("name"),
+        2: _i32("hostPort"),
+        3: _i32("containerPort", ALWAYS),
+        4: _s("protocol"),
+        5: _s("hostIP"),
+    },
+    "EnvVar": {1: _s("name", ALWAYS), 2: _s("value")},
+    "ResourceRequirements": {1: _Field("limits", MAP_QUANTITY), 2: _Field("requests", MAP_QUANTITY)},
+    "VolumeMount": {
+        1: _s("name", ALWAYS),
+        2: _bool("readOnly"),
+        3: _s("mountPath", ALWAYS),
+        4: _s("subPath"),
+        5: _s("mountPropagation", POINTER),
+        6: _s("subPathExpr"),
+    },
 }
+
+# Messages whose unmodelled fields must not be dropped silently (24-6): such a field carrying a value
+# fails the request with 400 instead of storing a Deployment without its probes or volumes.
+_STRICT = frozenset(
+    {
+        "ServiceSpec",
+        "ServicePort",
+        "ResourceQuotaSpec",
+        "DeploymentSpec",
+        "PodTemplateSpec",
+        "PodSpec",
+        "Container",
+        "ContainerPort",
+        "EnvVar",
+        "ResourceRequirements",
+        "VolumeMount",
+    }
+)
+_INT_OR_STRING = {1: _Field("type", INT64), 2: _Field("intVal", INT32), 3: _Field("strVal", STRING)}
 
 # (apiVersion, kind) of the objects whose protobuf bodies are decoded (1-9).
 KINDS: frozenset[tuple[str, str]] = frozenset(
@@ -276,7 +436,8 @@ KINDS: frozenset[tuple[str, str]] = frozenset(
         ("authorization.k8s.io/v1", k)
         for k in ("SelfSubjectAccessReview", "SubjectAccessReview", "LocalSubjectAccessReview")
     ]
-    + [("authentication.k8s.io/v1", "TokenRequest")]
+    + [("authentication.k8s.io/v1", k) for k in ("TokenRequest", "SelfSubjectReview")]
+    + [("v1", "Service"), ("v1", "ResourceQuota"), ("apps/v1", "Deployment")]
 )
 
 # runtime.Unknown and its TypeMeta (k8s.io/apimachinery/pkg/runtime/generated.proto).
@@ -380,6 +541,14 @@ def _map_entry(f: _Field, raw: bytes) -> tuple[str, Any]:
         return key, _text(value or b"")
     if f.type == MAP_BYTES:
         return key, base64.b64encode(value or b"").decode()
+    if f.type == MAP_QUANTITY:
+        text = ""
+        for num, wire, v in _fields(value or b"", "Quantity"):
+            if num == 1:
+                if wire != _LEN:
+                    raise _Malformed(f"proto: wrong wireType = {wire} for field String_")
+                text = _text(v)
+        return key, text or "0"
     # ExtraValue {repeated string items = 1}: its JSON form is the bare list.
     items = []
     for num, wire, v in _fields(value or b"", "ExtraValue"):
@@ -421,6 +590,27 @@ def _fields_v1(raw: bytes) -> Any:
         raise _Malformed(f"FieldsV1 is not JSON: {e}") from None
 
 
+def _int_or_string(raw: bytes) -> int | str:
+    out = {"type": 0, "intVal": 0, "strVal": ""}
+    for num, wire, value in _fields(raw, INT_OR_STRING):
+        f = _INT_OR_STRING.get(num)
+        if f is None:
+            continue
+        if wire != f.wire:
+            raise _Malformed(f"proto: wrong wireType = {wire} for field {f.name[:1].upper()}{f.name[1:]}")
+        out[f.name] = _scalar(f, value)
+    return out["strVal"] if out["type"] == 1 else out["intVal"]
+
+
+def _unmodelled(message: str, num: int, wire: int, value: Any) -> None:
+    """A field this module has no schema for: fine when it holds Go's zero value, 400 otherwise."""
+    if message in _STRICT and value not in (0, b""):
+        raise _Malformed(
+            f"{message} field {num} (wire type {wire}) is not supported in protobuf by this test API "
+            "server; send the object as JSON"
+        )
+
+
 def _decode_fields(buf: bytes, message: str) -> dict[str, Any]:
     """Decode one message into its JSON form."""
     schema = _MESSAGES[message]
@@ -431,25 +621,32 @@ def _decode_fields(buf: bytes, message: str) -> dict[str, Any]:
     for num, wire, value in _fields(buf, message):
         f = schema.get(num)
         if f is None:
+            _unmodelled(message, num, wire, value)
             continue  # unknown fields are skipped, as the generated Go code does
         if wire != f.wire:
             raise _Malformed(f"proto: wrong wireType = {wire} for field {f.name[:1].upper()}{f.name[1:]}")
-        if f.type in (MAP_STRING, MAP_BYTES, MAP_EXTRA):
+        if f.type in _MAPS:
             k, v = _map_entry(f, value)
             maps.setdefault(num, {})[k] = v
         elif f.repeated:
             item = _decode_fields(value, f.type) if f.is_message else _scalar(f, value)
             lists.setdefault(num, []).append(item)
-        elif f.is_message:
+        elif f.is_message or f.type == INT_OR_STRING:
             nested[num] = nested.get(num, b"") + value
         else:
             scalars[num] = _scalar(f, value)
 
     out: dict[str, Any] = {}
     for num, f in schema.items():
-        if f.type in (MAP_STRING, MAP_BYTES, MAP_EXTRA):
+        if f.type in _MAPS:
             if maps.get(num):
                 out[f.name] = maps[num]
+        elif f.type == INT_OR_STRING:
+            if num in nested:
+                v = _int_or_string(nested[num])
+                # A zero IntOrString (non-pointer, omitempty) is dropped: defaulting fills it.
+                if f.mode == POINTER or v not in (0, ""):
+                    out[f.name] = v
         elif f.repeated:
             if lists.get(num):
                 out[f.name] = lists[num]
@@ -572,6 +769,16 @@ def _encode_time(value: str | None) -> bytes:
 def _encode_value(f: _Field, value: Any, go_zeros: bool) -> bytes | int:
     if f.type == TIME:
         return _encode_time(value)
+    if f.type == INT_OR_STRING:
+        out = bytearray()
+        if isinstance(value, str):
+            _put_varint(out, 1 << 3 | _VARINT)
+            _put_varint(out, 1)
+            _put_len(out, 3, value.encode())
+        else:
+            _put_varint(out, 2 << 3 | _VARINT)
+            _put_varint(out, int(value))
+        return bytes(out)
     if f.type == FIELDS_V1:
         raw = bytearray()
         _put_len(raw, 1, orjson.dumps(value))
@@ -587,12 +794,16 @@ def _encode_fields(obj: dict[str, Any], message: str, go_zeros: bool) -> bytes:
     out = bytearray()
     for num, f in sorted(_MESSAGES[message].items()):
         value = obj.get(f.name)
-        if f.type in (MAP_STRING, MAP_BYTES, MAP_EXTRA):
+        if f.type in _MAPS:
             for k, v in sorted((value or {}).items()):
                 entry = bytearray()
                 _put_len(entry, 1, k.encode())
                 if f.type == MAP_STRING:
                     payload = v.encode()
+                elif f.type == MAP_QUANTITY:
+                    quantity = bytearray()
+                    _put_len(quantity, 1, v.encode())
+                    payload = bytes(quantity)
                 elif f.type == MAP_BYTES:
                     payload = base64.b64decode(v)
                 else:
@@ -613,7 +824,7 @@ def _encode_fields(obj: dict[str, Any], message: str, go_zeros: bool) -> bytes:
                 continue
             if f.type == FIELDS_V1:
                 continue  # a pointer in every kind here; never written when nil
-            value = "" if f.type == TIME else {} if f.is_message else _ZERO[f.type]
+            value = "" if f.type == TIME else {} if f.is_message else _ZERO.get(f.type, 0)
         encoded = _encode_value(f, value, go_zeros)
         if f.wire == _LEN:
             _put_len(out, num, encoded)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import crd_schema, event_conversion, timefmt, validation
+from . import allocators, crd_schema, event_conversion, timefmt, validation
 from .errors import FieldError, duplicate, invalid_value, not_supported, required
 from .patch import BUILTIN_SMP_STRATEGIES
 from .selectors import label_selector_from_dict
@@ -55,6 +55,14 @@ class ResourceType:
     to_storage: Callable[[dict], dict] | None = None
     from_storage: Callable[[dict], dict] | None = None
     persisted: bool = True
+    # The kind registers its own field-label conversion (core Event, Namespace, Secret, Service; every
+    # custom resource): unknown fields say "field label not supported" instead of the default text.
+    own_field_labels: bool = False
+    # Values the registry allocates from what is stored (Service cluster IPs and node ports):
+    # ``allocate(stored objects, key, new, old)`` → field errors.
+    allocate: Callable[[dict, Any, dict, dict | None], list[FieldError]] | None = None
+    # An immediate DELETE answers the deleted object, not a Status (the store's ReturnDeletedObject).
+    returns_deleted_object: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -86,7 +94,7 @@ class ResourceType:
 
     def selectable_fields(self) -> tuple[str, ...]:
         base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
-        if not self.is_custom:
+        if not self.is_custom and not (self.own_field_labels and not self.namespaced):
             base = ("metadata.name", "metadata.namespace")
         return base + self.field_names
 
@@ -193,6 +201,9 @@ def _deployment_normalize(obj: dict, old: dict | None) -> None:
         for key, default in (("revisionHistoryLimit", 10), ("progressDeadlineSeconds", 600)):
             if spec.get(key) is None:
                 spec[key] = default
+        template = spec.get("template")
+        if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+            default_pod_spec(template["spec"])
     if old is None:
         obj["status"] = {}
         return
@@ -201,6 +212,63 @@ def _deployment_normalize(obj: dict, old: dict | None) -> None:
         old_meta.get("annotations") or {}
     ):
         meta["generation"] = old_meta.get("generation", 0) + 1
+
+
+def default_pod_spec(pod: dict) -> None:
+    """core/v1 ``SetDefaults_PodSpec`` and its containers', ports', probes' and volumes' defaults, as a
+    pod template in a workload gets them (the Pod-only defaults, e.g. ``enableServiceLinks``, excluded)."""
+    for key, default in (
+        ("restartPolicy", "Always"),
+        ("dnsPolicy", "ClusterFirst"),
+        ("schedulerName", "default-scheduler"),
+    ):
+        if not pod.get(key):
+            pod[key] = default
+    if pod.get("terminationGracePeriodSeconds") is None:
+        pod["terminationGracePeriodSeconds"] = 30
+    if pod.get("securityContext") is None:
+        pod["securityContext"] = {}
+    for key in ("initContainers", "containers"):
+        for c in pod.get(key) or []:
+            if isinstance(c, dict):
+                _default_container(c)
+    for volume in pod.get("volumes") or []:
+        if not isinstance(volume, dict):
+            continue
+        for source in ("secret", "configMap", "downwardAPI", "projected"):
+            if isinstance(volume.get(source), dict) and volume[source].get("defaultMode") is None:
+                volume[source]["defaultMode"] = 420
+
+
+def _default_container(c: dict) -> None:
+    if not c.get("imagePullPolicy"):
+        image = c.get("image") or ""
+        tag = image.rsplit("/", 1)[-1]
+        latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
+        c["imagePullPolicy"] = "Always" if latest else "IfNotPresent"
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    if c.get("resources") is None:
+        c["resources"] = {}
+    for port in c.get("ports") or []:
+        if isinstance(port, dict) and not port.get("protocol"):
+            port["protocol"] = "TCP"
+    for probe_key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = c.get(probe_key)
+        if not isinstance(probe, dict):
+            continue
+        for key, default in (
+            ("timeoutSeconds", 1),
+            ("periodSeconds", 10),
+            ("successThreshold", 1),
+            ("failureThreshold", 3),
+        ):
+            if not probe.get(key):
+                probe[key] = default
+        http = probe.get("httpGet")
+        if isinstance(http, dict):
+            http.setdefault("path", "/")
+            http.setdefault("scheme", "HTTP")
 
 
 def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
@@ -261,19 +329,36 @@ _PROTOCOLS = ["SCTP", "TCP", "UDP"]
 
 
 def _service_normalize(obj: dict, old: dict | None) -> None:
-    """core/v1 ``SetDefaults_Service`` without IP allocation; status starts empty on create."""
+    """core/v1 ``SetDefaults_Service`` (allocation is ``allocators.allocate``); status starts empty on
+    create."""
     spec = obj.get("spec")
     if isinstance(spec, dict):
-        spec.setdefault("type", "ClusterIP")
-        spec.setdefault("sessionAffinity", "None")
+        kind = spec.setdefault("type", "ClusterIP")
+        affinity = spec.setdefault("sessionAffinity", "None")
+        if affinity == "ClientIP":
+            config = spec.setdefault("sessionAffinityConfig", {})
+            client_ip = config.setdefault("clientIP", {}) if isinstance(config, dict) else {}
+            if isinstance(client_ip, dict):
+                client_ip.setdefault("timeoutSeconds", 10800)
         for port in spec.get("ports") or []:
             if isinstance(port, dict):
                 if not port.get("protocol"):
                     port["protocol"] = "TCP"
                 if port.get("targetPort") in (None, 0, "") and "port" in port:
                     port["targetPort"] = port["port"]
+        if kind in ("NodePort", "LoadBalancer") and not spec.get("externalTrafficPolicy"):
+            spec["externalTrafficPolicy"] = "Cluster"
+        if kind != "ExternalName" and not spec.get("internalTrafficPolicy"):
+            spec["internalTrafficPolicy"] = "Cluster"
+        if kind == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+            spec["allocateLoadBalancerNodePorts"] = True
     if old is None:
         obj["status"] = {"loadBalancer": {}}
+
+
+def _service_fields(obj: dict) -> dict[str, str]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    return {"spec.clusterIP": spec.get("clusterIP") or "", "spec.type": spec.get("type") or ""}
 
 
 def _service_validate(obj: dict, old: dict | None) -> list[FieldError]:
@@ -364,10 +449,13 @@ def _builtin() -> list[ResourceType]:
             short_names=("ns",),
             subresources=("status", "finalize"),
             name_rule="label",
+            # No deletecollection: kube-apiserver's namespace storage does not implement it.
+            verbs=tuple(v for v in PERSISTED_VERBS if v != "deletecollection"),
             normalize=_namespace_normalize,
             validate=lambda o, old: validation.validate_namespace(o),
             fields=_namespace_fields,
             field_names=("status.phase", "name"),
+            own_field_labels=True,
             smp=smp["Namespace"],
             time_fields=("status.conditions[].lastTransitionTime",),
         ),
@@ -393,6 +481,7 @@ def _builtin() -> list[ResourceType]:
             validate=validation.validate_secret,
             fields=_secret_fields,
             field_names=("type",),
+            own_field_labels=True,
             smp=smp["Secret"],
         ),
         ResourceType(
@@ -404,6 +493,7 @@ def _builtin() -> list[ResourceType]:
             "serviceaccount",
             short_names=("sa",),
             subresources=("token",),
+            returns_deleted_object=True,
             normalize=_sa_normalize,
             validate=lambda o, old: validation.validate_service_account(o),
             smp=smp["ServiceAccount"],
@@ -417,6 +507,7 @@ def _builtin() -> list[ResourceType]:
             "resourcequota",
             short_names=("quota",),
             subresources=("status",),
+            returns_deleted_object=True,
             normalize=_rq_normalize,
             validate=lambda o, old: validation.validate_resource_quota(o),
             smp=smp["ResourceQuota"],
@@ -431,8 +522,14 @@ def _builtin() -> list[ResourceType]:
             short_names=("svc",),
             categories=("all",),
             subresources=("status",),
+            name_rule="dns1035",
+            returns_deleted_object=True,
             normalize=_service_normalize,
+            allocate=allocators.allocate,
             validate=_service_validate,
+            fields=_service_fields,
+            field_names=("spec.clusterIP", "spec.type"),
+            own_field_labels=True,
             smp=smp["Service"],
             time_fields=("status.conditions[].lastTransitionTime",),
         ),
@@ -449,6 +546,7 @@ def _builtin() -> list[ResourceType]:
             validate=_core_event_validate,
             fields=_core_event_fields,
             field_names=CORE_EVENT_FIELDS,
+            own_field_labels=True,
             smp=smp["Event"],
             storage="events",
             time_fields=EVENT_TIME_FIELDS,
@@ -467,6 +565,7 @@ def _builtin() -> list[ResourceType]:
             validate=_events_v1_validate,
             fields=_core_event_fields,
             field_names=CORE_EVENT_FIELDS,
+            own_field_labels=True,
             smp=smp["Event"],
             storage="events",
             time_fields=EVENT_TIME_FIELDS,
@@ -605,6 +704,7 @@ def _builtin() -> list[ResourceType]:
         _review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False),
         _review("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", True),
         _review("authentication.k8s.io", "tokenreviews", "TokenReview", False),
+        _review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", False),
     ]
 
 
@@ -652,6 +752,7 @@ def custom_resource_types(crd: dict) -> list[ResourceType]:
                 put_requires_rv=True,
                 crd=crd,
                 field_names=selectable,
+                own_field_labels=True,
                 fields=_selectable_getter(selectable) if selectable else None,
                 storage=f"{names['plural']}.{group}",
             )

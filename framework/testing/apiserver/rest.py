@@ -155,6 +155,7 @@ class API:
             )
         # A null is decoded as Go would (mostly: like an absent field) before anything reads the body.
         decoding.decode(rt.group, rt.kind, body, custom=rt.is_custom)
+        _check_bytes_fields(rt, body)
         for k in list(meta):
             if k not in META_KEYS or meta[k] in (None, {}, [], ""):
                 # Unknown keys are dropped (6-10); empty ones are omitted like Go's omitempty.
@@ -252,7 +253,7 @@ class API:
     ):
         """A predicate on stored objects for namespace + label + field selectors (14-1, 14-2)."""
         labels = parse_label_selector(label_selector)
-        fields = parse_field_selector(field_selector, rt.selectable_fields())
+        fields = parse_field_selector(field_selector, rt.selectable_fields(), rt.own_field_labels)
 
         def match(obj: dict) -> bool:
             meta = obj["metadata"]
@@ -417,6 +418,8 @@ class API:
             meta["name"] = name = self._generated_name(rt, ns, generate)
         if rt.normalize:
             rt.normalize(stored, None)
+        if rt.allocate:
+            errs += rt.allocate(self.storage.table(rt.storage).objects, _key(ns, name), stored, None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = timefmt.now_time()
         if rt.tracks_generation:
@@ -621,6 +624,8 @@ class API:
         meta["resourceVersion"] = old_meta["resourceVersion"]
         if rt.normalize:
             rt.normalize(stored, old)
+        if rt.allocate:
+            errs += rt.allocate(self.storage.table(rt.storage).objects, _key(ns, name), stored, old)
         if opts.admission is not None:  # mutating admission webhooks (21-1)
             stored, errs = opts.admission.mutate(self, rt, stored, old, opts, errs, warnings)
             meta = stored["metadata"]
@@ -879,8 +884,11 @@ class API:
         if is_crd and CRD_CLEANUP_FINALIZER not in fins:
             fins.append(CRD_CLEANUP_FINALIZER)
         if not fins and not is_namespace:
+            last = old
             if not dry_run:
-                self.storage.delete(rt.storage, _key(ns, name))
+                last = self.storage.delete(rt.storage, _key(ns, name))
+            if rt.returns_deleted_object:
+                return Result(200, self.external(rt, last))
             details = {"name": name, "kind": rt.resource, "uid": meta["uid"]}
             if rt.group:
                 details["group"] = rt.group
@@ -1013,6 +1021,31 @@ class API:
                 "items": items,
             },
         )
+
+
+# ``map[string][]byte`` fields: the JSON decoder base64-decodes them, so bad data fails decoding (400).
+_BYTES_FIELDS = {("", "Secret"): "data", ("", "ConfigMap"): "binaryData"}
+_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "bool", list: "array", dict: "object"}
+
+
+def _check_bytes_fields(rt: ResourceType, body: dict) -> None:
+    key = _BYTES_FIELDS.get((rt.group, rt.kind))
+    data = body.get(key) if key else None
+    if not isinstance(data, dict):
+        return
+    prefix = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+    for value in data.values():
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise errors.bad_request(
+                f"{prefix}json: cannot unmarshal {_JSON_TYPES.get(type(value), 'value')} into Go struct "
+                f"field {rt.kind}.{key} of type []uint8"
+            )
+        try:
+            validation.go_base64_decode(value)
+        except ValueError as e:
+            raise errors.bad_request(prefix + str(e)) from None
 
 
 def _set_condition(obj: dict, ctype: str, status: str, reason: str, message: str) -> bool:

@@ -333,10 +333,12 @@ def _unescape(value: str) -> str:
     return "".join(out)
 
 
-def parse_field_selector(text: str | None, allowed: Collection[str]) -> FieldSelector:
+def parse_field_selector(text: str | None, allowed: Collection[str], own_rules: bool = True) -> FieldSelector:
     """Parse a ``fieldSelector`` query parameter; terms are sorted, as upstream does.
 
-    Syntax errors and fields not in ``allowed`` are 400 BadRequest.
+    Syntax errors and fields not in ``allowed`` are 400 BadRequest. ``own_rules``: the kind has its
+    own field-label conversion (``field label not supported: F``); kinds without one get apimachinery's
+    ``DefaultMetaV1FieldSelectorConversion`` message.
     """
     requirements = []
     for term in sorted(_split_terms(text or "")):
@@ -349,7 +351,11 @@ def parse_field_selector(text: str | None, allowed: Collection[str]) -> FieldSel
         requirements.append((field, "!=" if op == "!=" else "=", _unescape(value)))
     for field, _, _ in requirements:
         if field not in allowed:
-            raise bad_request(f"field label not supported: {field}")
+            if own_rules:
+                raise bad_request(f"field label not supported: {field}")
+            raise bad_request(
+                f'"{field}" is not a known field selector: only "metadata.name", "metadata.namespace"'
+            )
     return FieldSelector(requirements)
 
 

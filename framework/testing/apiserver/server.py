@@ -23,7 +23,7 @@ from aiohttp import web
 from framework import certs
 from framework.meta.time import format_time
 
-from . import decoding, errors, gardener, timefmt
+from . import allocators, decoding, errors, gardener, timefmt
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
@@ -254,6 +254,28 @@ class APIServer:
                 if self.storage.get(rt.storage, ("", obj["metadata"]["name"])) is None:
                     self.api.create(rt, None, obj)
         await self._start_site()
+        self._kubernetes_service()
+
+    def _kubernetes_service(self) -> None:
+        """``default/kubernetes``, the Service kube-apiserver keeps for itself (its first cluster IP)."""
+        rt = self.registry.get("", "v1", "services")
+        if rt is None or self.storage.get(rt.storage, ("default", "kubernetes")) is not None:
+            return
+        self.api.create(
+            rt,
+            "default",
+            {
+                "metadata": {
+                    "name": "kubernetes",
+                    "namespace": "default",
+                    "labels": {"component": "apiserver", "provider": "kubernetes"},
+                },
+                "spec": {
+                    "clusterIP": allocators.KUBERNETES_SERVICE_IP,
+                    "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": self.port}],
+                },
+            },
+        )
 
     async def _start_site(self) -> None:
         app = web.Application(client_max_size=4 * 1024 * 1024)
@@ -438,6 +460,16 @@ class APIServer:
             )
         if rt.kind == "TokenReview":
             return Result(201, token_review(body, self.authenticator))
+        if rt.kind == "SelfSubjectReview":  # kubectl auth whoami: the requester as authenticated
+            return Result(
+                201,
+                {
+                    "kind": "SelfSubjectReview",
+                    "apiVersion": "authentication.k8s.io/v1",
+                    "metadata": {"creationTimestamp": timefmt.now_time()},
+                    "status": {"userInfo": user.as_dict()},
+                },
+            )
 
         def decide(a: Attributes) -> bool:
             return self.authorization == "AlwaysAllow" or self.authorizer.allowed(a)

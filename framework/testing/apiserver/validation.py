@@ -130,6 +130,7 @@ def _mask_trailing_dash(name: str) -> str:
 _NAME_RULES = {
     "subdomain": (is_dns1123_subdomain, lambda p: is_dns1123_subdomain(_mask_trailing_dash(p))),
     "label": (is_dns1123_label, lambda p: is_dns1123_label(_mask_trailing_dash(p))),
+    "dns1035": (is_dns1035_label, lambda p: is_dns1035_label(_mask_trailing_dash(p))),  # Service
     "path": (is_path_segment_name, is_path_segment_prefix),
 }
 

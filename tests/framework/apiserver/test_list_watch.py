@@ -47,7 +47,7 @@ def test_field_selectors(core):
     with pytest.raises(ApiException) as e:
         core.list_namespaced_config_map("default", field_selector="spec.foo=bar")
     assert e.value.status == 400
-    assert "field label not supported: spec.foo" in json.loads(e.value.body)["message"]
+    assert '"spec.foo" is not a known field selector' in json.loads(e.value.body)["message"]
     phases = core.list_namespace(field_selector="status.phase=Active")
     assert "default" in [n.metadata.name for n in phases.items]
 

@@ -641,7 +641,7 @@ def test_envelope_without_kind_defaults_from_the_endpoint() -> None:
     ("api_version", "kind"),
     [
         ("v1", "Pod"),
-        ("apps/v1", "Deployment"),
+        ("apps/v1", "StatefulSet"),
         ("v1", "Event"),
         ("example.com/v1", "Widget"),
         ("v2", "ConfigMap"),
@@ -792,6 +792,74 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "spec": {**SAR_SPEC, "nonResourceAttributes": {"path": "/p", "verb": "get"}},
         "status": {"allowed": False},
     },
+    "SelfSubjectReview": {
+        "metadata": {},
+        "status": {"userInfo": {"username": "u", "uid": "1", "groups": ["g"], "extra": {"k": ["v"]}}},
+    },
+    "Service": {
+        "metadata": FULL_META,
+        "spec": {
+            "ports": [
+                {"name": "http", "protocol": "TCP", "port": 80, "targetPort": "web", "nodePort": 30080},
+                {"port": 443, "targetPort": 8443, "appProtocol": "https"},
+            ],
+            "selector": {"app": "a"},
+            "clusterIP": "10.96.0.10",
+            "clusterIPs": ["10.96.0.10"],
+            "type": "NodePort",
+            "sessionAffinity": "None",
+            "externalTrafficPolicy": "Cluster",
+            "ipFamilies": ["IPv4"],
+            "ipFamilyPolicy": "SingleStack",
+            "internalTrafficPolicy": "Cluster",
+            "allocateLoadBalancerNodePorts": False,
+        },
+        "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}]}},
+    },
+    "ResourceQuota": {
+        "metadata": FULL_META,
+        "spec": {
+            "hard": {"cpu": "1", "pods": "2"},
+            "scopes": ["BestEffort"],
+            "scopeSelector": {
+                "matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]
+            },
+        },
+        "status": {"hard": {"pods": "2"}, "used": {"pods": "0"}},
+    },
+    "Deployment": {
+        "metadata": FULL_META,
+        "spec": {
+            "replicas": 0,
+            "selector": SEL,
+            "template": {
+                "metadata": {"labels": {"app": "a"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "nginx",
+                            "command": ["sh"],
+                            "args": ["-c", "true"],
+                            "ports": [{"containerPort": 80, "protocol": "TCP", "name": "http"}],
+                            "env": [{"name": "A", "value": "b"}],
+                            "resources": {"limits": {"cpu": "500m"}, "requests": {"memory": "1Gi"}},
+                            "volumeMounts": [{"name": "v", "mountPath": "/v", "readOnly": True}],
+                            "imagePullPolicy": "IfNotPresent",
+                        }
+                    ],
+                    "restartPolicy": "Always",
+                    "terminationGracePeriodSeconds": 30,
+                    "nodeSelector": {"k": "v"},
+                    "serviceAccountName": "sa",
+                },
+            },
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": 1}},
+            "revisionHistoryLimit": 10,
+            "progressDeadlineSeconds": 600,
+        },
+        "status": {},
+    },
     "TokenRequest": {
         "metadata": {"name": "sa", "namespace": "ns"},
         "spec": {
@@ -814,6 +882,24 @@ def test_round_trip(kind: str) -> None:
     obj = {"apiVersion": _gv(kind), "kind": kind, **SAMPLES[kind]}
     assert protobuf.decode(protobuf.encode(obj)) == obj
     assert protobuf.decode(protobuf.encode(obj, go_zeros=True)) == obj
+
+
+def test_unmodelled_field_with_a_value_is_400_not_dropped() -> None:
+    """24-6: a Container field without a schema here (livenessProbe, 10) fails loudly."""
+    container = ld(1, "c") + ld(2, "img") + ld(10, ld(1, "x"))
+    pod_spec = ld(2, container)
+    template = ld(2, pod_spec)
+    body = envelope("apps/v1", "Deployment", ld(1, ld(1, "d")) + ld(2, ld(3, template)))
+    with pytest.raises(StatusError) as exc:
+        protobuf.decode(body, "apps/v1", "Deployment")
+    st_ = status_of(exc)
+    assert st_["code"] == 400
+    assert "Container field 10 (wire type 2) is not supported in protobuf" in st_["message"]
+    # The same field holding Go's zero value (an empty message) is harmless.
+    container = ld(1, "c") + ld(2, "img") + ld(10, b"")
+    body = envelope("apps/v1", "Deployment", ld(1, ld(1, "d")) + ld(2, ld(3, ld(2, ld(2, container)))))
+    obj = protobuf.decode(body, "apps/v1", "Deployment")
+    assert obj["spec"]["template"]["spec"]["containers"] == [{"name": "c", "image": "img", "resources": {}}]
 
 
 def test_samples_cover_every_kind() -> None:
