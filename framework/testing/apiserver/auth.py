@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import errors
+from . import errors, tokens
 from .errors import StatusError
 from .storage import Storage
 
@@ -70,16 +70,28 @@ class Authenticator:
         self.anonymous = anonymous
         self.tokens: dict[str, UserInfo] = {}
         self.sa_tokens: dict[str, tuple[str, str, str]] = {}  # token -> (namespace, name, uid)
+        self.signer = tokens.TokenSigner()
 
     def add_token(self, user: UserInfo, token: str | None = None) -> str:
         token = token or secrets.token_urlsafe(24)
         self.tokens[token] = user
         return token
 
-    def mint_service_account_token(self, namespace: str, name: str, uid: str) -> str:
-        token = "sa-" + secrets.token_urlsafe(24)
+    def mint_service_account_token(
+        self,
+        namespace: str,
+        name: str,
+        uid: str,
+        audiences: list[str] | None = None,
+        expiration_seconds: int = 3600,
+        bound: dict | None = None,
+    ) -> tuple[str, int]:
+        """A signed JWT for the ServiceAccount (``tokens.py``) and its expiry (Unix seconds)."""
+        token, exp = self.signer.sign(
+            namespace, name, uid, list(audiences or tokens.API_AUDIENCES), expiration_seconds, bound
+        )
         self.sa_tokens[token] = (namespace, name, uid)
-        return token
+        return token, exp
 
     def token_user(self, token: str) -> UserInfo | None:
         user = self.tokens.get(token)
@@ -506,6 +518,8 @@ def token_review(body: dict, authenticator: Authenticator) -> dict:
     status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}
     if user is None:
         status["error"] = "invalid bearer token"
+    else:  # the audiences the token is good for among those asked about (default: the API's)
+        status["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
     return {
         "apiVersion": "authentication.k8s.io/v1",
         "kind": "TokenReview",

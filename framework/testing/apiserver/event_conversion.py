@@ -30,6 +30,29 @@ CORE_TO_EVENTS_V1 = {
 }
 EVENTS_V1_TO_CORE = {v: k for k, v in CORE_TO_EVENTS_V1.items()}
 
+# What Go serialises for a core/v1 Event whose fields are zero: struct fields are never omitted
+# (``involvedObject``, ``source``: ``{}``; ``metav1.Time``/``MicroTime``: ``null``) and the reporting
+# fields have no ``omitempty`` (``""``). Stored Events carry them, so both versions show them.
+CORE_ZERO_FIELDS = {
+    "involvedObject": {},
+    "source": {},
+    "firstTimestamp": None,
+    "lastTimestamp": None,
+    "eventTime": None,
+    "reportingComponent": "",
+    "reportingInstance": "",
+}
+# events.k8s.io/v1 fields with ``omitempty`` on a scalar: an empty value is not served.
+_EVENTS_V1_OMITEMPTY = ("reportingController", "reportingInstance")
+
+
+def add_zero_fields(core: dict) -> None:
+    """Give a core/v1 Event (stored form) the zero-valued fields Go always writes, in place."""
+    for key, zero in CORE_ZERO_FIELDS.items():
+        if key not in core:
+            core[key] = copy.copy(zero)
+
+
 _INVOLVED_OBJECT_KEYS = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
 
 
@@ -46,6 +69,16 @@ def _convert(src: dict, mapping: dict[str, str], api_version: str) -> dict:
 def core_to_events_v1(core: dict) -> dict:
     """The events.k8s.io/v1 form of a core/v1 Event (a new dict; the input is not modified)."""
     return _convert(core, CORE_TO_EVENTS_V1, "events.k8s.io/v1")
+
+
+def stored_to_events_v1(core: dict) -> dict:
+    """What the events.k8s.io/v1 endpoint serves for a stored Event: the conversion, with the empty
+    scalars that version omits (``omitempty``) left out."""
+    out = core_to_events_v1(core)
+    for key in _EVENTS_V1_OMITEMPTY:
+        if out.get(key) == "":
+            del out[key]
+    return out
 
 
 def events_v1_to_core(ev: dict) -> dict:

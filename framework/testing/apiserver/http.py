@@ -17,7 +17,7 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import errors
+from . import errors, gojson
 from . import params as query
 from .auth import Attributes, UserInfo, forbidden_message
 from .errors import StatusError
@@ -376,14 +376,14 @@ class Handler:
         self._check_fault(verb, t)
         rt = t.rt
         if t.name is None and t.namespace is None and rt.namespaced and verb not in ("list", "watch"):
-            raise errors.method_not_allowed(method, rt.resource, rt.group)
+            raise _method_not_allowed()
         form, form_version = _negotiate(request) if verb in ("get", "list", "watch") else (JSON_FORM, "")
         meta_only = form == METADATA_FORM
         if verb == "get" and meta_only and not t.subresource:
             return self._respond(request, 200, partial_metadata(self.api.get(rt, t.namespace, t.name or "")))
         if verb == "get":
             if t.subresource in ("finalize", "scale"):
-                raise errors.method_not_allowed(method, rt.resource, rt.group)
+                raise _method_not_allowed()
             obj = self.api.get(rt, t.namespace, t.name or "")
             if form == TABLE_FORM and not t.subresource:
                 include = parse_include_object(q.get("includeObject"))
@@ -464,9 +464,9 @@ class Handler:
             if t.subresource and verb in ("delete", "watch"):
                 verb = None
         if verb is None:
-            raise errors.method_not_allowed(method, rt.resource, rt.group, t.name or "")
+            raise _method_not_allowed()
         if verb not in rt.verbs and not t.subresource:
-            raise errors.method_not_allowed(method, rt.resource, rt.group, t.name or "")
+            raise _method_not_allowed()
         return verb
 
     def _respond(
@@ -506,35 +506,32 @@ class Handler:
             )
 
     def _write_options(self, request: web.Request, patch: bool) -> WriteOptions:
+        """Create/Update/PatchOptions from the query, validated as ``ValidateCreateOptions`` & co. (422)."""
         q = request.query
+        method = request.method
+        kind = "PatchOptions" if patch else "CreateOptions" if method == "POST" else "UpdateOptions"
+        errs = []
         dry = q.getall("dryRun", [])
-        if any(d != "All" for d in dry):
-            raise errors.bad_request(f'dryRun: Unsupported value: "{dry[0]}": supported values: "All"')
-        fv = q.get("fieldValidation") or "Warn"
-        if fv not in ("Ignore", "Warn", "Strict"):
-            raise errors.bad_request(
-                f'fieldValidation: Unsupported value: "{fv}": supported values: "Ignore", "Strict", "Warn"'
-            )
+        fv = q.get("fieldValidation") or ""
         manager = q.get("fieldManager")
-        if manager is not None and (len(manager) > 128 or not manager.isprintable()):
-            raise errors.options_invalid(
-                "PatchOptions" if patch else "CreateOptions",
-                [errors.invalid_value("fieldManager", manager, "must be at most 128 printable characters")],
-            )
         force = False
-        if patch and q.get("force") is not None:
+        if patch:
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-            if ctype != "application/apply-patch+yaml":
-                raise errors.options_invalid(
-                    "PatchOptions", [errors.forbidden("force", "may not be specified for non-apply patch")]
-                )
-            value = q["force"]
-            if value.lower() not in ("true", "false", "1", "0", "t", "f", ""):
-                raise errors.bad_request(
-                    f'invalid value for force: "{value}": strconv.ParseBool: parsing "{value}": '
-                    "invalid syntax"
-                )
-            force = value.lower() in ("true", "1", "t")
+            if ctype == "application/apply-patch+yaml":
+                force = bool(query.query_bool(q, "force"))
+            elif "force" in q:
+                errs.append(errors.forbidden("force", "may not be specified for non-apply patch"))
+        if manager is not None and (len(manager) > 128 or not manager.isprintable()):
+            errs.append(
+                errors.invalid_value("fieldManager", manager, "must be at most 128 printable characters")
+            )
+        if any(d != "All" for d in dry):
+            errs.append(errors.not_supported("dryRun", list(dry), ["All"]))
+        if fv not in ("", "Ignore", "Warn", "Strict"):
+            errs.append(errors.not_supported("fieldValidation", fv, ["", "Ignore", "Strict", "Warn"]))
+        if errs:
+            raise errors.options_invalid(kind, errs)
+        fv = fv or "Warn"
         return WriteOptions(
             dry_run=bool(dry),
             field_validation=fv,
@@ -707,6 +704,15 @@ def _pinned_name(rt: ResourceType, field_selector: str | None) -> str:
         return ""  # a bad selector is answered after authorization, as 400
 
 
+def _method_not_allowed() -> StatusError:
+    """What kube-apiserver's router answers for a method no route of the path serves (go-restful's
+    405 through ``NewGenericServerResponse``): PUT/PATCH on a collection, POST on an object, a verb
+    the resource does not implement."""
+    return StatusError(
+        405, "MethodNotAllowed", "the server does not allow this method on the requested resource", {}
+    )
+
+
 def _path_not_found() -> StatusError:
     return StatusError(404, "NotFound", "the server could not find the requested resource", {})
 
@@ -819,7 +825,11 @@ async def _read_body(request: web.Request, rt: ResourceType) -> Any:
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as e:
-            raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from None
+            # transformDecodeError: no kind could be read, so the object is "unrecognized".
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {rt.kind}): couldn't get "
+                f"version/kind; json parse error: {gojson.error_text(raw, e)} ({_summarize(raw)})"
+            ) from None
     if ctype in ("application/yaml", "application/x-yaml"):
         try:
             return yaml.safe_load(raw)
@@ -833,6 +843,15 @@ async def _read_body(request: web.Request, rt: ResourceType) -> Any:
         # never retry in JSON; the answer stays JSON (1-9). Other kinds: 415 below (24-2).
         return protobuf.decode(raw, rt.api_version, rt.kind)
     raise errors.unsupported_media_type([*BODY_MEDIA, protobuf.CONTENT_TYPE] if decodable else BODY_MEDIA)
+
+
+def _summarize(data: bytes, limit: int = 30) -> str:
+    """apiserver's ``summarizeData``: JSON-looking bodies as text, anything else hex-encoded."""
+    if not data:
+        return "<empty>"
+    head = data[:limit]
+    text = head.decode("utf-8", errors="replace") if data[:1] == b"{" else head.hex()
+    return text + (" ..." if len(data) > limit else "")
 
 
 def _validate_list_options(q: Any, rt: ResourceType, for_watch: bool) -> tuple[str | None, str | None, int]:

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import yaml
 
-from . import errors
+from . import errors, gojson
 
 _INT = re.compile(r"[+-]?[0-9]+")
 INT64_MAX = 2**63 - 1
@@ -97,7 +97,9 @@ def _body_delete_options(body: bytes, content_type: str) -> dict:
         else:
             raw = orjson.loads(body)
     except (orjson.JSONDecodeError, yaml.YAMLError) as e:
-        raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from None
+        raise errors.bad_request(
+            f"couldn't get version/kind; json parse error: {gojson.error_text(body, e)}"
+        ) from None
     if not isinstance(raw, dict):
         raise errors.bad_request(
             f"json: cannot unmarshal {_JSON_TYPE.get(type(raw), 'value')} into Go value of type "

@@ -132,14 +132,16 @@ def json_patch(doc: Any, ops: Any) -> Any:
 
 
 def _check_op(op: dict[str, Any]) -> None:
+    """An operation json-patch cannot apply (unknown op, missing or mistyped member): like a failing
+    operation, kube-apiserver answers 422 — the document itself decoded fine."""
     kind = op.get("op")
     if kind not in _OP_FIELDS:
-        raise bad_request(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
+        raise _op_failed(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
     for name in _OP_FIELDS[kind]:
         if name not in op:
-            raise bad_request(f"{kind} operation missing {name} field")
+            raise _op_failed(f"{kind} operation missing {name} field")
         if name != "value" and not isinstance(op[name], str):
-            raise bad_request(f"json: cannot unmarshal {_go_kind(op[name])} into Go value of type string")
+            raise _op_failed(f"json: cannot unmarshal {_go_kind(op[name])} into Go value of type string")
 
 
 def _op_failed(message: str) -> StatusError:

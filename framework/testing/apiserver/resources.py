@@ -418,6 +418,10 @@ EVENT_TIME_FIELDS = ("firstTimestamp", "lastTimestamp")
 EVENT_MICROTIME_FIELDS = ("eventTime", "series.lastObservedTime")
 
 
+def _event_normalize(obj: dict, old: dict | None) -> None:
+    event_conversion.add_zero_fields(obj)
+
+
 def _core_event_validate(obj: dict, old: dict | None) -> list[FieldError]:
     return validation.validate_event(obj, created_via_events_v1=False, old_core=old)
 
@@ -543,6 +547,7 @@ def _builtin() -> list[ResourceType]:
             short_names=("ev",),
             put_creates=True,
             supports_gc=False,
+            normalize=_event_normalize,
             validate=_core_event_validate,
             fields=_core_event_fields,
             field_names=CORE_EVENT_FIELDS,
@@ -562,6 +567,7 @@ def _builtin() -> list[ResourceType]:
             short_names=("ev",),
             put_creates=True,
             supports_gc=False,
+            normalize=_event_normalize,
             validate=_events_v1_validate,
             fields=_core_event_fields,
             field_names=CORE_EVENT_FIELDS,
@@ -571,7 +577,7 @@ def _builtin() -> list[ResourceType]:
             time_fields=EVENT_TIME_FIELDS,
             microtime_fields=EVENT_MICROTIME_FIELDS,
             to_storage=event_conversion.events_v1_to_core,
-            from_storage=event_conversion.core_to_events_v1,
+            from_storage=event_conversion.stored_to_events_v1,
         ),
         ResourceType(
             rbac,

@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from . import crd_schema, decoding, errors, patch, timefmt, validation
+from . import crd_schema, decoding, errors, gojson, patch, timefmt, validation
 from . import managed_fields as mf
 from .errors import FieldError, StatusError
 from .registry import Registry
@@ -133,12 +133,15 @@ class API:
                 "json: cannot unmarshal into Go value of type " + rt.kind
             )
         api_version = body.get("apiVersion")
+        kind = body.get("kind")
+        mismatch = (kind and kind != rt.kind) or (api_version and api_version != rt.api_version)
+        if mismatch and not rt.is_custom:
+            self._check_decodable(rt, api_version or rt.api_version, kind or rt.kind)
         if api_version and api_version != rt.api_version:
             raise errors.bad_request(
                 f"the API version in the data ({api_version}) does not match the expected API version "
                 f"({rt.api_version})"
             )
-        kind = body.get("kind")
         if kind and kind != rt.kind:
             raise errors.bad_request(
                 f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
@@ -161,6 +164,27 @@ class API:
                 # Unknown keys are dropped (6-10); empty ones are omitted like Go's omitempty.
                 del meta[k]
         return body
+
+    def _check_decodable(self, rt: ResourceType, api_version: str, kind: str) -> None:
+        """A built-in endpoint decodes a body of another kind as kube-apiserver's codec does: an
+        unregistered kind, or a registered one that does not convert to this kind, is a 400
+        ``KIND in version "V" cannot be handled as a TARGET`` (``transformDecodeError``)."""
+        version = api_version.rpartition("/")[2]
+        known = [
+            t
+            for t in self.registry.all()
+            if not t.is_custom and t.kind == kind and t.api_version == api_version
+        ]
+        if not known:
+            why = (
+                f'no kind "{kind}" is registered for version "{api_version}" in scheme '
+                '"pkg/api/legacyscheme/scheme.go:30"'
+            )
+        elif kind != rt.kind or _internal_group(known[0]) != _internal_group(rt):
+            why = f"converting ({version}.{kind}) to ({_internal_group(rt)}.{rt.kind}): unknown conversion"
+        else:
+            return  # the same kind in another version: decodes, then fails the version check
+        raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {rt.kind}: {why}')
 
     def _check_namespace_for_create(self, rt: ResourceType, ns: str, name: str) -> None:
         """NamespaceLifecycle admission: 404 in a missing namespace, 403 in a terminating one."""
@@ -525,7 +549,7 @@ class API:
         try:
             doc = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError as e:
-            raise errors.bad_request(f"error decoding patch: {e}") from None
+            raise errors.bad_request(f"error decoding patch: {gojson.error_text(raw, e)}") from None
         old = self.storage.get(rt.storage, _key(ns, name))
         if old is None:
             raise errors.not_found(rt.resource, rt.group, name)
@@ -1021,6 +1045,14 @@ class API:
                 "items": items,
             },
         )
+
+
+def _internal_group(rt: ResourceType) -> str:
+    """The Go package of the kind's internal type (``core.ConfigMap``, ``apps.Deployment``, ...);
+    events.k8s.io Events are ``core.Event`` inside."""
+    if not rt.group or rt.group == "events.k8s.io":
+        return "core"
+    return rt.group.split(".")[0]
 
 
 # ``map[string][]byte`` fields: the JSON decoder base64-decodes them, so bad data fails decoding (400).

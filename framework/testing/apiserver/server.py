@@ -23,7 +23,7 @@ from aiohttp import web
 from framework import certs
 from framework.meta.time import format_time
 
-from . import allocators, decoding, errors, gardener, timefmt
+from . import allocators, decoding, errors, gardener, timefmt, tokens
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
@@ -434,16 +434,50 @@ class APIServer:
             decoding.decode(rt.group, rt.kind, body)
         if rt.resource == "serviceaccounts":
             sa = self.api.get_stored(rt, namespace, name or "")
-            token = self.authenticator.mint_service_account_token(
-                namespace or "", name or "", sa["metadata"]["uid"]
+            spec = dict(body.get("spec") or {})
+            seconds = spec.get("expirationSeconds")
+            seconds = 3600 if seconds is None else seconds
+            # ValidateTokenRequest: at least 10 minutes, at most 2^32 seconds.
+            if not isinstance(seconds, int) or seconds < 600:
+                raise errors.invalid(
+                    "TokenRequest",
+                    "authentication.k8s.io",
+                    name or "",
+                    [
+                        errors.invalid_value(
+                            "spec.expirationSeconds",
+                            seconds,
+                            "may not specify a duration less than 10 minutes",
+                        )
+                    ],
+                )
+            if seconds > 1 << 32:
+                raise errors.invalid(
+                    "TokenRequest",
+                    "authentication.k8s.io",
+                    name or "",
+                    [
+                        errors.invalid_value(
+                            "spec.expirationSeconds",
+                            seconds,
+                            "may not specify a duration larger than 2^32 seconds",
+                        )
+                    ],
+                )
+            spec["expirationSeconds"] = seconds
+            spec["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
+            token, exp = self.authenticator.mint_service_account_token(
+                namespace or "",
+                name or "",
+                sa["metadata"]["uid"],
+                spec["audiences"],
+                seconds,
+                spec.get("boundObjectRef"),
             )
             if self.store is not None:
                 sa_ref = [namespace or "", name or "", sa["metadata"]["uid"]]
                 self.store.add_token(token, "serviceaccount", sa_ref)
-            spec = dict(body.get("spec") or {})
-            seconds = int(spec.get("expirationSeconds") or 3600)
-            spec["expirationSeconds"] = seconds
-            expires = format_time(datetime.now(UTC) + timedelta(seconds=seconds))
+            expires = format_time(datetime.fromtimestamp(exp, UTC))
             return Result(
                 201,
                 {

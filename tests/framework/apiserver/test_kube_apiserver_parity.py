@@ -287,3 +287,172 @@ def test_default_kubernetes_service(core, apiserver):
     assert svc.spec.cluster_ip == "10.96.0.1"
     assert [(p.name, p.port, p.target_port) for p in svc.spec.ports] == [("https", 443, apiserver.port)]
     assert svc.metadata.labels == {"component": "apiserver", "provider": "kubernetes"}
+
+
+# -- item 11: zero-valued Event fields Go always writes -------------------------------------------
+
+
+def test_core_event_serves_go_zero_fields(core, raw):
+    core.create_namespaced_event(
+        NS,
+        {
+            "metadata": {"name": "e"},
+            "involvedObject": {"kind": "ConfigMap", "name": "c", "namespace": NS},
+            "reason": "Made",
+            "message": "m",
+        },
+    )
+    code, ev = raw.json("GET", f"/api/v1/namespaces/{NS}/events/e")
+    assert code == 200
+    assert ev["eventTime"] is None and ev["firstTimestamp"] is None and ev["lastTimestamp"] is None
+    assert ev["reportingComponent"] == "" and ev["reportingInstance"] == "" and ev["source"] == {}
+    code, v1 = raw.json("GET", f"/apis/events.k8s.io/v1/namespaces/{NS}/events/e")
+    assert v1["eventTime"] is None and v1["deprecatedFirstTimestamp"] is None
+    assert v1["deprecatedSource"] == {} and "reportingController" not in v1
+    # Sending the object back unchanged is a no-op (no new resourceVersion).
+    put = raw.json("PUT", f"/api/v1/namespaces/{NS}/events/e", ev)[1]
+    assert put["metadata"]["resourceVersion"] == ev["metadata"]["resourceVersion"]
+
+
+# -- item 12: TokenRequest answers a JWT with the server's audiences -------------------------------
+
+
+def _claims(token: str) -> dict:
+    import base64
+
+    header, payload, signature = token.split(".")
+    assert json.loads(base64.urlsafe_b64decode(header + "=="))["alg"] == "ES256" and signature
+    return json.loads(base64.urlsafe_b64decode(payload + "=="))
+
+
+def test_token_request_is_a_jwt_with_default_audiences(core, apiserver, kubectl):
+    sa = core.create_namespaced_service_account(NS, {"metadata": {"name": "robot"}})
+    tr = core.create_namespaced_service_account_token("robot", NS, {"spec": {}})
+    assert tr.spec.audiences == ["https://kubernetes.default.svc.cluster.local"]
+    assert tr.spec.expiration_seconds == 3600
+    claims = _claims(tr.status.token)
+    assert claims["sub"] == "system:serviceaccount:default:robot"
+    assert claims["aud"] == ["https://kubernetes.default.svc.cluster.local"]
+    assert claims["kubernetes.io"]["serviceaccount"] == {"name": "robot", "uid": sa.metadata.uid}
+    assert claims["exp"] - claims["iat"] == 3600
+    assert int(tr.status.expiration_timestamp.timestamp()) == claims["exp"]
+    # The token authenticates, and kubectl create token hands out the same kind of token.
+    review = client.AuthenticationV1Api(apiserver.api_client()).create_token_review(
+        {"spec": {"token": tr.status.token}}
+    )
+    assert review.status.authenticated and review.status.audiences == claims["aud"]
+    token = kubectl.ok("create", "token", "robot", "--audience=vault", "--duration=20m").strip()
+    assert _claims(token)["aud"] == ["vault"]
+
+
+def test_token_request_shorter_than_ten_minutes_is_422(core):
+    core.create_namespaced_service_account(NS, {"metadata": {"name": "robot"}})
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_service_account_token("robot", NS, {"spec": {"expirationSeconds": 60}})
+    assert e.value.status == 422
+    assert (
+        "spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes"
+        in (error_of(e)["message"])
+    )
+
+
+# -- item 14: error shapes ------------------------------------------------------------------------
+
+GENERIC_405 = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Failure",
+    "message": "the server does not allow this method on the requested resource",
+    "reason": "MethodNotAllowed",
+    "details": {},
+    "code": 405,
+}
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("PUT", f"/api/v1/namespaces/{NS}/configmaps"),
+        ("PATCH", f"/api/v1/namespaces/{NS}/configmaps"),
+        ("POST", f"/api/v1/namespaces/{NS}/configmaps/x"),
+        ("POST", "/api/v1/configmaps"),
+        ("GET", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"),
+    ],
+)
+def test_method_without_a_route_is_the_routers_405(raw, method, path):
+    code, body = raw.json(method, path, {})
+    assert (code, body) == (405, GENERIC_405)
+
+
+def test_malformed_json_body_is_gos_decode_error(raw):
+    r = raw.request(
+        "POST",
+        f"/api/v1/namespaces/{NS}/configmaps",
+        raw=b"{bad",
+        headers={"Content-Type": "application/json"},
+    )
+    assert r.status == 400
+    assert json.loads(r.data)["message"] == (
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; "
+        "json parse error: invalid character 'b' looking for beginning of object key string ({bad)"
+    )
+
+
+def test_malformed_merge_patch_is_gos_decode_error(raw, core):
+    core.create_namespaced_config_map(NS, {"metadata": {"name": "p"}})
+    r = raw.request(
+        "PATCH",
+        f"/api/v1/namespaces/{NS}/configmaps/p",
+        raw=b'{"data": [1 2]}',
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    assert r.status == 400
+    assert json.loads(r.data)["message"] == "error decoding patch: invalid character '2' after array element"
+
+
+def test_kind_mismatch_is_a_decode_error(core):
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_config_map(
+            NS, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x"}}
+        )
+    assert e.value.status == 400
+    assert error_of(e)["message"] == (
+        'Secret in version "v1" cannot be handled as a ConfigMap: converting (v1.Secret) to '
+        "(core.ConfigMap): unknown conversion"
+    )
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_config_map(
+            NS, {"apiVersion": "v1", "kind": "Gizmo", "metadata": {"name": "x"}}
+        )
+    assert error_of(e)["message"] == (
+        'Gizmo in version "v1" cannot be handled as a ConfigMap: no kind "Gizmo" is registered for '
+        'version "v1" in scheme "pkg/api/legacyscheme/scheme.go:30"'
+    )
+
+
+def test_unknown_json_patch_op_is_422(core):
+    core.create_namespaced_config_map(NS, {"metadata": {"name": "j"}})
+    with pytest.raises(ApiException) as e:
+        core.patch_namespaced_config_map("j", NS, [{"op": "frobnicate", "path": "/data"}])
+    assert e.value.status == 422
+    assert error_of(e)["message"] == "the server rejected our request due to an error in our request"
+
+
+@pytest.mark.parametrize(
+    ("method", "kind"),
+    [("POST", "CreateOptions"), ("PUT", "UpdateOptions"), ("PATCH", "PatchOptions")],
+)
+def test_invalid_dry_run_and_field_validation_are_422(raw, core, method, kind):
+    core.create_namespaced_config_map(NS, {"metadata": {"name": "o"}})
+    path = f"/api/v1/namespaces/{NS}/configmaps" + ("" if method == "POST" else "/o")
+    headers = {"Content-Type": "application/merge-patch+json"} if method == "PATCH" else {}
+    body = json.dumps({"metadata": {"name": "o"}}).encode()
+    r = raw.request(method, path + "?dryRun=Maybe&fieldValidation=Loose", raw=body, headers=headers)
+    st = json.loads(r.data)
+    assert r.status == 422 and st["details"]["kind"] == kind
+    assert st["message"] == (
+        f'{kind}.meta.k8s.io "" is invalid: [dryRun: Unsupported value: []string{{"Maybe"}}: supported '
+        'values: "All", fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", '
+        '"Strict", "Warn"]'
+    )

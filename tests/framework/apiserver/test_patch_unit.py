@@ -255,6 +255,17 @@ def test_json_patch_is_atomic_and_leaves_inputs_alone() -> None:
         ("[]", "json: cannot unmarshal string into Go value of type jsonpatch.Patch"),
         (None, "json: cannot unmarshal null into Go value of type jsonpatch.Patch"),
         ([["op"]], "json: cannot unmarshal array into Go value of type jsonpatch.Operation"),
+    ],
+)
+def test_json_patch_malformed_document_is_400(ops: Any, message: str) -> None:
+    with pytest.raises(StatusError) as exc:
+        json_patch({"a": 1}, ops)
+    assert_status(exc, 400, "BadRequest", message)
+
+
+@pytest.mark.parametrize(
+    ("ops", "message"),
+    [
         ([{"path": "/a"}], "Unexpected kind: unknown"),
         ([{"op": 1, "path": "/a"}], "Unexpected kind: unknown"),
         ([{"op": "merge", "path": "/a"}], "Unexpected kind: merge"),
@@ -268,14 +279,16 @@ def test_json_patch_is_atomic_and_leaves_inputs_alone() -> None:
             [{"op": "copy", "from": None, "path": "/a"}],
             "json: cannot unmarshal null into Go value of type string",
         ),
-        # Malformed documents are rejected before any operation applies.
+        # Inapplicable operations are found before any operation applies.
         ([{"op": "test", "path": "/missing", "value": 1}, {"op": "bogus"}], "Unexpected kind: bogus"),
     ],
 )
-def test_json_patch_malformed_document_is_400(ops: Any, message: str) -> None:
+def test_json_patch_inapplicable_operation_is_422(ops: Any, message: str) -> None:
+    """The document decodes (operations are maps in gopkg.in/evanphx/json-patch.v4); applying fails, and
+    kube-apiserver's patch handler answers every Apply error with 422."""
     with pytest.raises(StatusError) as exc:
         json_patch({"a": 1}, ops)
-    assert_status(exc, 400, "BadRequest", message)
+    assert_op_failed(exc, message)
 
 
 def test_json_patch_operation_limit() -> None:
