@@ -146,7 +146,8 @@ class SQLiteStore:
             )
         problems = [row[0] for row in db.execute("PRAGMA quick_check")]
         if problems != ["ok"]:
-            raise DataDirError(f"{self.path}: database is damaged ({problems[0]})")
+            # quick_check's text may span lines; the operator gets one line (exit 2, never a traceback).
+            raise DataDirError(f"{self.path}: database is damaged ({' '.join(problems[0].split())})")
 
     # -- reads at start ------------------------------------------------------------------------------
 
