@@ -1,6 +1,13 @@
 """Admission webhooks: an HTTPS server that answers AdmissionReviews with your handlers' verdicts.
 
-A handler takes an ``AdmissionRequest`` and returns ``allowed()``, ``denied(message)``,
+For a kind of your own, use the typed layer (controller-runtime's ``CustomDefaulter`` /
+``CustomValidator`` and ``WebhookManagedBy``): ``WebhookBuilder(mgr).for_(api_version, kind)
+.with_defaulter(fn).with_validator(on_create=..., on_update=..., on_delete=...).complete()``; the
+defaulter changes a copy of the object and the framework computes the JSON patch, validators return
+warnings and raise ``AdmissionDenied`` or ``Invalid`` (field errors from ``framework.meta.field``) to
+refuse (see ``framework.webhook.typed`` and docs/extension-guide.md).
+
+Below that, a handler takes an ``AdmissionRequest`` and returns ``allowed()``, ``denied(message)``,
 ``patched(ops)`` or ``errored(code, message)``::
 
     from prometheus_client import CollectorRegistry
@@ -56,23 +63,45 @@ from framework.webhook.admission import (
     patched,
     review,
 )
+from framework.webhook.builder import WebhookBuilder, mutate_path, validate_path
 from framework.webhook.certwatcher import CertWatcher
+from framework.webhook.jsonpatch import create_patch
 from framework.webhook.server import DEFAULT_CERT_DIR, WebhookServer
+from framework.webhook.typed import (
+    AdmissionDenied,
+    CustomDefaulter,
+    CustomValidator,
+    Invalid,
+    current_request,
+    defaulter,
+    validator,
+)
 
 __all__ = [
     "DEFAULT_CERT_DIR",
     "MAX_REQUEST_SIZE",
+    "AdmissionDenied",
     "AdmissionHandler",
     "AdmissionRequest",
     "AdmissionResponse",
     "CertWatcher",
+    "CustomDefaulter",
+    "CustomValidator",
     "GroupVersionKind",
     "GroupVersionResource",
+    "Invalid",
+    "WebhookBuilder",
     "WebhookServer",
     "allowed",
+    "create_patch",
+    "current_request",
+    "defaulter",
     "denied",
     "errored",
+    "mutate_path",
     "patched",
     "review",
     "self_signed_cert",
+    "validate_path",
+    "validator",
 ]
