@@ -20,6 +20,7 @@ object obtained from the cache**: other readers share it and its index entries w
 
 from __future__ import annotations
 
+import builtins
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -130,7 +131,7 @@ class ThreadSafeStore:
         with self._lock:
             return list(self._items.values())
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         """Return all keys."""
         with self._lock:
             return list(self._items)
@@ -146,19 +147,19 @@ class ThreadSafeStore:
         with self._lock:
             return {**self._lazy, **self._indexers}
 
-    def by_index(self, index_name: str, value: str) -> list[Any]:
+    def by_index(self, index_name: str, value: str) -> builtins.list[Any]:
         """Return the objects whose index function ``index_name`` produced ``value``."""
         with self._lock:
             keys = self._index(index_name).get(value, ())
             items = self._items
             return [items[k] for k in keys]
 
-    def index_keys(self, index_name: str, value: str) -> list[str]:
+    def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
         """Return the keys whose object's index function ``index_name`` produced ``value``."""
         with self._lock:
             return list(self._index(index_name).get(value, ()))
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         """Return the objects sharing any value of index ``index_name`` with ``obj``."""
         with self._lock:
             index = self._index(index_name)
@@ -170,7 +171,7 @@ class ThreadSafeStore:
             items = self._items
             return [items[k] for k in keys]
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         """Return every value currently present in index ``index_name``."""
         with self._lock:
             return list(self._index(index_name))
@@ -192,7 +193,7 @@ class ThreadSafeStore:
         known = ", ".join(repr(n) for n in [*self._indices, *self._lazy]) or "none"
         raise IndexNotFoundError(f"index {index_name!r} does not exist (known: {known})")
 
-    def _index_changes(self, old: Any, new: Any) -> list[tuple[str, Any, Any]]:
+    def _index_changes(self, old: Any, new: Any) -> builtins.list[tuple[str, Any, Any]]:
         changes = []
         name = ""
         try:
@@ -207,7 +208,7 @@ class ThreadSafeStore:
             raise
         return changes
 
-    def _apply(self, changes: list[tuple[str, Any, Any]], key: str) -> None:
+    def _apply(self, changes: builtins.list[tuple[str, Any, Any]], key: str) -> None:
         for name, old_values, new_values in changes:
             index = self._indices[name]
             for value in old_values:
@@ -305,7 +306,7 @@ class Indexer:
         """Return all cached objects."""
         return self._store.list()
 
-    def list_keys(self) -> list[str]:
+    def list_keys(self) -> builtins.list[str]:
         """Return all keys."""
         return self._store.list_keys()
 
@@ -317,7 +318,7 @@ class Indexer:
     def resync(self) -> None:
         """No-op, kept for parity with client-go's Store interface."""
 
-    def by_index(self, index_name: str, value: str) -> list[Any]:
+    def by_index(self, index_name: str, value: str) -> builtins.list[Any]:
         """Return the objects indexed under ``value`` in index ``index_name``.
 
         Raises:
@@ -325,15 +326,15 @@ class Indexer:
         """
         return self._store.by_index(index_name, value)
 
-    def index_keys(self, index_name: str, value: str) -> list[str]:
+    def index_keys(self, index_name: str, value: str) -> builtins.list[str]:
         """Return the keys indexed under ``value`` in index ``index_name``."""
         return self._store.index_keys(index_name, value)
 
-    def index(self, index_name: str, obj: Any) -> list[Any]:
+    def index(self, index_name: str, obj: Any) -> builtins.list[Any]:
         """Return the objects sharing any index value with ``obj`` in index ``index_name``."""
         return self._store.index(index_name, obj)
 
-    def list_index_func_values(self, index_name: str) -> list[str]:
+    def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         """Return the values present in index ``index_name``."""
         return self._store.list_index_func_values(index_name)
 
