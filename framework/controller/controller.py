@@ -123,7 +123,7 @@ class Controller:
         self.reconcile_timeout = reconcile_timeout
         self.skip_name_validation = skip_name_validation
         self.clock = clock or RealClock()
-        self.queue = RateLimitingQueue(
+        self.queue: RateLimitingQueue[Request] = RateLimitingQueue(
             rate_limiter or default_controller_rate_limiter(clock=self.clock),
             name=name,
             clock=self.clock,
@@ -273,7 +273,7 @@ class Controller:
         queue = self.queue
         while True:
             item, shutdown = queue.get()
-            if shutdown:
+            if shutdown or item is None:  # None only comes with shutdown
                 return
             try:
                 self.reconcile_item(item)

@@ -467,7 +467,7 @@ class LeaderElector:
             record, observed = self._observed_record, self._observed_time
         if record is None:
             return False
-        duration = record.lease_duration_seconds
+        duration: float = record.lease_duration_seconds
         if duration <= 0:
             duration = self.config.lease_duration
         return observed + duration > now
@@ -591,6 +591,7 @@ class LeaderElector:
                 self._log.warning("could not release the lease before the renew deadline")
                 return False
             try:
+                current: LeaderElectionRecord | None
                 if refetch:
                     current, _ = self.lock.get(timeout=timeout)
                     self._set_observed(current)

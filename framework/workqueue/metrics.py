@@ -155,18 +155,19 @@ def workqueue_collector(registry: CollectorRegistry | None = None) -> WorkqueueC
     """The workqueue collector of ``registry`` (default ``REGISTRY``), registering it on first use."""
     registry = REGISTRY if registry is None else registry
     with _collectors_lock:
-        collector = _collectors.get(registry)
-        if collector is None:
-            collector = WorkqueueCollector()
-            try:
-                registry.register(collector)
-            except ValueError:
-                # Registered by another copy of this module (e.g. after a reload): share its numbers.
-                existing = getattr(registry, "_names_to_collectors", {}).get(_DEPTH[0])
-                if not hasattr(existing, "stats_for"):
-                    raise
-                collector = existing
-            _collectors[registry] = collector
+        found = _collectors.get(registry)
+        if found is not None:
+            return found
+        collector = WorkqueueCollector()
+        try:
+            registry.register(collector)
+        except ValueError:
+            # Registered by another copy of this module (e.g. after a reload): share its numbers.
+            existing: Any = getattr(registry, "_names_to_collectors", {}).get(_DEPTH[0])
+            if not hasattr(existing, "stats_for"):
+                raise
+            collector = existing
+        _collectors[registry] = collector
         return collector
 
 
