@@ -37,7 +37,7 @@ class CertKeyPair:
         """The parsed certificate."""
         return x509.load_pem_x509_certificate(self.cert_pem)
 
-    def write(self, directory: str | Path, stem: str) -> tuple[Path, Path]:
+    def write(self, directory: str | os.PathLike[str], stem: str) -> tuple[Path, Path]:
         """Write ``STEM.crt`` and ``STEM.key`` (mode 0600) into ``directory``; return both paths."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)

@@ -238,7 +238,8 @@ class _RequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     error_message_format = "%(code)d %(message)s\n"
     error_content_type = "text/plain; charset=utf-8"
-    server: HTTPServer  # the owning HTTPServer, passed as BaseRequestHandler's "server"
+    # The owning HTTPServer, passed as BaseRequestHandler's "server" (typed there as BaseServer).
+    server: HTTPServer  # type: ignore[assignment]
 
     def handle_one_request(self) -> None:
         # BaseHTTPRequestHandler's loop body, except that any method is served (as Go does) and the

@@ -7,14 +7,14 @@ import gzip
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from framework.httpserver import HTTPServer, Request, Response, parse_bind_address
+from framework.httpserver import HTTPServer, Request, Response, RouteHandler, parse_bind_address
 
 __all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler"]
 
 DEFAULT_BIND_ADDRESS = ":8080"  # controller-runtime's default; "0" disables the server
 
 
-def metrics_handler(registry: CollectorRegistry | None = None):  # type: ignore[no-untyped-def]
+def metrics_handler(registry: CollectorRegistry | None = None) -> RouteHandler:
     """A route handler rendering ``registry`` (text format, or OpenMetrics when the scraper asks for it;
     gzip when accepted; ``?name[]=metric`` restricts the output as prometheus_client's handler does)."""
     registry = REGISTRY if registry is None else registry

@@ -121,7 +121,7 @@ def as_reconciler(obj: Any) -> Reconciler:
     method = getattr(obj, "reconcile", None)
     if method is not None:
         check_sync_callable(method, f"{type(obj).__qualname__}.reconcile")
-        return obj  # type: ignore[no-any-return]
+        return obj
     if callable(obj):
         return Func(obj)
     raise TypeError(

@@ -272,7 +272,7 @@ def _peek(body: bytes) -> tuple[str, str]:
         return V1, ""
     if not isinstance(doc, dict):
         return V1, ""
-    version = doc.get("apiVersion") if doc.get("apiVersion") in SUPPORTED_VERSIONS else V1
+    version = doc["apiVersion"] if doc.get("apiVersion") in SUPPORTED_VERSIONS else V1
     request = doc.get("request")
     uid = request.get("uid") if isinstance(request, dict) else None
     return version, uid if isinstance(uid, str) else ""
@@ -309,7 +309,7 @@ def decode_review(body: bytes, content_type: str = "application/json") -> tuple[
     try:
         return api_version, AdmissionRequest.from_dict(raw)
     except ValueError as error:
-        uid = raw.get("uid") if isinstance(raw.get("uid"), str) else ""
+        uid = raw["uid"] if isinstance(raw.get("uid"), str) else ""
         raise ReviewError(400, str(error), api_version, uid) from None
 
 

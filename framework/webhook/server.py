@@ -18,7 +18,7 @@ import orjson
 import structlog
 from prometheus_client import CollectorRegistry
 
-from framework.httpserver import BodyTooLarge, HTTPServer, Request, Response
+from framework.httpserver import BodyTooLarge, HTTPServer, Request, Response, RouteHandler
 from framework.webhook.admission import (
     MAX_REQUEST_SIZE,
     V1,
@@ -85,7 +85,7 @@ class WebhookServer(HTTPServer):
         self.route(path, self._admission_route(path, handler))
         self._webhooks[path] = handler
 
-    def _admission_route(self, path: str, handler: AdmissionHandler):  # type: ignore[no-untyped-def]
+    def _admission_route(self, path: str, handler: AdmissionHandler) -> RouteHandler:
         latency = self._metrics.latency.labels(path)
         in_flight = self._metrics.in_flight.labels(path)
         requests = self._metrics.requests
