@@ -109,7 +109,7 @@ def get_finalizers(obj: Any) -> list[str]:
 
 
 def get_owner_references(obj: Any) -> list[dict[str, Any]]:
-    return [ref for ref in _list(obj, "ownerReferences") if isinstance(ref, Mapping)]
+    return [ref for ref in _list(obj, "ownerReferences") if isinstance(ref, dict)]
 
 
 def get_controller_of(obj: Any) -> dict[str, Any] | None:
