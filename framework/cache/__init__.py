@@ -73,6 +73,7 @@ from .keys import (
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
+from .reader import CacheReader, deep_copy
 from .reflector import Backoff, Reflector, WatchErrorHandler, default_watch_error_handler
 from .shared_informer import ResourceEventHandlerRegistration, SharedIndexInformer
 from .store import Indexer, IndexFunc, IndexNotFoundError, KeyFunc, ThreadSafeStore
@@ -81,6 +82,7 @@ from .transforms import drop_managed_fields, drop_managed_fields_and_share_strin
 __all__ = [
     "NAMESPACE_INDEX",
     "Backoff",
+    "CacheReader",
     "DeletedFinalStateUnknown",
     "Delta",
     "DeltaFIFO",
@@ -98,6 +100,7 @@ __all__ = [
     "SharedInformerFactory",
     "ThreadSafeStore",
     "WatchErrorHandler",
+    "deep_copy",
     "default_watch_error_handler",
     "drop_managed_fields",
     "drop_managed_fields_and_share_strings",

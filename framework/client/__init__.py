@@ -28,7 +28,13 @@ Quick tour::
     client.patch("v1", "ConfigMap", "settings", [{"op": "remove", "path": "/data/size"}],
                  namespace="default", patch_type="json")
 
+    # Server-side apply: apiVersion, kind, name and namespace come from the object.
+    client.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "settings", "namespace": "default"}, "data": {"size": "M"}},
+                 field_owner="my-controller")
+
     # Lists return the List dict; a namespaced kind without a namespace lists all namespaces.
+    # Selectors: a string, a label map ({"app": "web"}) or a LabelSelector dict (matchLabels/...).
     page = client.list("v1", "ConfigMap", label_selector="app=web", limit=500)
     items, rv, cont = page["items"], page["metadata"]["resourceVersion"], page["metadata"].get("continue")
 
@@ -43,6 +49,10 @@ Quick tour::
     client.update_status(widget)  # PUT .../widgets/NAME/status
     client.delete("example.com/v1", "Widget", "w1", namespace="default",
                   preconditions={"resourceVersion": widget["metadata"]["resourceVersion"]})
+
+``Client`` and the manager's cached client (``mgr.client``) share one contract,
+:class:`Reader` + :class:`Writer` (:mod:`framework.client.interfaces`): same arguments, same List
+dicts, same errors. Write helpers against ``ReaderWriter`` and they run on either.
 
 Errors are typed (:mod:`framework.client.errors`): ``NotFound``, ``AlreadyExists``, ``Conflict``,
 ``Invalid`` (see ``err.causes``), ``Forbidden``, ``Unauthorized``, ``Gone``, ``TooManyRequests``,
@@ -82,6 +92,8 @@ from .errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from .interfaces import Reader, ReaderWriter, Writer
+from .patch import create_merge_patch
 from .rate_limit import TokenBucket
 from .rest_mapper import NoKindMatchError, NoResourceMatchError, RESTMapper, RESTMapping
 from .watch import Watch
@@ -105,6 +117,8 @@ __all__ = [
     "PatchType",
     "RESTMapper",
     "RESTMapping",
+    "Reader",
+    "ReaderWriter",
     "ServerError",
     "Timeout",
     "TokenBucket",
@@ -112,7 +126,9 @@ __all__ = [
     "Unauthorized",
     "UnsupportedMediaType",
     "Watch",
+    "Writer",
     "check_deadline",
+    "create_merge_patch",
     "deadline",
     "gc_paused",
 ]

@@ -20,8 +20,10 @@ import urllib3
 
 from . import decode, errors
 from .deadline import check_deadline
+from .interfaces import FieldSelectorArg, LabelSelectorArg
 from .rate_limit import MonotonicClock, SystemClock, TokenBucket
 from .rest_mapper import RESTMapper, RESTMapping
+from .selectors import field_selector_string, label_selector_string
 from .transport import AuthHeaders, build_pool_manager, default_user_agent
 from .watch import Watch
 
@@ -289,15 +291,7 @@ class Client:
         self, api_version: str, kind: str, namespace: str | None, *, collection: bool
     ) -> tuple[RESTMapping, str | None]:
         m = self.mapper.mapping(api_version, kind)
-        namespace = namespace or None
-        if m.namespaced:
-            if namespace is None and not collection:
-                raise ValueError(f"{kind} ({api_version}) is namespaced: a namespace is required")
-        elif namespace is not None:
-            raise ValueError(
-                f"{kind} ({api_version}) is cluster-scoped: namespace must be None, not {namespace!r}"
-            )
-        return m, namespace
+        return m, m.scoped_namespace(namespace, collection=collection)
 
     # -- reads ----------------------------------------------------------------------------------------
 
@@ -308,31 +302,42 @@ class Client:
         name: str,
         namespace: str | None = None,
         *,
+        metadata_only: bool | None = None,
         subresource: str | None = None,
         timeout: TimeoutSpec = None,
     ) -> dict[str, Any]:
-        """Read one object."""
+        """Read one object (``NotFound`` if there is none).
+
+        ``metadata_only`` asks for a ``PartialObjectMetadata`` (only ``metadata``; the ``apiVersion`` and
+        ``kind`` of the kind read, as the cache has it). ``subresource`` reads e.g. ``status`` or ``scale``.
+        """
         m, ns = self._resolve(api_version, kind, namespace, collection=False)
-        return self.request("GET", m.path(ns, name, subresource), timeout=timeout)
+        headers = {"Accept": METADATA_ACCEPT} if metadata_only else None
+        obj = self.request("GET", m.path(ns, name, subresource), headers=headers, timeout=timeout)
+        if metadata_only and isinstance(obj, dict) and obj.get("kind") == "PartialObjectMetadata":
+            obj["apiVersion"], obj["kind"] = api_version, m.kind
+        return obj
 
     def list(
         self,
         api_version: str,
         kind: str,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
+        *,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        metadata_only: bool | None = None,
         limit: int | None = None,
         continue_: str | None = None,
         resource_version: str | None = None,
         resource_version_match: str | None = None,
-        *,
         timeout: TimeoutSpec = None,
-        metadata_only: bool = False,
     ) -> dict[str, Any]:
         """List objects (across all namespaces when a namespaced kind gets no ``namespace``).
 
-        ``metadata_only`` asks for a ``PartialObjectMetadataList`` (items carry only ``metadata``).
+        ``label_selector``: a string, a map of labels or a ``LabelSelector`` dict; ``field_selector``: a
+        string or a map of exact matches (see :mod:`framework.client.interfaces`). ``metadata_only``
+        asks for a ``PartialObjectMetadataList`` (items carry only ``metadata``).
 
         Returns the List dict (``items``, ``metadata.resourceVersion``, ``metadata.continue``). Items
         lacking ``apiVersion``/``kind`` (built-in lists omit them) get them filled in, as client-go's
@@ -340,8 +345,8 @@ class Client:
         """
         m, ns = self._resolve(api_version, kind, namespace, collection=True)
         params = {
-            "labelSelector": label_selector,
-            "fieldSelector": field_selector,
+            "labelSelector": label_selector_string(label_selector),
+            "fieldSelector": field_selector_string(field_selector),
             "limit": limit,
             "continue": continue_,
             "resourceVersion": resource_version,
@@ -349,10 +354,14 @@ class Client:
         }
         headers = {"Accept": METADATA_LIST_ACCEPT} if metadata_only else None
         result = self.request("GET", m.path(ns), params=params, headers=headers, timeout=timeout)
+        if metadata_only:
+            # As controller-runtime's metadata client restores the GVK asked for, and as the cache
+            # serves them: a metadata-only Shoot is still a Shoot.
+            result["apiVersion"], result["kind"] = api_version, m.kind + "List"
         for item in result.get("items") or ():
-            if "kind" not in item:
+            if metadata_only or "kind" not in item:
                 item["kind"] = m.kind
-            if "apiVersion" not in item:
+            if metadata_only or "apiVersion" not in item:
                 item["apiVersion"] = api_version
         return result
 
@@ -362,8 +371,8 @@ class Client:
         kind: str,
         namespace: str | None = None,
         resource_version: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
         timeout_seconds: int | None = None,
         allow_watch_bookmarks: bool = True,
         read_timeout: float | None = None,
@@ -382,8 +391,8 @@ class Client:
         params = {
             "watch": "true",
             "resourceVersion": resource_version,
-            "labelSelector": label_selector,
-            "fieldSelector": field_selector,
+            "labelSelector": label_selector_string(label_selector),
+            "fieldSelector": field_selector_string(field_selector),
             "timeoutSeconds": timeout_seconds,
             "allowWatchBookmarks": True if allow_watch_bookmarks else None,
             "sendInitialEvents": send_initial_events,
@@ -489,6 +498,42 @@ class Client:
             timeout=timeout,
         )
 
+    def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_owner: str,
+        force: bool = False,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_validation: str | None = None,
+        timeout: TimeoutSpec = None,
+    ) -> dict[str, Any]:
+        """Server-side apply ``obj`` as field manager ``field_owner`` (controller-runtime's
+        ``client.Apply`` with ``client.FieldOwner``); apiVersion, kind, name and namespace come from
+        ``obj``, which holds only the fields this manager wants to own.
+
+        A field another manager owns with a different value is a ``Conflict`` unless ``force``
+        (``client.ForceOwnership``) takes it over. ``subresource="status"`` applies the status.
+        """
+        api_version, kind, name, namespace = _identity(obj)
+        if not name:
+            raise ValueError("apply needs metadata.name")
+        return self.patch(
+            api_version,
+            kind,
+            name,
+            obj,
+            namespace,
+            "apply",
+            subresource,
+            field_owner,
+            force or None,
+            dry_run=dry_run,
+            field_validation=field_validation,
+            timeout=timeout,
+        )
+
     def delete(
         self,
         api_version: str,
@@ -516,11 +561,11 @@ class Client:
         api_version: str,
         kind: str,
         namespace: str | None = None,
-        label_selector: str | None = None,
-        field_selector: str | None = None,
+        *,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
         propagation_policy: str | None = None,
         grace_period_seconds: int | None = None,
-        *,
         dry_run: bool = False,
         timeout: TimeoutSpec = None,
     ) -> dict[str, Any]:
@@ -529,7 +574,10 @@ class Client:
         if m.namespaced and ns is None:
             raise ValueError(f"{kind} ({api_version}) is namespaced: delete_collection needs a namespace")
         options = _delete_options(propagation_policy, None, grace_period_seconds, dry_run)
-        params = {"labelSelector": label_selector, "fieldSelector": field_selector}
+        params = {
+            "labelSelector": label_selector_string(label_selector),
+            "fieldSelector": field_selector_string(field_selector),
+        }
         return self.request("DELETE", m.path(ns), params=params, body=options or None, timeout=timeout)
 
 

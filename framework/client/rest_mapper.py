@@ -69,6 +69,21 @@ class RESTMapping:
         """``configmaps`` for the core group, ``widgets.example.com`` otherwise."""
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
+    def scoped_namespace(self, namespace: str | None, *, collection: bool) -> str | None:
+        r"""``namespace`` checked against the kind's scope (``""`` counts as none): an object of a
+        namespaced kind needs one, a cluster-scoped kind takes none; a collection of a namespaced
+        kind may omit it (all namespaces). Both clients raise these ``ValueError``\ s alike."""
+        namespace = namespace or None
+        if self.namespaced:
+            if namespace is None and not collection:
+                raise ValueError(f"{self.kind} ({self.api_version}) is namespaced: a namespace is required")
+        elif namespace is not None:
+            raise ValueError(
+                f"{self.kind} ({self.api_version}) is cluster-scoped: "
+                f"namespace must be None, not {namespace!r}"
+            )
+        return namespace
+
     def path(
         self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
     ) -> str:

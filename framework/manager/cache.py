@@ -8,12 +8,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 import structlog
 
 from framework.cache import SharedIndexInformer, SharedInformerFactory
+from framework.cache.reader import CacheReader
 from framework.cache.transforms import drop_managed_fields
-from framework.client import NotFound
+from framework.client import Client, PatchType, RESTMapping
+from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
 
 log = structlog.get_logger("framework.manager")
@@ -40,11 +41,6 @@ class CacheOptions:
     resync: bool = True
 
 
-def deep_copy(obj: Any) -> Any:
-    """A private copy of a cached object (orjson round trip: faster than ``copy.deepcopy``)."""
-    return orjson.loads(orjson.dumps(obj))
-
-
 DEFAULT_SYNC_PERIOD = 10 * 3600.0
 """controller-runtime's ``cache.Options.SyncPeriod`` default: every cached object is re-delivered to the
 handlers as an update with an unchanged resourceVersion about every 10 hours."""
@@ -64,7 +60,7 @@ class Cache:
 
     def __init__(
         self,
-        client: Any,
+        client: Client,
         options: Mapping[tuple[str, str], CacheOptions] | None = None,
         clock: Clock | None = None,
         sync_timeout: float = 60.0,
@@ -152,18 +148,32 @@ class Cache:
 
 
 class CachedClient:
-    """Reads from the manager's cache (deep copies), writes to the API server.
+    """``mgr.client``: a :class:`~framework.client.interfaces.Reader` answering from the manager's cache
+    (deep copies) and a :class:`~framework.client.interfaces.Writer` writing to the API server.
 
-    ``get`` and ``list`` start the kind's informer on first use and wait for it to sync. Everything
-    else (create, update, update_status, patch, delete, watch, mapping, ...) is the live client's.
+    ``get`` and ``list`` take the live client's arguments and give its results and errors: a List
+    dict from ``list`` (``metadata.resourceVersion`` is the informer's last synced one), ``NotFound``
+    for a missing object, ``ValueError`` for a namespace that does not fit the kind's scope. The
+    first read of a kind starts its informer and waits for it to sync. Field selectors are answered
+    from the field index of that name (:meth:`Cache.add_field_index`); ``metadata.name`` and
+    ``metadata.namespace`` need none. Reads may lag behind writes: a write followed at once by a read
+    can see the old object, as with controller-runtime's cache.
     """
 
-    def __init__(self, client: Any, cache: Cache) -> None:
+    def __init__(self, client: Client, cache: Cache) -> None:
         self._client = client
         self._cache = cache
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._client, name)
+    @property
+    def api_reader(self) -> Client:
+        """The live client behind the writes (``mgr.api_reader``)."""
+        return self._client
+
+    def mapping(self, api_version: str, kind: str) -> RESTMapping:
+        """The kind's REST mapping (cached discovery; ``NoKindMatchError`` if the server lacks it)."""
+        return self._client.mapping(api_version, kind)
+
+    # -- Reader ----------------------------------------------------------------------------------
 
     def get(
         self,
@@ -171,48 +181,151 @@ class CachedClient:
         kind: str,
         name: str,
         namespace: str | None = None,
+        *,
         metadata_only: bool | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """A cached object (deep copy); ``metadata_only`` reads the kind's metadata-only cache
-        (PartialObjectMetadata, as controller-runtime's client does for that type)."""
-        indexer = self._cache.synced_informer(api_version, kind, metadata_only).indexer
-        obj = indexer.get_by_key(f"{namespace}/{name}" if namespace else name)
-        if obj is None:
-            resource = self._client.mapping(api_version, kind).resource
-            group = api_version.rpartition("/")[0]
-            qualified = f"{resource}.{group}" if group else resource
-            raise NotFound(
-                404,
-                "NotFound",
-                f'{qualified} "{name}" not found',
-                {"name": name, "group": group, "kind": resource},
-            )
-        return deep_copy(obj)
+        (PartialObjectMetadata, as controller-runtime's client does for that type; ``None``: the
+        kind's :class:`CacheOptions`)."""
+        return self._reader(api_version, kind, metadata_only).get(
+            name, self.mapping(api_version, kind).scoped_namespace(namespace, collection=False)
+        )
 
     def list(
         self,
         api_version: str,
         kind: str,
         namespace: str | None = None,
-        labels: Mapping[str, str] | None = None,
-        index: tuple[str, str] | None = None,
+        *,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
         metadata_only: bool | None = None,
-    ) -> list[dict]:
-        """Cached objects of a kind: in ``namespace``, carrying all ``labels``, in ``index`` (name, value);
-        ``metadata_only`` reads the kind's metadata-only cache (PartialObjectMetadata)."""
-        indexer = self._cache.synced_informer(api_version, kind, metadata_only).indexer
-        if index is not None:
-            objs = indexer.by_index(*index)
-        elif namespace:
-            objs = indexer.by_index("namespace", namespace)
-        else:
-            objs = indexer.list()
-        out = []
-        for obj in objs:
-            meta = obj.get("metadata") or {}
-            if namespace and meta.get("namespace") != namespace:
-                continue
-            if labels and any((meta.get("labels") or {}).get(k) != v for k, v in labels.items()):
-                continue
-            out.append(deep_copy(obj))
-        return out
+    ) -> dict[str, Any]:
+        """Cached objects of a kind as a List dict (deep copies, in ``namespace`` if given).
+
+        ``field_selector`` may only hold exact matches (``=``/``==``): the cache answers each from the
+        field index of that name, so ``mgr.add_field_index(av, kind, "spec.owner", f)`` first; other
+        fields raise ``ValueError``. ``metadata_only`` reads the kind's metadata-only cache.
+        """
+        ns = self.mapping(api_version, kind).scoped_namespace(namespace, collection=True)
+        return self._reader(api_version, kind, metadata_only).list(ns, label_selector, field_selector)
+
+    def _reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
+        mapping = self.mapping(api_version, kind)  # first: an unknown kind never starts an informer
+        informer = self._cache.synced_informer(api_version, kind, metadata_only)
+        return CacheReader(
+            informer.indexer,
+            mapping,
+            api_version,
+            resource_version=lambda: informer.last_sync_resource_version,
+        )
+
+    # -- Writer: straight to the API server --------------------------------------------------------
+
+    def create(
+        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str | None = None
+    ) -> dict[str, Any]:
+        """:meth:`Client.create <framework.client.Client.create>`."""
+        return self._client.create(obj, dry_run=dry_run, field_manager=field_manager)
+
+    def update(
+        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str | None = None
+    ) -> dict[str, Any]:
+        """:meth:`Client.update <framework.client.Client.update>`."""
+        return self._client.update(obj, dry_run=dry_run, field_manager=field_manager)
+
+    def update_status(
+        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str | None = None
+    ) -> dict[str, Any]:
+        """:meth:`Client.update_status <framework.client.Client.update_status>`."""
+        return self._client.update_status(obj, dry_run=dry_run, field_manager=field_manager)
+
+    def patch(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`Client.patch <framework.client.Client.patch>`."""
+        return self._client.patch(
+            api_version,
+            kind,
+            name,
+            patch,
+            namespace,
+            patch_type=patch_type,
+            subresource=subresource,
+            field_manager=field_manager,
+            force=force,
+            dry_run=dry_run,
+        )
+
+    def apply(
+        self,
+        obj: Mapping[str, Any],
+        *,
+        field_owner: str,
+        force: bool = False,
+        subresource: str | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`Client.apply <framework.client.Client.apply>` (server-side apply)."""
+        return self._client.apply(
+            obj, field_owner=field_owner, force=force, subresource=subresource, dry_run=dry_run
+        )
+
+    def delete(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        propagation_policy: str | None = None,
+        preconditions: Mapping[str, str] | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`Client.delete <framework.client.Client.delete>`."""
+        return self._client.delete(
+            api_version,
+            kind,
+            name,
+            namespace,
+            propagation_policy=propagation_policy,
+            preconditions=preconditions,
+            grace_period_seconds=grace_period_seconds,
+            dry_run=dry_run,
+        )
+
+    def delete_collection(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        propagation_policy: str | None = None,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+    ) -> dict[str, Any]:
+        """:meth:`Client.delete_collection <framework.client.Client.delete_collection>`."""
+        return self._client.delete_collection(
+            api_version,
+            kind,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            propagation_policy=propagation_policy,
+            grace_period_seconds=grace_period_seconds,
+            dry_run=dry_run,
+        )

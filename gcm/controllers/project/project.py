@@ -29,7 +29,6 @@ from framework.handler import EnqueueRequestsFromMapFunc
 from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
 from gcm.controllers.project.indexes import add_project_namespace_index
-from gcm.controllers.project.rbac import list_objects
 from gcm.controllers.project.reconciler import (
     LABEL_PROJECT_NAME,
     PROJECT_API_VERSION,
@@ -87,7 +86,7 @@ def map_shoot_to_project_in_deletion(client: Any) -> Any:
         if not namespace:
             return []
         try:
-            if list_objects(client, SHOOT_API_VERSION, "Shoot", namespace, metadata_only=True):
+            if client.list(SHOOT_API_VERSION, "Shoot", namespace, metadata_only=True)["items"]:
                 return []  # another Shoot still blocks the release
             ns = client.get("v1", "Namespace", namespace)
             project_name = ((ns.get("metadata") or {}).get("labels") or {}).get(LABEL_PROJECT_NAME)

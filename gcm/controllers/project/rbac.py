@@ -26,7 +26,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from framework.client import AlreadyExists, NotFound
-from framework.manager.cache import CachedClient
 
 PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
@@ -59,24 +58,6 @@ class RBACError(Exception):
         self.errors = errors
         text = "; ".join(_err_text(e) for e in errors)
         super().__init__(text if len(errors) == 1 else f"{len(errors)} errors occurred: [{text}]")
-
-
-def list_objects(
-    reader: Any,
-    api_version: str,
-    kind: str,
-    namespace: str | None,
-    labels: dict[str, str] | None = None,
-    metadata_only: bool = False,
-) -> list[dict]:
-    """Objects carrying all ``labels``, from the manager's cache or (any other client) a live list;
-    ``metadata_only``: their PartialObjectMetadata (the metadata-only cache, or a metadata list)."""
-    if isinstance(reader, CachedClient):
-        return reader.list(api_version, kind, namespace=namespace, labels=labels, metadata_only=metadata_only)
-    selector = ",".join(f"{k}={v}" for k, v in (labels or {}).items()) or None
-    return reader.list(
-        api_version, kind, namespace=namespace, label_selector=selector, metadata_only=metadata_only
-    )["items"]
 
 
 def _err_text(e: BaseException) -> str:
@@ -429,7 +410,7 @@ class ProjectRBAC:
         labels = extension_labels(self.project)
         prefix = f"{NAME_PREFIX_EXTENSION}:{self.name}:"
         for kind, namespace in (("RoleBinding", self.namespace), ("ClusterRole", None)):
-            for obj in list_objects(self.client, RBAC_API_VERSION, kind, namespace, labels):
+            for obj in self.client.list(RBAC_API_VERSION, kind, namespace, label_selector=labels)["items"]:
                 name = obj["metadata"]["name"]
                 role = name[len(prefix) :] if name.startswith(prefix) else name
                 if role in wanted:
@@ -449,7 +430,9 @@ class ProjectRBAC:
             for o in standard_objects(self.project)
         ]
         for kind, namespace in (("RoleBinding", self.namespace), ("ClusterRole", None)):
-            for obj in list_objects(self.api_reader, RBAC_API_VERSION, kind, namespace, labels):
+            for obj in self.api_reader.list(RBAC_API_VERSION, kind, namespace, label_selector=labels)[
+                "items"
+            ]:
                 targets.append((kind, obj["metadata"]["name"], namespace))
         for kind, name, namespace in targets:
             try:

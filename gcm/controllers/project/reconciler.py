@@ -30,7 +30,7 @@ from framework.client import AlreadyExists, NotFound
 from framework.meta.strconv import is_true
 from framework.reconcile import Request, Result
 from framework.record import NORMAL, WARNING
-from gcm.controllers.project.rbac import ProjectRBAC, list_objects
+from gcm.controllers.project.rbac import ProjectRBAC
 
 log = structlog.get_logger("gcm.controllers.project")
 
@@ -412,7 +412,7 @@ class ProjectReconciler:
             return None
         # The metadata-only Shoot cache, the one the Shoot-delete watch reads (Gardener's
         # IsNamespaceInUse): when a delete re-enqueues the Project, this cache has seen it already.
-        if list_objects(self.client, SHOOT_API_VERSION, "Shoot", ns_name, metadata_only=True):
+        if self.client.list(SHOOT_API_VERSION, "Shoot", ns_name, metadata_only=True)["items"]:
             self._event(
                 project,
                 WARNING,

@@ -28,7 +28,6 @@ from gcm.controllers.project.indexes import (
     PROJECT_NAMESPACE_INDEX,
     add_project_namespace_index,
 )
-from gcm.controllers.project.rbac import list_objects
 
 CONTROLLER_NAME = "project-resourcequota"
 RECONCILE_TIMEOUT = 180.0
@@ -65,7 +64,11 @@ def project_namespace_predicate(client: Any) -> Predicate:
         namespace = ((obj or {}).get("metadata") or {}).get("namespace") if isinstance(obj, dict) else None
         if not namespace:
             return False
-        return bool(client.list(PROJECT_API_VERSION, "Project", index=(PROJECT_NAMESPACE_INDEX, namespace)))
+        return bool(
+            client.list(PROJECT_API_VERSION, "Project", field_selector={PROJECT_NAMESPACE_INDEX: namespace})[
+                "items"
+            ]
+        )
 
     return Funcs(
         create=in_project_namespace,
@@ -108,7 +111,7 @@ class ResourceQuotaReconciler:
         if SHOOTS_QUOTA_KEY in hard:
             max_shoots = quantity_from_json(hard[SHOOTS_QUOTA_KEY])
         else:
-            shoots = list_objects(self.client, SHOOT_API_VERSION, "Shoot", meta["namespace"])
+            shoots = self.client.list(SHOOT_API_VERSION, "Shoot", meta["namespace"])["items"]
             max_shoots = Quantity(Fraction(len(shoots)))
 
         new_hard: dict[str, str] = {}

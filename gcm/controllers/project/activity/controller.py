@@ -91,7 +91,7 @@ def project_for_namespace(client: Any):
         if not namespace:
             return []
         try:
-            projects = client.list(*PROJECT, index=(PROJECT_NAMESPACE_INDEX, namespace))
+            projects = client.list(*PROJECT, field_selector={PROJECT_NAMESPACE_INDEX: namespace})["items"]
         except Exception as e:
             log.error("could not map object to its project", namespace=namespace, error=str(e))
             return []

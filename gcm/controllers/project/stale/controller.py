@@ -134,7 +134,7 @@ def project_for_namespace(client: Any) -> Any:
         name = (obj.get("metadata") or {}).get("name")
         if not name:
             return []
-        projects = client.list(*PROJECT, index=(PROJECT_NAMESPACE_INDEX, name))
+        projects = client.list(*PROJECT, field_selector={PROJECT_NAMESPACE_INDEX: name})["items"]
         return [Request((p.get("metadata") or {}).get("name", "")) for p in projects]
 
     return map_namespace

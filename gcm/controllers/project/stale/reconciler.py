@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
-from framework.client import NotFound
+from framework.client import NotFound, Reader
+from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
 from framework.meta.strconv import is_true
 from framework.meta.time import format_rfc3339_nano, format_time, parse_time
@@ -131,19 +132,17 @@ class Decision:
     delete: bool = False
 
 
-class Reader(Protocol):
-    """The reads a stale check needs: the manager's ``CachedClient`` or the report's snapshot."""
-
-    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict: ...
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        labels: dict[str, str] | None = None,
-        index: tuple[str, str] | None = None,
-    ) -> list[dict]: ...
+def _items(
+    reader: Reader,
+    kind: tuple[str, str],
+    namespace: str | None = None,
+    *,
+    label_selector: LabelSelectorArg = None,
+    field_selector: FieldSelectorArg = None,
+) -> list[dict]:
+    return reader.list(*kind, namespace, label_selector=label_selector, field_selector=field_selector)[
+        "items"
+    ]
 
 
 def _name(obj: dict) -> str:
@@ -161,7 +160,9 @@ def _sorted(objs: list[dict]) -> list[dict]:
 def _shoot_using(reader: Reader, bindings: list[dict], shoot_index: str) -> tuple[dict, dict] | None:
     """The first binding of ``bindings`` a Shoot in the binding's namespace uses, with that Shoot."""
     for binding in _sorted(bindings):
-        shoots = reader.list(*SHOOT, index=(shoot_index, ref_key(_namespace(binding), _name(binding))))
+        shoots = _items(
+            reader, SHOOT, field_selector={shoot_index: ref_key(_namespace(binding), _name(binding))}
+        )
         if shoots:
             return binding, _sorted(shoots)[0]
     return None
@@ -178,7 +179,7 @@ def _used(what: str, hit: tuple[dict, dict], binding_kind: str) -> str:
 def _credentials(reader: Reader, ns: str, api_version: str, kind: str, objs: list[dict]) -> str | None:
     for obj in _sorted(objs):
         key = credentials_ref_key(api_version, kind, ns, _name(obj))
-        bindings = reader.list(*CREDENTIALS_BINDING, index=(INDEX_CREDENTIALS_BINDING_REF, key))
+        bindings = _items(reader, CREDENTIALS_BINDING, field_selector={INDEX_CREDENTIALS_BINDING_REF: key})
         hit = _shoot_using(reader, bindings, INDEX_SHOOT_CREDENTIALS_BINDING)
         if hit:
             return _used(f"{kind} {ns}/{_name(obj)}", hit, "CredentialsBinding")
@@ -195,53 +196,53 @@ def _not_control_plane(secrets: list[dict]) -> list[dict]:
 
 def find_usage(reader: Reader, ns: str, *, plants: bool = True) -> str | None:
     """The first in-use check (spec §3, in order) that finds a use of namespace ``ns``; None if none."""
-    shoots = reader.list(*SHOOT, namespace=ns)
+    shoots = _items(reader, SHOOT, ns)
     if shoots:
         return f"Shoot {ns}/{_name(_sorted(shoots)[0])}"
     if plants:
-        found = reader.list(*PLANT, namespace=ns)
+        found = _items(reader, PLANT, ns)
         if found:
             return f"Plant {ns}/{_name(_sorted(found)[0])}"
-    entries = reader.list(*BACKUP_ENTRY, namespace=ns)
+    entries = _items(reader, BACKUP_ENTRY, ns)
     if entries:
         return f"BackupEntry {ns}/{_name(_sorted(entries)[0])}"
 
     # Secrets referenced by a SecretBinding, then by a CredentialsBinding, used by a Shoot.
     secrets = _not_control_plane(
-        reader.list(*SECRET, namespace=ns, labels={LABEL_SECRET_BINDING_REF: "true"})
+        _items(reader, SECRET, ns, label_selector={LABEL_SECRET_BINDING_REF: "true"})
     )
     for secret in _sorted(secrets):
         key = ref_key(ns, _name(secret))
-        bindings = reader.list(*SECRET_BINDING, index=(INDEX_SECRET_BINDING_SECRET_REF, key))
+        bindings = _items(reader, SECRET_BINDING, field_selector={INDEX_SECRET_BINDING_SECRET_REF: key})
         hit = _shoot_using(reader, bindings, INDEX_SHOOT_SECRET_BINDING)
         if hit:
             return _used(f"Secret {key}", hit, "SecretBinding")
     secrets = _not_control_plane(
-        reader.list(*SECRET, namespace=ns, labels={LABEL_CREDENTIALS_BINDING_REF: "true"})
+        _items(reader, SECRET, ns, label_selector={LABEL_CREDENTIALS_BINDING_REF: "true"})
     )
     usage = _credentials(reader, ns, "v1", "Secret", secrets)
     if usage:
         return usage
 
-    internal = reader.list(*INTERNAL_SECRET, namespace=ns, labels={LABEL_CREDENTIALS_BINDING_REF: "true"})
+    internal = _items(reader, INTERNAL_SECRET, ns, label_selector={LABEL_CREDENTIALS_BINDING_REF: "true"})
     usage = _credentials(reader, ns, INTERNAL_SECRET[0], "InternalSecret", internal)
     if usage:
         return usage
 
-    identities = reader.list(*WORKLOAD_IDENTITY, namespace=ns, labels={LABEL_CREDENTIALS_BINDING_REF: "true"})
+    identities = _items(reader, WORKLOAD_IDENTITY, ns, label_selector={LABEL_CREDENTIALS_BINDING_REF: "true"})
     usage = _credentials(reader, ns, WORKLOAD_IDENTITY[0], "WorkloadIdentity", identities)
     if usage:
         return usage
 
     # Quotas referenced by any quotas[] entry of a SecretBinding, else a CredentialsBinding, in use.
-    quotas = _sorted(reader.list(*QUOTA, namespace=ns))
+    quotas = _sorted(_items(reader, QUOTA, ns))
     for binding_type, index, shoot_index in (
         (SECRET_BINDING, INDEX_SECRET_BINDING_QUOTA, INDEX_SHOOT_SECRET_BINDING),
         (CREDENTIALS_BINDING, INDEX_CREDENTIALS_BINDING_QUOTA, INDEX_SHOOT_CREDENTIALS_BINDING),
     ):
         for quota in quotas:
             key = ref_key(ns, _name(quota))
-            hit = _shoot_using(reader, reader.list(*binding_type, index=(index, key)), shoot_index)
+            hit = _shoot_using(reader, _items(reader, binding_type, field_selector={index: key}), shoot_index)
             if hit:
                 return _used(f"Quota {key}", hit, binding_type[1])
     return None
@@ -336,17 +337,40 @@ def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
 class _LiveNamespaces:
     """Cache reads, except Namespaces, which are read live (the re-check before deleting)."""
 
-    def __init__(self, cache: Reader, live: Any) -> None:
+    def __init__(self, cache: Reader, live: Reader) -> None:
         self._cache = cache
         self._live = live
 
-    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict:
-        if (api_version, kind) == NAMESPACE:
-            return self._live.get(api_version, kind, name, namespace)
-        return self._cache.get(api_version, kind, name, namespace)
+    def get(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        metadata_only: bool | None = None,
+    ) -> dict[str, Any]:
+        reader = self._live if (api_version, kind) == NAMESPACE else self._cache
+        return reader.get(api_version, kind, name, namespace, metadata_only=metadata_only)
 
-    def list(self, *args: Any, **kwargs: Any) -> list[dict]:
-        return self._cache.list(*args, **kwargs)
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        metadata_only: bool | None = None,
+    ) -> dict[str, Any]:
+        return self._cache.list(
+            api_version,
+            kind,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            metadata_only=metadata_only,
+        )
 
 
 class StaleReconciler:

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from framework.client import APIError, NoKindMatchError, NotFound
+from framework.cache import CacheReader, Indexer
+from framework.client import APIError, NoKindMatchError
+from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock, RealClock
 from framework.meta.time import format_time
 from gcm.controllers.project.stale.cache import (
@@ -52,15 +54,13 @@ PAGE_SIZE = 500
 
 
 class Snapshot:
-    """One cluster-wide list per kind, indexed like the controller's cache (same index functions).
-
-    Offers the ``get``/``list`` reads of :class:`~.reconciler.Reader`.
-    """
+    """One cluster-wide list per kind, indexed like the controller's cache (same index functions):
+    a :class:`~framework.client.Reader` over those lists, so the stale check reads it as it reads
+    ``mgr.client``. Objects are shared, not copied (the report never changes them)."""
 
     def __init__(self, client: Any, kinds: Iterable[tuple[str, str]]) -> None:
         self._client = client
-        self._objects: dict[tuple[str, str], dict[str, dict]] = {}
-        self._indexes: dict[tuple[str, str], dict[str, dict[str, list[dict]]]] = {}
+        self._readers: dict[tuple[str, str], CacheReader] = {}
         for kind in kinds:
             self._load(kind)
 
@@ -72,7 +72,6 @@ class Snapshot:
                     api_version, kind, limit=PAGE_SIZE, continue_=cont, metadata_only=True
                 )
                 for item in page.get("items") or ():
-                    item["apiVersion"], item["kind"] = api_version, kind
                     yield secret_metadata_only(item)
             else:
                 page = self._client.list(api_version, kind, limit=PAGE_SIZE, continue_=cont)
@@ -82,50 +81,41 @@ class Snapshot:
                 return
 
     def _load(self, kind: tuple[str, str]) -> None:
-        objects: dict[str, dict] = {}
-        indexes: dict[str, dict[str, list[dict]]] = {"namespace": {}}
-        funcs: Mapping[str, Any] = INDEXES.get(kind, {})
-        for obj in self._pages(*kind):
-            meta = obj.get("metadata") or {}
-            ns, name = meta.get("namespace") or "", meta.get("name", "")
-            objects[f"{ns}/{name}" if ns else name] = obj
-            indexes["namespace"].setdefault(ns, []).append(obj)
-            for index, func in funcs.items():
-                for value in func(obj):
-                    indexes.setdefault(index, {}).setdefault(value, []).append(obj)
-        self._objects[kind] = objects
-        self._indexes[kind] = indexes
+        indexer = Indexer(indexers=dict(INDEXES.get(kind, {})))
+        indexer.replace(self._pages(*kind))
+        self._readers[kind] = CacheReader(indexer, self._client.mapping(*kind), kind[0], copy=False)
 
-    def get(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict:
-        obj = self._objects.get((api_version, kind), {}).get(f"{namespace}/{name}" if namespace else name)
-        if obj is None:
-            raise NotFound(404, "NotFound", f'{kind} "{name}" not found', {"name": name, "kind": kind})
-        return obj
+    def _reader(self, api_version: str, kind: str) -> CacheReader:
+        try:
+            return self._readers[(api_version, kind)]
+        except KeyError:
+            raise ValueError(f"the snapshot did not list {kind} ({api_version})") from None
+
+    def get(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        metadata_only: bool | None = None,
+    ) -> dict[str, Any]:
+        reader = self._reader(api_version, kind)
+        return reader.get(name, reader.mapping.scoped_namespace(namespace, collection=False))
 
     def list(
         self,
         api_version: str,
         kind: str,
         namespace: str | None = None,
-        labels: Mapping[str, str] | None = None,
-        index: tuple[str, str] | None = None,
-    ) -> list[dict]:
-        indexes = self._indexes.get((api_version, kind), {})
-        if index is not None:
-            objs = indexes.get(index[0], {}).get(index[1], [])
-        elif namespace:
-            objs = indexes.get("namespace", {}).get(namespace, [])
-        else:
-            objs = list(self._objects.get((api_version, kind), {}).values())
-        out = []
-        for obj in objs:
-            meta = obj.get("metadata") or {}
-            if namespace and meta.get("namespace") != namespace:
-                continue
-            if labels and any((meta.get("labels") or {}).get(k) != v for k, v in labels.items()):
-                continue
-            out.append(obj)
-        return out
+        *,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        metadata_only: bool | None = None,
+    ) -> dict[str, Any]:
+        reader = self._reader(api_version, kind)
+        ns = reader.mapping.scoped_namespace(namespace, collection=True)
+        return reader.list(ns, label_selector, field_selector)
 
 
 @dataclass(frozen=True)
@@ -169,7 +159,7 @@ def build_report(client: Any, settings: StaleSettings, now: datetime) -> list[Ro
     ]
     snapshot = Snapshot(client, [*kinds, *((PLANT,) if plants else ())])
     rows = []
-    for project in sorted(snapshot.list(*PROJECT), key=lambda p: p["metadata"]["name"]):
+    for project in sorted(snapshot.list(*PROJECT)["items"], key=lambda p: p["metadata"]["name"]):
         name = project["metadata"]["name"]
         ns = (project.get("spec") or {}).get("namespace") or ""
         try:

@@ -48,7 +48,7 @@ def test_a2_shoot_blocks_deletion_until_deleted(env):
     env.create_shoot("s1", "garden-p1")
     # The deletion check reads the metadata-only Shoot cache (as the Shoot-delete watch does).
     h.wait_for(
-        lambda: env.mgr.client.list(P, "Shoot", namespace="garden-p1", metadata_only=True),
+        lambda: env.mgr.client.list(P, "Shoot", namespace="garden-p1", metadata_only=True)["items"],
         message="shoot cached",
     )
     env.delete_project("p1")

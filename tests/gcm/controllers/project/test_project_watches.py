@@ -134,13 +134,13 @@ class FakeCache:
             fail,
         )
 
-    def list(self, api_version, kind, namespace=None, label_selector=None, metadata_only=False):
+    def list(self, api_version, kind, namespace=None, *, label_selector=None, metadata_only=None, **_):
         if self.fail:
             raise RuntimeError("boom")
         assert metadata_only, "the mapper reads Shoots metadata-only, as Gardener"
         return {"items": [s for s in self.shoots if s["metadata"]["namespace"] == namespace]}
 
-    def get(self, api_version, kind, name, namespace=None):
+    def get(self, api_version, kind, name, namespace=None, **_):
         table = self.namespaces if kind == "Namespace" else self.projects
         if name not in table:
             raise NotFound(404, "NotFound", f"{name} not found")

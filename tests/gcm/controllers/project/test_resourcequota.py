@@ -115,7 +115,7 @@ def test_g75_lower_annotations_add_difference(project_env):
 def test_g76_shoot_count_used_without_shoot_key(project_env):
     for name in ("s1", "s2"):
         project_env.create_shoot(name, "garden-p1")
-    h.wait_for(lambda: len(project_env.mgr.client.list(h.P, "Shoot", namespace="garden-p1")) == 2)
+    h.wait_for(lambda: len(project_env.mgr.client.list(h.P, "Shoot", namespace="garden-p1")["items"]) == 2)
     create_quota(project_env, "q", {CM: "1", SEC: "1"})
     wait_quota(project_env, "q", {A_CM: "2", A_SEC: "4"}, {CM: "4", SEC: "8"})
 
@@ -127,8 +127,9 @@ class IndexStub:
     def __init__(self, namespaces):
         self.namespaces = namespaces
 
-    def list(self, api_version, kind, index=None, **_):
-        return [{"spec": {"namespace": index[1]}}] if index[1] in self.namespaces else []
+    def list(self, api_version, kind, namespace=None, *, field_selector=None, **_):
+        ns = field_selector["spec.namespace"]
+        return {"items": [{"spec": {"namespace": ns}}] if ns in self.namespaces else []}
 
 
 def test_g69_predicate_unit():

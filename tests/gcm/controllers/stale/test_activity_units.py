@@ -27,18 +27,19 @@ class Projects:
         self.fail = fail
         self.patches: list[tuple] = []
 
-    def get(self, api_version, kind, name, namespace=None):
+    def get(self, api_version, kind, name, namespace=None, **_):
         if self.fail:
             raise self.fail
         if name not in self.projects:
             raise NotFound(404, "NotFound", "not found")
         return self.projects[name]
 
-    def list(self, api_version, kind, namespace=None, labels=None, index=None):
+    def list(self, api_version, kind, namespace=None, *, field_selector=None, **_):
         if self.fail:
             raise self.fail
-        assert index is not None and index[0] == PROJECT_NAMESPACE_INDEX
-        return [p for p in self.projects.values() if index[1] in project_namespace(p)]
+        ((index, value),) = field_selector.items()
+        assert index == PROJECT_NAMESPACE_INDEX
+        return {"items": [p for p in self.projects.values() if value in project_namespace(p)]}
 
     def patch(self, api_version, kind, name, body, namespace=None, subresource=None, **kw):
         self.patches.append((name, subresource, body))

@@ -529,7 +529,7 @@ def test_secrets_are_cached_without_data(env):
     )
     h = env.manager(**UNIT)
     h.seen(secret)
-    (cached,) = h.mgr.client.list("v1", "Secret", namespace="garden-sec", labels=SB_LABEL)
+    (cached,) = h.mgr.client.list("v1", "Secret", namespace="garden-sec", label_selector=SB_LABEL)["items"]
     assert set(cached) == {"apiVersion", "kind", "metadata"} and "managedFields" not in cached["metadata"]
     # gcm's own Manager (gcm.app.build_manager) is constructed with that transform.
     mgr = build_manager(env.config(), h.sa)

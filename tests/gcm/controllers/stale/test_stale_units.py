@@ -51,23 +51,24 @@ class Store:
         m = o["metadata"]
         return (o["apiVersion"], o["kind"], m.get("namespace") or "", m["name"])
 
-    def get(self, api_version, kind, name, namespace=None):
+    def get(self, api_version, kind, name, namespace=None, **_):
         try:
             return self.objs[(api_version, kind, namespace or "", name)]
         except KeyError:
             raise NotFound(404, "NotFound", f"{kind} {name} not found") from None
 
-    def list(self, api_version, kind, namespace=None, labels=None, index=None):
+    def list(self, api_version, kind, namespace=None, *, label_selector=None, field_selector=None, **_):
         out = []
         for (av, k, ns, _), o in self.objs.items():
             if (av, k) != (api_version, kind) or (namespace and ns != namespace):
                 continue
-            if labels and any((o["metadata"].get("labels") or {}).get(a) != b for a, b in labels.items()):
+            labels = o["metadata"].get("labels") or {}
+            if label_selector and any(labels.get(a) != b for a, b in label_selector.items()):
                 continue
-            if index and index[1] not in INDEXES[(av, k)][index[0]](o):
+            if any(value not in INDEXES[(av, k)][f](o) for f, value in (field_selector or {}).items()):
                 continue
             out.append(o)
-        return out
+        return {"items": out}
 
     def patch(self, api_version, kind, name, body, namespace=None, subresource=None, **kw):
         self.calls.append(("patch", name, subresource, body))

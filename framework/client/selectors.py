@@ -1,0 +1,73 @@
+"""Selector arguments of :class:`~framework.client.interfaces.Reader` (strings, label maps,
+``LabelSelector`` dicts, field maps): the query strings the API server reads, and the matchers the
+cache applies. Label selectors are :mod:`framework.meta.labels`'."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from framework.meta import labels
+
+from .interfaces import FieldSelectorArg, LabelSelectorArg
+
+__all__ = [
+    "escape_field_value",
+    "exact_field_matches",
+    "field_selector_string",
+    "label_matcher",
+    "label_selector_string",
+]
+
+
+def label_selector_string(arg: LabelSelectorArg) -> str | None:
+    """The ``labelSelector`` query parameter for ``arg`` (``None``/empty: everything). A string is
+    sent as is, so the server judges its syntax (``BadRequest``); a map is formatted here."""
+    if arg is None or isinstance(arg, str):
+        return arg or None
+    return str(labels.as_selector(arg)) or None
+
+
+def label_matcher(arg: LabelSelectorArg) -> Callable[[Mapping[str, str]], bool]:
+    """A predicate on an object's labels; a malformed selector raises ``ValueError`` now."""
+    return labels.as_selector(arg or None).matches
+
+
+def escape_field_value(value: str) -> str:
+    """``fields.EscapeValue``: backslash, comma and equals sign escaped for a field selector."""
+    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+
+
+def field_selector_string(arg: FieldSelectorArg) -> str | None:
+    """The ``fieldSelector`` query parameter for ``arg`` (a map means exact matches, values escaped)."""
+    if arg is None or isinstance(arg, str):
+        return arg or None
+    if not isinstance(arg, Mapping):
+        raise TypeError(f"field_selector must be a string or a mapping, not {type(arg).__name__}")
+    return ",".join(f"{k}={escape_field_value(v)}" for k, v in sorted(arg.items())) or None
+
+
+_TERM = re.compile(r"(.*?)(!=|==|=)(.*)", re.DOTALL)
+_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def exact_field_matches(arg: FieldSelectorArg) -> dict[str, str]:
+    """``field -> value`` of a selector made only of exact matches (``fields.RequiresExactMatch``,
+    what a cache can answer from an index); ``!=`` or malformed terms raise ``ValueError``."""
+    if arg is None or isinstance(arg, Mapping):
+        return dict(arg or {})
+    out: dict[str, str] = {}
+    for term in re.split(r"(?<!\\),", arg):
+        if not term:
+            continue
+        match = _TERM.fullmatch(term)
+        if match is None:
+            raise ValueError(f"invalid field selector {arg!r}: can't understand {term!r}")
+        field, op, value = match.groups()
+        if op == "!=":
+            raise ValueError(f"field selector {term!r}: the cache answers only exact matches (= or ==)")
+        value = _UNESCAPE.sub(r"\1", value)
+        if out.get(field, value) != value:
+            raise ValueError(f"field selector {arg!r} asks for two values of {field}")
+        out[field] = value
+    return out
