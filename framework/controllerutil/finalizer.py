@@ -7,28 +7,30 @@ They change the dict only; write it back yourself (``client.update(obj)`` or a m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any
+
+from framework.meta.object import ensure_metadata, get_finalizers
 
 __all__ = ["add_finalizer", "contains_finalizer", "remove_finalizer"]
 
 
-def add_finalizer(obj: MutableMapping[str, Any], finalizer: str) -> bool:
+def add_finalizer(obj: dict[str, Any], finalizer: str) -> bool:
     """Append ``finalizer`` unless present; returns whether ``obj`` changed."""
-    finalizers = list((obj.get("metadata") or {}).get("finalizers") or [])
+    finalizers = get_finalizers(obj)
     if finalizer in finalizers:
         return False
-    obj.setdefault("metadata", {})["finalizers"] = [*finalizers, finalizer]
+    ensure_metadata(obj)["finalizers"] = [*finalizers, finalizer]
     return True
 
 
-def remove_finalizer(obj: MutableMapping[str, Any], finalizer: str) -> bool:
+def remove_finalizer(obj: dict[str, Any], finalizer: str) -> bool:
     """Remove every occurrence of ``finalizer``; returns whether ``obj`` changed."""
-    meta = obj.get("metadata") or {}
-    finalizers = list(meta.get("finalizers") or [])
+    finalizers = get_finalizers(obj)
     kept = [f for f in finalizers if f != finalizer]
     if len(kept) == len(finalizers):
         return False
+    meta = ensure_metadata(obj)
     if kept:
         meta["finalizers"] = kept
     else:
@@ -38,4 +40,4 @@ def remove_finalizer(obj: MutableMapping[str, Any], finalizer: str) -> bool:
 
 def contains_finalizer(obj: Mapping[str, Any], finalizer: str) -> bool:
     """Whether ``obj`` carries ``finalizer``."""
-    return finalizer in ((obj.get("metadata") or {}).get("finalizers") or ())
+    return finalizer in get_finalizers(obj)

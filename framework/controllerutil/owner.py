@@ -8,8 +8,17 @@ owner when group, kind and name agree; the version is ignored, as in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from typing import Any
+
+from framework.meta.object import (
+    ensure_metadata,
+    get_controller_of,
+    get_metadata,
+    get_namespace,
+    get_owner_references,
+)
+from framework.meta.schema import parse_group_version
 
 __all__ = [
     "AlreadyOwnedError",
@@ -40,7 +49,7 @@ class AlreadyOwnedError(Exception):
 
 
 def set_controller_reference(
-    owner: Mapping[str, Any], obj: MutableMapping[str, Any], *, block_owner_deletion: bool = True
+    owner: Mapping[str, Any], obj: dict[str, Any], *, block_owner_deletion: bool = True
 ) -> bool:
     """Make ``owner`` the controller of ``obj`` (``controller: true``, ``blockOwnerDeletion``).
 
@@ -59,7 +68,7 @@ def set_controller_reference(
 
 
 def set_owner_reference(
-    owner: Mapping[str, Any], obj: MutableMapping[str, Any], *, block_owner_deletion: bool | None = None
+    owner: Mapping[str, Any], obj: dict[str, Any], *, block_owner_deletion: bool | None = None
 ) -> bool:
     """Add (or refresh) a non-controller reference to ``owner`` on ``obj``; returns whether it changed.
 
@@ -73,7 +82,7 @@ def set_owner_reference(
     return _upsert(obj, ref)
 
 
-def remove_owner_reference(owner: Mapping[str, Any], obj: MutableMapping[str, Any]) -> bool:
+def remove_owner_reference(owner: Mapping[str, Any], obj: dict[str, Any]) -> bool:
     """Remove the reference to ``owner`` from ``obj``; returns whether there was one."""
     refs = _refs(obj)
     target = _identity(owner)
@@ -84,7 +93,7 @@ def remove_owner_reference(owner: Mapping[str, Any], obj: MutableMapping[str, An
     return True
 
 
-def remove_controller_reference(owner: Mapping[str, Any], obj: MutableMapping[str, Any]) -> bool:
+def remove_controller_reference(owner: Mapping[str, Any], obj: dict[str, Any]) -> bool:
     """Remove ``owner``'s controller reference from ``obj``; returns whether there was one.
 
     Raises ``ValueError`` if ``owner`` is referenced but not as the controller.
@@ -107,20 +116,15 @@ def has_owner_reference(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> boo
     return any(_same_object(r, target) for r in _refs(obj))
 
 
-def get_controller_of(obj: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The reference with ``controller: true`` (``metav1.GetControllerOf``), or ``None``."""
-    return next((r for r in _refs(obj) if r.get("controller") is True), None)
-
-
 # --- internals -------------------------------------------------------------------------------------
 
 
 def _refs(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list((obj.get("metadata") or {}).get("ownerReferences") or [])
+    return get_owner_references(obj)
 
 
-def _set_refs(obj: MutableMapping[str, Any], refs: list[dict[str, Any]]) -> None:
-    meta = obj.setdefault("metadata", {})
+def _set_refs(obj: dict[str, Any], refs: list[dict[str, Any]]) -> None:
+    meta = ensure_metadata(obj)
     if refs:
         meta["ownerReferences"] = refs
     else:
@@ -137,7 +141,7 @@ def _identity(owner: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _reference(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, Any]:
-    meta = owner.get("metadata") or {}
+    meta = get_metadata(owner)
     missing = [
         field
         for field, value in (
@@ -150,9 +154,9 @@ def _reference(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, An
     ]
     if missing:
         raise ValueError(f"owner has no {', '.join(missing)}: pass the owner as read from the API server")
-    owner_ns = meta.get("namespace") or ""
+    owner_ns = get_namespace(owner)
     if owner_ns:
-        obj_ns = (obj.get("metadata") or {}).get("namespace") or ""
+        obj_ns = get_namespace(obj)
         if not obj_ns:
             raise ValueError(
                 "cluster-scoped resource must not have a namespace-scoped owner, "
@@ -172,13 +176,11 @@ def _reference(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, An
 
 
 def _group(api_version: str) -> str | None:
-    """The group of ``group/version`` or ``version`` (core); ``None`` if it is no GroupVersion."""
-    parts = api_version.split("/")
-    if len(parts) == 1:
-        return ""
-    if len(parts) == 2:
-        return parts[0]
-    return None
+    """The group of an apiVersion; ``None`` if it is no GroupVersion (then nothing is the same)."""
+    try:
+        return parse_group_version(api_version).group
+    except ValueError:
+        return None
 
 
 def _same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
@@ -188,7 +190,7 @@ def _same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return group_a == group_b and a.get("kind") == b.get("kind") and a.get("name") == b.get("name")
 
 
-def _upsert(obj: MutableMapping[str, Any], ref: dict[str, Any]) -> bool:
+def _upsert(obj: dict[str, Any], ref: dict[str, Any]) -> bool:
     refs = _refs(obj)
     for i, existing in enumerate(refs):
         if _same_object(existing, ref):
