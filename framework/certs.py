@@ -63,7 +63,10 @@ def _pair(cert: x509.Certificate, key: ec.EllipticCurvePrivateKey) -> CertKeyPai
 
 
 def _builder(
-    subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey
+    subject: x509.Name,
+    issuer: x509.Name,
+    public_key: ec.EllipticCurvePublicKey,
+    validity: datetime.timedelta = VALIDITY,
 ) -> x509.CertificateBuilder:
     now = datetime.datetime.now(datetime.UTC)
     return (
@@ -73,17 +76,17 @@ def _builder(
         .public_key(public_key)
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - CLOCK_SKEW)
-        .not_valid_after(now + VALIDITY)
+        .not_valid_after(now + validity)
         .add_extension(x509.SubjectKeyIdentifier.from_public_key(public_key), critical=False)
     )
 
 
-def generate_ca(common_name: str = "framework-ca") -> CertKeyPair:
+def generate_ca(common_name: str = "framework-ca", validity: datetime.timedelta = VALIDITY) -> CertKeyPair:
     """A self-signed CA certificate allowed to sign end-entity certificates only."""
     key = _new_key()
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
     cert = (
-        _builder(name, name, key.public_key())
+        _builder(name, name, key.public_key(), validity)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -105,7 +108,11 @@ def generate_ca(common_name: str = "framework-ca") -> CertKeyPair:
 
 
 def _issue(
-    ca: CertKeyPair, subject: x509.Name, usage: x509.ObjectIdentifier, sans: Sequence[x509.GeneralName] = ()
+    ca: CertKeyPair,
+    subject: x509.Name,
+    usage: x509.ObjectIdentifier,
+    sans: Sequence[x509.GeneralName] = (),
+    validity: datetime.timedelta = VALIDITY,
 ) -> CertKeyPair:
     ca_cert = ca.cert
     ca_key = serialization.load_pem_private_key(ca.key_pem, password=None)
@@ -113,7 +120,7 @@ def _issue(
         raise TypeError("the CA key must be an EC key as made by generate_ca")
     key = _new_key()
     builder = (
-        _builder(subject, ca_cert.subject, key.public_key())
+        _builder(subject, ca_cert.subject, key.public_key(), validity)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
@@ -147,14 +154,17 @@ def _general_name(host: str) -> x509.GeneralName:
 
 
 def issue_serving_cert(
-    ca: CertKeyPair, hosts: Iterable[str] = ("127.0.0.1", "::1", "localhost")
+    ca: CertKeyPair,
+    hosts: Iterable[str] = ("127.0.0.1", "::1", "localhost"),
+    validity: datetime.timedelta = VALIDITY,
 ) -> CertKeyPair:
-    """A serverAuth certificate whose SANs are ``hosts`` (IP literals as IPAddress, others as DNSName)."""
+    """A serverAuth certificate whose SANs are ``hosts`` (IP literals as IPAddress, others as DNSName),
+    valid for ``validity`` from now."""
     hosts = list(hosts)
     if not hosts:
         raise ValueError("a serving certificate needs at least one host")
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])])
-    return _issue(ca, subject, ExtendedKeyUsageOID.SERVER_AUTH, [_general_name(h) for h in hosts])
+    return _issue(ca, subject, ExtendedKeyUsageOID.SERVER_AUTH, [_general_name(h) for h in hosts], validity)
 
 
 def issue_client_cert(ca: CertKeyPair, user: str, groups: Iterable[str] = ()) -> CertKeyPair:

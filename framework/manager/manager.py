@@ -21,6 +21,7 @@ from framework.leaderelection import LeaderElectionConfig, LeaderElectionLost, L
 from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CachedClient, CacheOptions, IndexFunc
 from framework.metrics import MetricsServer, parse_bind_address
 from framework.record import EventBroadcaster
+from framework.webhook.configuration import WebhookConfiguration, WebhookConfigurator
 
 log = structlog.get_logger("framework.manager")
 
@@ -84,6 +85,11 @@ class Manager:
     and raise :class:`CacheSyncTimeout` naming the kinds; ``stop()`` during the wait is honoured at once.
     ``/readyz`` (with a probe address) fails until the caches synced and while a started controller has
     no live worker thread.
+
+    ``webhook_configuration`` (opt-in, :class:`~framework.webhook.WebhookConfiguration`) makes the
+    manager write the Mutating/ValidatingWebhookConfiguration of the typed webhooks on
+    ``webhook_server`` and keep it up to date, with a self-signed certificate it rotates if asked
+    (``/readyz`` fails while it cannot be written).
     """
 
     def __init__(
@@ -94,6 +100,7 @@ class Manager:
         metrics_bind_address: str | None = None,
         health_probe_bind_address: str | None = None,
         webhook_server: Any = None,
+        webhook_configuration: WebhookConfiguration | None = None,
         cache_options: Mapping[tuple[str, str], CacheOptions] | None = None,
         registry: CollectorRegistry | None = None,
         clock: Clock | None = None,
@@ -133,6 +140,13 @@ class Manager:
         )
         self._leader_runnables: list[Runnable] = []
         self._runnables: list[Runnable] = []
+        self.webhook_configurator: WebhookConfigurator | None = None
+        if webhook_configuration is not None:
+            if webhook_server is None:
+                raise ValueError("webhook_configuration needs a webhook_server to configure")
+            # Every replica serves webhooks, so every replica keeps the configuration written.
+            self.webhook_configurator = WebhookConfigurator(client, webhook_server, webhook_configuration)
+            self._runnables.append(self.webhook_configurator)
         if self.probe_server is not None:
             self.probe_server.add_readyz_check("informer-sync", self._caches_synced)
             self.probe_server.add_readyz_check("controllers", self._controllers_working)
@@ -230,6 +244,8 @@ class Manager:
             for server in (self.metrics_server, self.probe_server):
                 if server is not None:
                     server.start()
+            if self.webhook_configurator is not None:
+                self.webhook_configurator.prepare()  # a self-signed certificate before the server reads it
             if self.webhook_server is not None:
                 self.webhook_server.start()
             self.cache.start()

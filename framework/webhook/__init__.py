@@ -5,7 +5,10 @@ For a kind of your own, use the typed layer (controller-runtime's ``CustomDefaul
 .with_defaulter(fn).with_validator(on_create=..., on_update=..., on_delete=...).complete()``; the
 defaulter changes a copy of the object and the framework computes the JSON patch, validators return
 warnings and raise ``AdmissionDenied`` or ``Invalid`` (field errors from ``framework.meta.field``) to
-refuse (see ``framework.webhook.typed`` and docs/extension-guide.md).
+refuse (see ``framework.webhook.typed`` and docs/extension-guide.md). With
+``Manager(webhook_configuration=WebhookConfiguration(...))`` the manager also writes the
+Mutating/ValidatingWebhookConfiguration and can serve a self-signed certificate it rotates
+(``framework.webhook.configuration``).
 
 Below that, a handler takes an ``AdmissionRequest`` and returns ``allowed()``, ``denied(message)``,
 ``patched(ops)`` or ``errored(code, message)``::
@@ -65,6 +68,12 @@ from framework.webhook.admission import (
 )
 from framework.webhook.builder import WebhookBuilder, mutate_path, validate_path
 from framework.webhook.certwatcher import CertWatcher
+from framework.webhook.configuration import (
+    SelfSigned,
+    ServiceReference,
+    WebhookConfiguration,
+    WebhookConfigurator,
+)
 from framework.webhook.jsonpatch import create_patch
 from framework.webhook.server import DEFAULT_CERT_DIR, WebhookServer
 from framework.webhook.typed import (
@@ -90,7 +99,11 @@ __all__ = [
     "GroupVersionKind",
     "GroupVersionResource",
     "Invalid",
+    "SelfSigned",
+    "ServiceReference",
     "WebhookBuilder",
+    "WebhookConfiguration",
+    "WebhookConfigurator",
     "WebhookServer",
     "allowed",
     "create_patch",

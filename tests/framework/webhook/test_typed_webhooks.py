@@ -34,37 +34,7 @@ GROUP, VERSION, KIND, PLURAL = "cache.example.com", "v1alpha1", "Memcached", "me
 API_VERSION = f"{GROUP}/{VERSION}"
 ADMISSION = "admissionregistration.k8s.io/v1"
 
-MEMCACHED_CRD = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": f"{PLURAL}.{GROUP}"},
-    "spec": {
-        "group": GROUP,
-        "names": {"kind": KIND, "listKind": "MemcachedList", "plural": PLURAL, "singular": "memcached"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": VERSION,
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {
-                                    "size": {"type": "integer"},
-                                    "containerPort": {"type": "integer"},
-                                },
-                            }
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
+MEMCACHED_CRD = Path(__file__).resolve().parents[3] / "docs" / "examples" / "memcached-crd.yaml"
 
 
 class Memcached:
@@ -146,7 +116,7 @@ def certs(tmp_path: Path) -> tuple[Path, bytes]:
 
 @pytest.fixture
 def memcached(apiserver, certs) -> Iterator[tuple[Memcached, Running]]:
-    apiserver.install_crds([MEMCACHED_CRD])
+    apiserver.install_crds(MEMCACHED_CRD)
     hooks = Memcached()
     run = Running(apiserver, certs[0])
     paths = (
@@ -367,7 +337,7 @@ def test_kubectl_shows_warnings_and_denials(apiserver, memcached, tmp_path):
 
 
 def test_admission_review_v1beta1(apiserver, certs):
-    apiserver.install_crds([MEMCACHED_CRD])
+    apiserver.install_crds(MEMCACHED_CRD)
     hooks = Memcached()
     run = Running(apiserver, certs[0])
     WebhookBuilder(run.mgr).for_(API_VERSION, KIND).with_defaulter(hooks.default).with_validator(
