@@ -289,7 +289,7 @@ class WebhookConfigurator:
                 continue
             gvk = handler.gvk
             mapping = self.client.mapping(str(GroupVersion(gvk.group, gvk.version)), gvk.kind)
-            operations = ["CREATE", "UPDATE"] if handler.mutating else handler.operations
+            operations = list(handler.operations)
             hook: dict[str, Any] = {
                 "name": webhook_name(handler, self.options.name),
                 "clientConfig": self._client_config(path),

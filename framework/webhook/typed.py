@@ -189,6 +189,7 @@ class CustomDefaulter(_Typed):
     """The admission handler :func:`defaulter` returns (``mutating``; ``gvk`` is the served kind)."""
 
     mutating = True
+    operations = ("CREATE", "UPDATE")  # DELETE is admitted without calling fn: no need to send it
 
     def __init__(self, api_version: str, kind: str, fn: DefaultFunc) -> None:
         super().__init__(api_version, kind)
