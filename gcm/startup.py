@@ -51,11 +51,13 @@ class StartupError(Exception):
 def load_configuration(
     path: str | None, ignored: list[IgnoredField] | None = None
 ) -> ControllerManagerConfiguration:
-    """``load_config`` with every problem in the error message (one line per bad field)."""
+    """``load_config`` with every problem in the error message (one line, or one per bad field)."""
     try:
         return load_config(path, ignored=ignored)
     except ConfigError as e:
         where = f" in {path}" if path else ""
+        if len(e.errors) == 1:
+            raise StartupError(f"invalid configuration{where}: {e.errors[0]}") from None
         raise StartupError(
             f"invalid configuration{where}:\n" + "\n".join(f"  {x}" for x in e.errors)
         ) from None

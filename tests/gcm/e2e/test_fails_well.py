@@ -248,13 +248,32 @@ def test_leader_election_timings_that_cannot_work(garden, tmp_path):
     )
     before = cluster_revision(garden)
     res = run_gcm(tmp_path, "--kubeconfig", garden.kubeconfig, "--config", str(cfg))
-    assert res.returncode == 2 and "Traceback" not in res.stderr
-    assert message_lines(res.stderr) == [
-        f"gcm: invalid configuration in {cfg}:",
-        "  leaderElection.renewDeadline: Invalid value: 10s: must be greater than 1.2 x retryPeriod (20s): "
-        "a leader must be able to retry its renewal",
-    ]
+    assert_one_line(
+        res,
+        2,
+        f"gcm: invalid configuration in {cfg}: leaderElection.renewDeadline: Invalid value: 10s: "
+        "must be greater than 1.2 x retryPeriod (20s): a leader must be able to retry its renewal",
+    )
     assert cluster_revision(garden) == before
+
+
+def test_missing_config_file(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    res = run_gcm(tmp_path, "--config", str(missing))
+    assert_one_line(res, 2, f"invalid configuration in {missing}: cannot read config file", "No such file")
+
+
+def test_every_bad_field_is_listed(tmp_path):
+    """Several problems: a heading line naming the file, then one line per field."""
+    cfg, _, _ = write_config(
+        tmp_path, controllers={"project": {"concurrentSyncs": -1}}, leaderElection={"leaseDuration": "1d"}
+    )
+    res = run_gcm(tmp_path, "--config", str(cfg))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    lines = message_lines(res.stderr)
+    assert lines[0] == f"gcm: invalid configuration in {cfg}:"
+    assert any(line.startswith("  leaderElection.leaseDuration: Invalid value") for line in lines[1:])
+    assert any(line.startswith("  controllers.project.concurrentSyncs: Invalid value") for line in lines[1:])
 
 
 def test_unknown_field_is_a_warning_with_the_nearest_known_field(garden, tmp_path):
