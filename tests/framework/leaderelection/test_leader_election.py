@@ -470,3 +470,62 @@ def test_two_candidates_racing_to_take_a_released_lease(apiserver: APIServer, ca
     )
     spec = read_lease(apiserver)["spec"]
     assert (spec["holderIdentity"], spec["leaseTransitions"]) == (leader.identity, 5)
+
+
+def test_lease_trouble_is_a_warning_with_the_error(apiserver: APIServer, registry: CollectorRegistry) -> None:
+    """A missing lease namespace and failed renewals are warnings that carry the error text; the
+    elector's ``last_error`` says why (for readiness) and clears once a try succeeds."""
+    from structlog.testing import capture_logs
+
+    client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    lock = LeaseLock(client, "no-such-namespace", LEASE_NAME, "me")
+    elector = LeaderElector(
+        LeaderElectionConfig(
+            lock=lock, lease_duration=LEASE, renew_deadline=RENEW, retry_period=RETRY, name=LEASE_NAME
+        ),
+        registry=registry,
+    )
+    stop = threading.Event()
+    thread = threading.Thread(target=elector.run, args=(stop,), name="test-elector", daemon=True)
+    with capture_logs() as logs:
+        thread.start()
+        try:
+            missing = 'cannot take the lease: its namespace "no-such-namespace" does not exist'
+            eventually(lambda: elector.last_error == missing, 5, message="last_error names the namespace")
+            warned = eventually(
+                lambda: [
+                    e for e in logs if e["event"] == "lease request failed" and e["log_level"] == "warning"
+                ],
+                5,
+            )
+            assert warned[0]["error"] == missing
+            # the same error again, every retry period (0.2 s), is not another warning (one a minute)
+            consistently(
+                lambda: (
+                    sum(e["event"] == "lease request failed" and e["log_level"] == "warning" for e in logs)
+                    == 1
+                ),
+                duration=1.5,
+                message="one warning for a repeated error",
+            )
+            # the namespace appears: the lease is taken and the error clears
+            client.create(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "no-such-namespace"}}
+            )
+            eventually(elector.is_leader, 5, message="leading once the namespace exists")
+            assert elector.last_error is None
+            assert any(e["event"] == "lease requests succeed again" for e in logs)
+            # renewals that fail: warnings with the error, not info lines without it
+            apiserver.inject_failure("update", "leases.coordination.k8s.io", 500, count=None)
+            try:
+                renew = eventually(
+                    lambda: [e for e in logs if e["event"] == "failed to renew lease"],
+                    5,
+                    message="renew failure",
+                )
+                assert renew[0]["log_level"] == "warning" and "500" in (renew[0]["error"] or "")
+            finally:
+                apiserver.clear_failures()
+        finally:
+            stop.set()
+            thread.join(5)
