@@ -39,14 +39,13 @@ def test_stale_deletion_runs_the_project_controllers_finalizer_flow(env):
         except NotFound:
             return None  # not created yet: the Project controller adds the finalizer first
 
-    env.wait_for(namespace, what="project namespace")
-    # The stale check failed (namespace missing) until now and retries with backoff: wait for a retry
-    # that succeeds, so no retry still waiting can run between the clock change and the patch below
-    # and overwrite the patched staleSinceTimestamp with its own.
-    env.wait_for(
-        lambda: any(not isinstance(outcome, Exception) for _, outcome in h.stale.finished["flow"]),
-        what="a successful stale check",
-    )
+    ns = env.wait_for(namespace, what="project namespace")
+    # The stale check waited for the namespace; its creation triggers another check. Let that one run
+    # (cache has the namespace, controller idle), so no check still queued can run between the clock
+    # change and the patch below and overwrite the patched staleSinceTimestamp with its own.
+    h.seen(ns)
+    h.idle("flow")
+    assert all(not isinstance(outcome, Exception) for _, outcome in h.stale.finished["flow"])
     now = env.age("flow", 100)
     stale_since = format_time(now - 30 * DAY)
     env.patch_status("flow", staleSinceTimestamp=stale_since)
