@@ -504,3 +504,48 @@ def test_sigterm_while_waiting_for_the_api_server(tmp_path):
         if gcm.alive():
             gcm.proc.kill()
         server.stop()
+
+
+@pytest.mark.timeout(150)
+def test_api_server_answering_503_at_start_is_retried(garden, tmp_path):
+    """Lists answered 503 at start: the cache logs a warning and retries with backoff, and the Project
+    is reconciled once the server recovers; the process never restarts."""
+    garden.inject_failure("list", "projects", 503, count=3)
+    api = garden.api_client()
+    k8s.CustomObjectsApi(api).create_cluster_custom_object(
+        "core.gardener.cloud",
+        "v1beta1",
+        "projects",
+        {
+            "apiVersion": "core.gardener.cloud/v1beta1",
+            "kind": "Project",
+            "metadata": {"name": "flaky"},
+            "spec": {"namespace": "garden-flaky"},
+        },
+    )
+    cfg, probes, metrics = write_config(tmp_path)
+    gcm = Process(tmp_path, garden.kubeconfig, cfg, probes, metrics)
+    try:
+        failed = gcm.wait_for(
+            lambda: [
+                e
+                for e in gcm.logged("list/watch failed")
+                if e.get("reflector") == "core.gardener.cloud/v1beta1/Project" and "503" in e["error"]
+            ],
+            "a 503 on the Project list",
+        )
+        assert failed[0]["level"] == "warning"
+
+        def phase():
+            p = k8s.CustomObjectsApi(api).get_cluster_custom_object(
+                "core.gardener.cloud", "v1beta1", "projects", "flaky"
+            )
+            return (p.get("status") or {}).get("phase") == "Ready"
+
+        gcm.wait_for(phase, "Project reconciled after the 503s", timeout=120)
+        gcm.wait_for(lambda: gcm.get("/readyz") == (200, "ok"), "ready")
+        assert len(gcm.logged("starting gcm")) == 1
+        assert gcm.stop(timeout=40) == 0
+    finally:
+        if gcm.alive():
+            gcm.proc.kill()
