@@ -23,6 +23,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_RUNTIME",
     "EXIT_USAGE",
+    "NO_KUBECONFIG",
     "KubeconfigSource",
     "StartupError",
     "bind_error",
