@@ -45,7 +45,7 @@ def write_config(tmp_path: Path) -> Path:
 class Garden:
     """One ``gcm --embedded`` process in ``home`` (its cwd, so its data is ``home/.gcm/data``)."""
 
-    def __init__(self, home: Path, *extra: str) -> None:
+    def __init__(self, home: Path, *extra: str, ports: tuple[str, ...] = ("--embedded-port", "0")) -> None:
         self.home = home
         self.kubeconfig = home / ".gcm" / "kubeconfig"
         self.kubeconfig.unlink(missing_ok=True)
@@ -55,7 +55,7 @@ class Garden:
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
         env |= {"HOME": str(home), "TMPDIR": str(self.tmp)}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gcm", "--embedded", "--embedded-port", "0", *extra],
+            [sys.executable, "-m", "gcm", "--embedded", *ports, *extra],
             cwd=home,
             env=env,
             stdout=self.log.open("wb"),
@@ -244,3 +244,60 @@ def test_a_foreign_data_directory_is_refused(tmp_path):
     assert "Traceback" not in res.stderr
     assert sorted(p.name for p in data.iterdir()) == ["thesis.tex"]
     assert (data / "thesis.tex").read_text() == "precious"
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses of the listening TCP sockets on ``port`` (from /proc/net/tcp, tcp6)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hexport = local.rsplit(":", 1)
+                if state == "0A" and int(hexport, 16) == port:  # 0A: LISTEN
+                    found.add(address)
+    return found
+
+
+def free_offset() -> int:
+    """An offset that makes all of 6443, 2718, 2719 and 2721 free ports."""
+    for offset in range(20_000, 40_000, 97):
+        try:
+            for base in (6443, 2718, 2719, 2721):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", base + offset))
+        except OSError:
+            continue
+        return offset
+    raise AssertionError("no free offset")
+
+
+def test_port_offset_moves_every_listener_all_on_loopback_and_the_gardener_rules_hold(tmp_path):
+    offset = free_offset()
+    garden = Garden(tmp_path, ports=("--embedded-port-offset", str(offset)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
+    try:
+        ready = garden.ready()
+        ports = {"apiserver": 6443, "healthz": 2718, "metrics": 2719, "webhook": 2721}
+        for name, base in ports.items():
+            assert f"127.0.0.1:{base + offset}" in ready[name], ready
+            # Bound to loopback only ("0100007F" is 127.0.0.1 in /proc/net/tcp).
+            assert listening_addresses(base + offset) == {"0100007F"}, name
+        api = garden.api()
+        custom = client.CustomObjectsApi(api)
+        custom.create_cluster_custom_object(CORE, "v1beta1", "projects", project("rules"))
+        spec = custom.get_cluster_custom_object(CORE, "v1beta1", "projects", "rules")["spec"]
+        admin = {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "admin"}
+        assert spec["createdBy"] == admin and spec["owner"] == admin
+        kubectl = ["kubectl", "--kubeconfig", str(garden.kubeconfig)]
+        out = subprocess.run(
+            [*kubectl, "delete", "project", "rules"], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert out.returncode != 0
+        assert 'must have a "confirmation.gardener.cloud/deletion" annotation to delete' in out.stderr
+        assert phase(api, "rules") in (None, "Pending", "Ready")  # still there
+        assert garden.stop() == 0
+    finally:
+        if garden.proc.poll() is None:
+            garden.proc.kill()
+            garden.proc.wait()
