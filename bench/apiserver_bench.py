@@ -327,6 +327,51 @@ class Bench:
         return watchers * n / elapsed, n / (written - start)
 
 
+def interleaved_writes(servers: dict[str, APIServer], n: int, threads: int, batch: int = 50) -> list[tuple]:
+    """Creates then updates on every server, alternating batches of ``batch`` requests per client
+    thread between the servers (the order flips each batch), so a load change on a shared machine
+    hits both alike. Returns rows ``(label, unit, {storage: (official, raw)})``."""
+    rows = []
+    for k in (1, threads):
+        rates: dict[str, dict[str, dict[str, float]]] = {"create": {}, "update": {}}
+        for label, factory in (("official", OfficialClient), ("raw", RawClient)):
+            state = {}
+            for storage, server in servers.items():
+                code, body = RawClient(server).request(
+                    "POST", "/api/v1/namespaces", {"metadata": {"name": f"ab-{label}-{k}"}}
+                )
+                assert code == 201, body
+                state[storage] = ([factory(server) for _ in range(k)], [[] for _ in range(k)])
+            for op in ("create", "update"):
+                spent = dict.fromkeys(servers, 0.0)
+                for b, start in enumerate(range(0, n, batch)):
+                    order = list(servers) if b % 2 == 0 else list(reversed(servers))
+                    for storage in order:
+                        clients, objs = state[storage]
+                        ns = f"ab-{label}-{k}"
+
+                        def work(t: int, clients=clients, objs=objs, ns=ns, start=start, op=op) -> None:
+                            for i in range(start, min(n, start + batch)):
+                                if op == "create":
+                                    objs[t].append(clients[t].create(ns, f"cm-{t}-{i}"))
+                                else:
+                                    objs[t][i] = clients[t].update(ns, objs[t][i], i)
+
+                        t0 = time.perf_counter()
+                        if k == 1:
+                            work(0)
+                        else:
+                            _run_threads(k, work)
+                        spent[storage] += time.perf_counter() - t0
+                for storage in servers:
+                    rates[op].setdefault(storage, {})[label] = k * n / spent[storage]
+        where = "sequential" if k == 1 else f"{k} threads"
+        for op in ("create", "update"):
+            by_storage = {st: (rates[op][st]["official"], rates[op][st]["raw"]) for st in servers}
+            rows.append((f"{op}s/s, {where}, interleaved", "req/s", by_storage))
+    return rows
+
+
 def _run_threads(k: int, fn: Callable[[int], None]) -> None:
     threads = [threading.Thread(target=fn, args=(i,), name=f"client-{i}") for i in range(k)]
     for t in threads:
@@ -406,6 +451,27 @@ def _configmap(name: str) -> dict:
     return {"metadata": {"name": name}, "data": dict(CM_DATA)}
 
 
+def ab_table(rows: list[tuple]) -> str:
+    head = (
+        "measurement",
+        "memory official",
+        "data dir official",
+        "memory raw",
+        "data dir raw",
+        "ratio",
+        "unit",
+    )
+    lines = []
+    for label, unit, by in rows:
+        (m_off, m_raw), (d_off, d_raw) = by["memory"], by["sqlite"]
+        ratio = f"{d_off / m_off:.2f} / {d_raw / m_raw:.2f}"
+        lines.append((label, _fmt(m_off), _fmt(d_off), _fmt(m_raw), _fmt(d_raw), ratio, unit))
+    widths = [max(len(r[i]) for r in [head, *lines]) for i in range(len(head))]
+    fmt = "| " + " | ".join(f"{{:<{w}}}" if i == 0 else f"{{:>{w}}}" for i, w in enumerate(widths)) + " |"
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([fmt.format(*head), sep, *(fmt.format(*r) for r in lines)])
+
+
 def cold_start(n: int, parent: str | None) -> None:
     """Store ``n`` ConfigMaps (in-process, as the list phase does), stop, and time the restart."""
     directory = tempfile.mkdtemp(prefix="apiserver-bench-", dir=parent)
@@ -477,7 +543,19 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     by_storage: dict[str, list[tuple[str, str, float | None, float | None]]] = {}
     storages = args.storage.split(",") if groups else []
-    for storage in storages * args.rounds:
+    if {"memory", "sqlite"} <= set(storages) and groups & {"writes", "threads"}:
+        # Writes side by side at a fine grain: both servers at once, batches alternating.
+        directory = tempfile.mkdtemp(prefix="apiserver-bench-", dir=args.data_dir_parent)
+        try:
+            with APIServer() as mem, APIServer(data_dir=directory) as disk:
+                print("writes, memory and data dir interleaved in batches of 50 requests", flush=True)
+                ab = interleaved_writes({"memory": mem, "sqlite": disk}, sizes.writes, 4)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+        print(ab_table(ab))
+        print()
+        groups -= {"writes", "threads"}
+    for storage in storages * args.rounds if groups else ():
         directory = tempfile.mkdtemp(prefix="apiserver-bench-", dir=args.data_dir_parent)
         try:
             with APIServer(data_dir=directory if storage == "sqlite" else None) as server:
