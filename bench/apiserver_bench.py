@@ -374,7 +374,7 @@ def interleaved_writes(servers: dict[str, APIServer], n: int, threads: int, batc
 
 def interleaved_reads(benches: dict[str, Bench], sizes: Sizes) -> list[tuple]:
     """Lists and watch fan-out on every server, one measurement at a time alternating between the
-    servers (best of ``list_repeats`` lists, of 2 fan-out rounds). Rows as interleaved_writes'."""
+    servers (best of 3 x ``list_repeats`` lists, of 3 fan-out rounds). Rows as interleaved_writes'."""
     n = sizes.list_objects
     namespaces = {}
     for storage, b in benches.items():
@@ -392,7 +392,7 @@ def interleaved_reads(benches: dict[str, Bench], sizes: Sizes) -> list[tuple]:
         for st, b in benches.items()
         for label, factory in (("official", OfficialClient), ("raw", RawClient))
     }
-    for rep in range(sizes.list_repeats):
+    for rep in range(3 * sizes.list_repeats):
         for label in ("official", "raw"):
             for limit in (0, 500):
                 order = list(benches) if rep % 2 == 0 else list(reversed(benches))
@@ -409,7 +409,7 @@ def interleaved_reads(benches: dict[str, Bench], sizes: Sizes) -> list[tuple]:
         rows.append((f"list {k} ConfigMaps, {what}, interleaved", "s/list", by))
     for w in sizes.watchers:
         rates: dict[str, list[float]] = {st: [0.0, 0.0] for st in benches}
-        for rep in range(2):
+        for rep in range(3):
             order = list(benches) if rep % 2 == 0 else list(reversed(benches))
             for st in order:
                 raw, _ = benches[st]._fanout_round(w, sizes.watch_objects, official=False)
