@@ -68,6 +68,7 @@ from framework.client import (
     gc_paused,
 )
 from framework.clock import Clock, RealClock
+from framework.meta.object import get_metadata, get_resource_version
 
 __all__ = [
     "DEFAULT_INACTIVITY_TIMEOUT",
@@ -542,7 +543,7 @@ class Reflector:
             self.relist_count += 1
         page = self._list_call(rv, limit or None, None)
         items: list[Any] = self._page_items(page)
-        meta = page.get("metadata") or {}
+        meta = get_metadata(page)
         list_rv = meta.get("resourceVersion") or ""
         cont = meta.get("continue")
         paginated = bool(cont)
@@ -555,7 +556,7 @@ class Reflector:
                 log.info("continue token expired; falling back to a full list", reflector=self.name)
                 page = self._list_call(rv, None, None)
                 items = self._page_items(page)
-                list_rv = (page.get("metadata") or {}).get("resourceVersion") or ""
+                list_rv = get_resource_version(page)
                 break
             items.extend(self._page_items(page))
             cont = (page.get("metadata") or {}).get("continue")

@@ -18,6 +18,8 @@ import orjson
 import structlog
 import urllib3
 
+from framework.meta.object import get_metadata
+
 from . import decode, errors
 from .deadline import check_deadline
 from .interfaces import FieldSelectorArg, LabelSelectorArg
@@ -612,7 +614,7 @@ def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str | None, str | None]
         kind = obj["kind"]
     except (KeyError, TypeError):
         raise ValueError("the object needs apiVersion and kind") from None
-    meta = obj.get("metadata") or {}
+    meta = get_metadata(obj)
     return api_version, kind, meta.get("name") or None, meta.get("namespace") or None
 
 

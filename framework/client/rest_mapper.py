@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from framework.meta.schema import parse_group_version
+
 from .errors import NotFound
 
 __all__ = ["NoKindMatchError", "NoResourceMatchError", "RESTMapper", "RESTMapping", "split_api_version"]
@@ -39,10 +41,14 @@ class NoResourceMatchError(LookupError):
 
 def split_api_version(api_version: str) -> tuple[str, str]:
     """``"apps/v1"`` → ``("apps", "v1")``; ``"v1"`` → ``("", "v1")``."""
-    group, sep, version = api_version.rpartition("/")
-    if not version or (sep and not group):
+    try:
+        gv = parse_group_version(api_version)
+    except ValueError:
+        gv = None
+    # Stricter than ParseGroupVersion: a request needs a version, and a slash needs a group.
+    if gv is None or not gv.version or (not gv.group and "/" in api_version):
         raise ValueError(f"invalid apiVersion {api_version!r}")
-    return group, version
+    return gv.group, gv.version
 
 
 @dataclass(frozen=True)

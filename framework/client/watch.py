@@ -19,6 +19,8 @@ import orjson
 import structlog
 import urllib3
 
+from framework.meta.object import get_resource_version
+
 from . import errors
 
 __all__ = ["Watch"]
@@ -189,7 +191,7 @@ class Watch:
         if etype == "ERROR":
             self.close()
             raise errors.from_status(obj if isinstance(obj, dict) else {"message": str(obj)})
-        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        rv = get_resource_version(obj) or None
         if rv:
             self.resource_version = rv
         return etype, obj

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
+from framework.meta.object import get_metadata, get_namespace, get_owner_references
+from framework.meta.schema import parse_group_version
 from framework.reconcile import Request
 from framework.reconcile.reconcile import callable_name, check_sync_callable, close_if_coroutine
 
@@ -20,7 +22,7 @@ def unwrap(obj: Any) -> dict:
 
 
 def request_for(obj: dict) -> Request:
-    meta = obj.get("metadata") or {}
+    meta = get_metadata(obj)
     return Request(meta.get("name", ""), meta.get("namespace") or "")
 
 
@@ -70,22 +72,20 @@ class EnqueueRequestForOwner(EventHandler):
         owner_namespaced: bool = True,
         only_controller: bool = True,
     ) -> None:
-        self.group = owner_api_version.rpartition("/")[0]
+        self.group = parse_group_version(owner_api_version).group
         self.kind = owner_kind
         self.owner_namespaced = owner_namespaced
         self.only_controller = only_controller
 
     def map(self, obj: dict) -> Iterable[Request]:
-        meta = obj.get("metadata") or {}
+        namespace = get_namespace(obj) if self.owner_namespaced else ""
         out = []
-        for ref in meta.get("ownerReferences") or ():
+        for ref in get_owner_references(obj):
             if self.only_controller and not ref.get("controller"):
                 continue
-            if ref.get("kind") != self.kind or ref.get("apiVersion", "").rpartition("/")[0] != self.group:
+            if ref.get("kind") != self.kind or _group_of(ref.get("apiVersion") or "") != self.group:
                 continue
-            out.append(
-                Request(ref.get("name", ""), meta.get("namespace", "") if self.owner_namespaced else "")
-            )
+            out.append(Request(ref.get("name", ""), namespace))
         return out
 
 
@@ -118,3 +118,11 @@ class EnqueueRequestsFromMapFunc(EventHandler):
                     f" (e.g. Request(name, namespace)), got {r!r:.200}"
                 )
         return requests
+
+
+def _group_of(api_version: str) -> str | None:
+    """The group of an owner reference's ``apiVersion``; ``None`` when it does not parse."""
+    try:
+        return parse_group_version(api_version).group
+    except ValueError:
+        return None

@@ -22,6 +22,7 @@ __all__ = [
     "ErrorType",
     "GoText",
     "Path",
+    "StringList",
     "aggregate",
     "duplicate",
     "forbidden",
@@ -127,6 +128,13 @@ def new_path(name: str, *more: str) -> Path:
 # --- Go value rendering -----------------------------------------------------------------------------
 
 
+class StringList(list[str]):
+    """A list known to be a Go ``[]string``: printed as ``[]string{...}`` even when empty (a plain
+    empty list prints as ``[]``, the JSON of an untyped value)."""
+
+    __slots__ = ()
+
+
 class GoText(str):
     """Text already rendered the Go way (a ``fmt.Stringer``): printed as is, never quoted."""
 
@@ -189,8 +197,9 @@ def go_value(value: Any) -> str:
     """A bad value as a kube-apiserver field error prints it.
 
     Strings Go-quoted, numbers and booleans bare (Go's ``%v``), a ``fmt.Stringer`` (a value whose type
-    defines ``__str__``, e.g. :class:`GoText` or a duration) as its text, ``None`` as ``null``, a list
-    of strings as ``[]string{"a", "b"}`` (``%#v``) and anything else as compact JSON.
+    defines ``__str__``, e.g. :class:`GoText` or a duration) as its text, ``None`` as ``null``, a
+    non-empty list of strings or a :class:`StringList` as ``[]string{"a", "b"}`` (``%#v``) and
+    anything else as compact JSON with sorted keys (``json.Marshal``).
     """
     if isinstance(value, GoText) or (
         isinstance(value, int | float | str) and not isinstance(value, bool) and _overrides_str(value)
@@ -206,12 +215,14 @@ def go_value(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         return go_float(value)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if isinstance(value, StringList) or (
+        isinstance(value, list) and value and all(isinstance(v, str) for v in value)
+    ):
         return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
     if _overrides_str(value):
         return str(value)
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
     except (TypeError, ValueError):
         return repr(value)
 

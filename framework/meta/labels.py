@@ -98,28 +98,24 @@ def new_requirement(key: Any, operator: str, values: Iterable[Any] = ()) -> Requ
     """``labels.NewRequirement``: validate, or raise :class:`ValueError` with the field errors."""
     values = list(values)
     errors = field.ErrorList()
+
+    def bad_values(detail: str) -> None:
+        errors.append(field.invalid("values", field.StringList(values), detail))
+
     if key_errors := _key_errors(key):
         errors.append(field.invalid("key", key, "; ".join(key_errors)))
     if operator in ("in", "notin"):
         if not values:
-            errors.append(
-                field.invalid("values", values, "for 'in', 'notin' operators, values set can't be empty")
-            )
+            bad_values("for 'in', 'notin' operators, values set can't be empty")
     elif operator in ("=", "==", "!="):
         if len(values) != 1:
-            errors.append(
-                field.invalid("values", values, "exact-match compatibility requires one single value")
-            )
+            bad_values("exact-match compatibility requires one single value")
     elif operator in ("exists", "!"):
         if values:
-            errors.append(
-                field.invalid("values", values, "values set must be empty for exists and does not exist")
-            )
+            bad_values("values set must be empty for exists and does not exist")
     elif operator in ("gt", "lt"):
         if len(values) != 1:
-            errors.append(
-                field.invalid("values", values, "for 'Gt', 'Lt' operators, exactly one value is required")
-            )
+            bad_values("for 'Gt', 'Lt' operators, exactly one value is required")
         detail = "for 'Gt', 'Lt' operators, the value must be an integer"
         errors += [
             field.invalid(f"values[{i}]", v, detail) for i, v in enumerate(values) if _int64(v) is None

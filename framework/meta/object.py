@@ -8,6 +8,7 @@ touching the object). The setters create ``metadata`` and the map they write to 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from framework.meta.schema import GroupVersionKind, from_api_version_and_kind
@@ -34,7 +35,7 @@ __all__ = [
     "set_label",
 ]
 
-_EMPTY: Mapping[str, Any] = {}
+_EMPTY: Mapping[str, Any] = MappingProxyType({})  # read-only: a caller cannot fill it by mistake
 
 
 def get_metadata(obj: Any) -> Mapping[str, Any]:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from framework.meta.object import get_metadata
+
 Check = Callable[..., bool]
 
 
 def _meta(obj: Any) -> dict:
-    return (obj or {}).get("metadata") or {} if isinstance(obj, dict) else {}
+    return get_metadata(obj)
 
 
 class Predicate:

@@ -17,10 +17,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 import structlog
+
+from framework.meta.schema import GroupVersionKind, GroupVersionResource
 
 __all__ = [
     "MAX_REQUEST_SIZE",
@@ -67,18 +69,6 @@ _REASONS = {
     503: "ServiceUnavailable",
     504: "Timeout",
 }
-
-
-class GroupVersionKind(NamedTuple):
-    group: str
-    version: str
-    kind: str
-
-
-class GroupVersionResource(NamedTuple):
-    group: str
-    version: str
-    resource: str
 
 
 class ReviewError(Exception):

@@ -20,7 +20,6 @@ from __future__ import annotations
 import difflib
 import json
 import os
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -31,6 +30,7 @@ from typing import Any
 import structlog
 import yaml
 
+from framework.meta.quantity import quantity_from_json
 from gcm.config.defaults import set_defaults
 from gcm.config.duration import Duration, DurationError, parse_duration
 from gcm.config.errors import ConfigError, FieldError, invalid, not_supported, required
@@ -348,30 +348,13 @@ def _key(key: Any) -> str:
     return str(key)
 
 
-_QUANTITY_RE = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*)([-+]?[0-9]*)")
-_QUANTITY_FORMAT_ERROR = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
-_QUANTITY_SUFFIXES = {"", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"}
-
-
 def _quantity_error(value: Any) -> str | None:
-    """Why ``resource.ParseQuantity`` would reject ``value`` (``None`` when it parses)."""
-    if isinstance(value, bool):
-        return _QUANTITY_FORMAT_ERROR
-    if isinstance(value, int | float):
-        return None
-    if not isinstance(value, str):
-        return _QUANTITY_FORMAT_ERROR
-    m = _QUANTITY_RE.fullmatch(value.strip())
-    if m is None or not (m.group(2) or m.group(3)):
-        return _QUANTITY_FORMAT_ERROR
-    suffix = m.group(4) + m.group(5)
-    if suffix in _QUANTITY_SUFFIXES:
-        return None
-    if len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[-+]?[0-9]+", suffix[1:]):
-        return None
-    return "unable to parse quantity's suffix"
+    """Why decoding into a ``resource.Quantity`` would reject ``value`` (``None`` when it parses)."""
+    try:
+        quantity_from_json(value)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def decode_config(raw: Mapping[str, Any] | None) -> DecodeResult:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
+from framework.meta import labels
 from gcm.config.duration import Duration
 
 __all__ = [
@@ -63,8 +64,6 @@ DEFAULT_LOCK_OBJECT_NAME = "gardener-controller-manager-leader-election"
 DEFAULT_HEALTH_PROBES_PORT = 2718
 DEFAULT_METRICS_PORT = 2719
 DEFAULT_WEBHOOK_PORT = 2721
-
-LABEL_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 _ZERO_DURATION = Duration(0)  # Go's zero metav1.Duration (= unset for the leader election durations)
 
@@ -125,18 +124,6 @@ class LabelSelectorRequirement:
     operator: str = ""
     values: list[str] = field(default_factory=list)
 
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        has = self.key in labels
-        if self.operator == "In":
-            return has and labels[self.key] in self.values
-        if self.operator == "NotIn":
-            return not has or labels[self.key] not in self.values
-        if self.operator == "Exists":
-            return has
-        if self.operator == "DoesNotExist":
-            return not has
-        return False  # invalid operators are rejected by validation
-
 
 @dataclass
 class LabelSelector:
@@ -145,12 +132,13 @@ class LabelSelector:
     match_labels: dict[str, str] = field(default_factory=dict)
     match_expressions: list[LabelSelectorRequirement] = field(default_factory=list)
 
+    def as_selector(self) -> labels.Selector:
+        """``metav1.LabelSelectorAsSelector``; ``ValueError`` for an invalid selector."""
+        return labels.label_selector_as_selector(to_dict(self))
+
     def matches(self, labels: Mapping[str, str] | None) -> bool:
-        """``metav1.LabelSelectorAsSelector(s).Matches(labels)`` for a validated selector."""
-        labels = labels or {}
-        if any(labels.get(k) != v for k, v in self.match_labels.items()):
-            return False
-        return all(req.matches(labels) for req in self.match_expressions)
+        """``metav1.LabelSelectorAsSelector(s).Matches(labels)``; ``ValueError`` if it is invalid."""
+        return self.as_selector().matches(labels)
 
     def is_empty(self) -> bool:
         return not self.match_labels and not self.match_expressions

@@ -20,16 +20,17 @@ order, then gcm's own (component-config.md §4 "ours", plus port ranges):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from framework.meta import labels
 from framework.meta.validation import is_qualified_name, is_valid_label_value
-from gcm.config.errors import FieldError, forbidden, invalid, not_supported, required
+from gcm.config.errors import FieldError, invalid, not_supported, required
 from gcm.config.types import (
     LOG_FORMATS,
     LOG_LEVELS,
     ControllerManagerConfiguration,
     LabelSelector,
+    to_dict,
 )
 
 __all__ = [
@@ -52,38 +53,9 @@ POSITIVE_DURATION_ERROR = "must be greater than zero"
 PORT_ERROR = "must be between 1 and 65535, inclusive"  # validation.InclusiveRangeError(1, 65535)
 
 
-def _validate_labels(labels: Mapping[str, str], path: str) -> list[FieldError]:
-    """``ValidateLabels``: every error at the map's path (not per key), as upstream."""
-    errs: list[FieldError] = []
-    for key, value in labels.items():
-        errs.extend(invalid(path, key, m) for m in is_qualified_name(key))
-        errs.extend(invalid(path, value, m) for m in is_valid_label_value(value))
-    return errs
-
-
 def validate_label_selector(selector: LabelSelector | None, path: str) -> list[FieldError]:
     """``metav1validation.ValidateLabelSelector`` with default options (label values are checked)."""
-    if selector is None:
-        return []
-    errs = _validate_labels(selector.match_labels, f"{path}.matchLabels")
-    for i, req in enumerate(selector.match_expressions):
-        p = f"{path}.matchExpressions[{i}]"
-        if req.operator in ("In", "NotIn"):
-            if not req.values:
-                errs.append(required(f"{p}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif req.operator in ("Exists", "DoesNotExist"):
-            if req.values:
-                errs.append(
-                    forbidden(
-                        f"{p}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                    )
-                )
-        else:
-            errs.append(invalid(f"{p}.operator", req.operator, "not a valid selector operator"))
-        errs.extend(invalid(f"{p}.key", req.key, m) for m in is_qualified_name(req.key))
-        for j, value in enumerate(req.values):
-            errs.extend(invalid(f"{p}.values[{j}]", value, m) for m in is_valid_label_value(value))
-    return errs
+    return [] if selector is None else labels.validate_label_selector(to_dict(selector), path)
 
 
 def _non_negative(value: int | None, path: str) -> list[FieldError]:

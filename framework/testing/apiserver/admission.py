@@ -49,11 +49,12 @@ import aiohttp
 import orjson
 import structlog
 
+from framework.meta.labels import Selector, label_selector_as_selector
+
 from . import decoding, errors, patch
 from .errors import FieldError, StatusError
 from .resources import ResourceType, normalize_times
 from .rest import Result, WriteOptions, deep_copy
-from .selectors import LabelSelector, label_selector_from_dict
 
 if TYPE_CHECKING:
     from .rest import API
@@ -125,8 +126,8 @@ class Webhook:
     name: str
     mutating: bool
     rules: list[dict]
-    namespace_selector: LabelSelector | None  # None: the selector does not parse
-    object_selector: LabelSelector | None
+    namespace_selector: Selector | None  # None: the selector does not parse
+    object_selector: Selector | None
     failure_policy: str
     match_policy: str
     timeout: float
@@ -158,9 +159,10 @@ def _compile(config: dict, mutating: bool) -> list[Webhook]:
     return out
 
 
-def _selector(raw: Any) -> LabelSelector | None:
+def _selector(raw: Any) -> Selector | None:
     try:
-        return label_selector_from_dict(raw)
+        # Unset is defaulted to {} (everything) before a configuration is stored.
+        return label_selector_as_selector({} if raw is None else raw)
     except (ValueError, AttributeError, TypeError):
         return None
 

@@ -18,12 +18,13 @@ from typing import Any
 
 import structlog
 
+from framework.meta.labels import label_selector_as_selector
+
 from . import crd_schema
 from .errors import StatusError
 from .registry import Registry
 from .resources import ResourceType
 from .rest import API, CRD_CLEANUP_FINALIZER, WriteOptions, deep_copy, set_condition
-from .selectors import label_selector_from_dict
 from .storage import Storage, WatchEvent
 
 log = structlog.get_logger("framework.testing.apiserver")
@@ -182,7 +183,8 @@ class Controllers:
             changed = False
             for name, obj in aggregated.items():
                 selectors = [
-                    label_selector_from_dict(s) for s in obj["aggregationRule"]["clusterRoleSelectors"]
+                    label_selector_as_selector(s or {})
+                    for s in obj["aggregationRule"]["clusterRoleSelectors"]
                 ]
                 merged: list[dict] = []
                 candidates = ordered if any(sel.matches({}) for sel in selectors) else labelled

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from framework.meta import field
+from framework.meta.schema import GroupKind, GroupResource
 
 
 class StatusError(Exception):
@@ -76,11 +77,11 @@ type_invalid = field.type_invalid
 
 
 def qualified_resource(resource: str, group: str) -> str:
-    return f"{resource}.{group}" if group else resource
+    return str(GroupResource(group, resource))
 
 
 def qualified_kind(kind: str, group: str) -> str:
-    return f"{kind}.{group}" if group else kind
+    return str(GroupKind(group, kind))
 
 
 def not_found(resource: str, group: str, name: str) -> StatusError:

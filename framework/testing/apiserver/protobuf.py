@@ -41,6 +41,7 @@ from typing import Any
 
 import orjson
 
+from framework.meta.schema import parse_group_version
 from framework.meta.time import format_time, parse_time
 
 from . import errors
@@ -708,7 +709,7 @@ def decode(data: bytes, api_version: str = "", kind: str = "") -> dict[str, Any]
     try:
         obj = _decode_fields(raw, body_kind)
     except _Malformed as e:
-        version = body_version.rpartition("/")[2]
+        version = parse_group_version(body_version).version
         raise errors.bad_request(
             f'{body_kind} in version "{version}" cannot be handled as a {target}: {e}'
         ) from None

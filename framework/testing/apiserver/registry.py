@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from framework.meta.schema import parse_group_version
+
 from .resources import BUILTIN, ResourceType, custom_resource_types
 
 
@@ -48,7 +50,10 @@ class Registry:
         return out
 
     def by_kind(self, api_version: str, kind: str) -> ResourceType | None:
-        group, _, version = api_version.rpartition("/")
+        try:
+            group, version = parse_group_version(api_version)
+        except ValueError:
+            return None
         for rt in self._by_gvr.values():
             if rt.group == group and rt.version == version and rt.kind == kind:
                 return rt

@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from framework.meta.labels import label_selector_as_selector
+
 from . import allocators, crd_schema, event_conversion, timefmt, validation
 from .errors import FieldError, duplicate, invalid_value, not_supported, required
 from .patch import BUILTIN_SMP_STRATEGIES
-from .selectors import label_selector_from_dict
 
 PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 CREATE_ONLY = ("create",)
@@ -294,7 +295,7 @@ def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
         selector_errs = validation.validate_label_selector(selector, "spec.selector")
         errs += selector_errs
         try:
-            matches = label_selector_from_dict(selector).matches(labels)
+            matches = label_selector_as_selector(selector).matches(labels)
         except ValueError:
             matches = bool(selector_errs)  # already reported
         if not matches:

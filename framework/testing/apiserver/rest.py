@@ -17,6 +17,8 @@ from typing import Any
 
 import orjson
 
+from framework.meta.conditions import set_status_condition
+
 from . import crd_schema, decoding, errors, gojson, patch, timefmt, validation
 from . import managed_fields as mf
 from .errors import FieldError, StatusError
@@ -1081,26 +1083,10 @@ def _check_bytes_fields(rt: ResourceType, body: dict) -> None:
 
 
 def _set_condition(obj: dict, ctype: str, status: str, reason: str, message: str) -> bool:
-    """Set a status condition; the transition time moves only when the status changes. True if changed."""
+    """Set a status condition of ``obj`` (``meta.SetStatusCondition``). True if changed."""
     conds = obj.setdefault("status", {}).setdefault("conditions", [])
-    for c in conds:
-        if c.get("type") == ctype:
-            if c.get("status") == status and c.get("reason") == reason and c.get("message") == message:
-                return False
-            if c.get("status") != status:
-                c["lastTransitionTime"] = timefmt.now_time()
-            c.update(status=status, reason=reason, message=message)
-            return True
-    conds.append(
-        {
-            "type": ctype,
-            "status": status,
-            "lastTransitionTime": timefmt.now_time(),
-            "reason": reason,
-            "message": message,
-        }
-    )
-    return True
+    condition = {"type": ctype, "status": status, "reason": reason, "message": message}
+    return set_status_condition(conds, condition)
 
 
 set_condition = _set_condition

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from framework.meta.labels import label_selector_as_selector
 from framework.meta.time import parse_time
 
 from . import errors
@@ -315,19 +316,10 @@ def _count_printer(column: str, description: str, field: str) -> Printer:
 
 def _selector_text(selector: Any) -> str:
     """``metav1.LabelSelectorAsSelector(...).String()``: requirements sorted by key."""
-    if not isinstance(selector, dict):
-        return ""
-    parts: list[tuple[str, str]] = [(k, f"{k}={v}") for k, v in (selector.get("matchLabels") or {}).items()]
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key", ""), expr.get("operator", ""), sorted(expr.get("values") or [])
-        text = {
-            "In": f"{key} in ({','.join(values)})",
-            "NotIn": f"{key} notin ({','.join(values)})",
-            "Exists": key,
-            "DoesNotExist": f"!{key}",
-        }.get(op, "<invalid>")
-        parts.append((key, text))
-    return ",".join(text for _, text in sorted(parts))
+    try:
+        return str(label_selector_as_selector(selector if isinstance(selector, dict) else None))
+    except (ValueError, AttributeError, TypeError):
+        return "<invalid>"
 
 
 def _deployment_cells(d: dict, now: datetime) -> list[Any]:

@@ -18,15 +18,14 @@ structs are shown as ``(*bool)(true)`` rather than a memory address.
 
 from __future__ import annotations
 
-import math
-import re
 from base64 import b64encode
-from fractions import Fraction
 from typing import Any
 from urllib.parse import urlsplit
 
 from framework.meta import time as meta_time
 from framework.meta.field import GoText
+from framework.meta.labels import validate_label_selector, validate_labels
+from framework.meta.quantity import ERR_FORMAT_WRONG, parse_quantity
 from framework.meta.validation import (
     is_config_map_key,
     is_dns1035_label,
@@ -35,7 +34,6 @@ from framework.meta.validation import (
     is_path_segment_name,
     is_path_segment_prefix,
     is_qualified_name,
-    is_valid_label_value,
 )
 from framework.testing.apiserver.errors import (
     FieldError,
@@ -136,18 +134,6 @@ _NAME_RULES = {
 
 
 # --- metadata ----------------------------------------------------------------------------------------
-
-
-def validate_labels(labels: dict | None, field: str) -> list[FieldError]:
-    """``ValidateLabels``: qualified-name keys and label values."""
-    errs: list[FieldError] = []
-    for key, value in (labels or {}).items():
-        errs.extend(invalid_value(field, key, m) for m in is_qualified_name(key))
-        if not isinstance(value, str):
-            errs.append(invalid_value(field, value, "label values must be strings"))
-            continue
-        errs.extend(invalid_value(field, value, m) for m in is_valid_label_value(value))
-    return errs
 
 
 def validate_annotations(annotations: dict | None, field: str) -> list[FieldError]:
@@ -477,11 +463,6 @@ def normalize_service_account(obj: dict) -> None:
         obj["secrets"] = [{"name": s["name"]} if s.get("name") else {} for s in obj["secrets"]]
 
 
-_QUANTITY_FORMAT_ERROR = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
-_DECIMAL_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BINARY_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 # helper.IsIntegerResourceName: object counts and the standard integer resources.
 _INTEGER_RESOURCES = {
     "pods",
@@ -496,35 +477,13 @@ _INTEGER_RESOURCES = {
 }
 
 
-def parse_quantity(text: str) -> Fraction:
-    """``resource.ParseQuantity``; raises ValueError with upstream's message."""
-    if text == "":
-        raise ValueError(_QUANTITY_FORMAT_ERROR)
-    m = re.fullmatch(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*)([-+]?[0-9]*)", text)
-    if m is None:
-        raise ValueError(_QUANTITY_FORMAT_ERROR)
-    sign, whole, frac, letters, exp_digits = m.groups()
-    suffix = letters + exp_digits
-    number = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
-    if suffix in _DECIMAL_SUFFIXES:
-        scale = Fraction(10) ** _DECIMAL_SUFFIXES[suffix]
-    elif suffix in _BINARY_SUFFIXES:
-        scale = Fraction(2) ** _BINARY_SUFFIXES[suffix]
-    elif len(suffix) > 1 and suffix[0] in "eE" and re.fullmatch(r"[-+]?[0-9]+", suffix[1:]):
-        scale = Fraction(10) ** int(suffix[1:])
-    else:
-        raise ValueError("unable to parse quantity's suffix")
-    value = number * scale
-    return -value if sign == "-" else value
-
-
 def validate_resource_quota(obj: dict) -> list[FieldError]:
     """``ValidateResourceQuotaSpec`` for ``spec.hard``: valid, non-negative, integral counts."""
     errs: list[FieldError] = []
     for name, raw in ((obj.get("spec") or {}).get("hard") or {}).items():
         path = f"spec.hard[{name}]"
         if isinstance(raw, bool) or not isinstance(raw, str | int | float):
-            errs.append(invalid_value(path, raw, _QUANTITY_FORMAT_ERROR))
+            errs.append(invalid_value(path, raw, ERR_FORMAT_WRONG))
             continue
         text = raw.strip() if isinstance(raw, str) else str(raw)
         try:
@@ -532,11 +491,11 @@ def validate_resource_quota(obj: dict) -> list[FieldError]:
         except ValueError as exc:
             errs.append(invalid_value(path, raw, str(exc)))
             continue
-        if value < 0:
+        if value.sign() < 0:
             errs.append(invalid_value(path, text, "must be greater than or equal to 0"))
         integer = name in _INTEGER_RESOURCES or name.startswith("count/")
         # MilliValue rounds up, so anything not a whole number of units is rejected.
-        if integer and math.ceil(value * 1000) % 1000 != 0:
+        if integer and value.milli_value() % 1000 != 0:
             errs.append(_go_invalid(path, text, "must be an integer"))
     return errs
 
@@ -688,35 +647,6 @@ def default_webhook_configuration(obj: dict, mutating: bool) -> None:
         service = (hook.get("clientConfig") or {}).get("service")
         if isinstance(service, dict):
             service.setdefault("port", 443)
-
-
-def validate_label_selector(selector: dict | None, field: str) -> list[FieldError]:
-    """``metav1validation.ValidateLabelSelector`` (label values in expressions checked too)."""
-    if not selector:
-        return []
-    errs = validate_labels(selector.get("matchLabels"), f"{field}.matchLabels")
-    for i, expr in enumerate(selector.get("matchExpressions") or []):
-        path = f"{field}.matchExpressions[{i}]"
-        operator, values = expr.get("operator") or "", expr.get("values") or []
-        if operator in ("In", "NotIn"):
-            if not values:
-                errs.append(
-                    required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'")
-                )
-        elif operator in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(
-                    forbidden(
-                        f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                    )
-                )
-        else:
-            errs.append(invalid_value(f"{path}.operator", operator, "not a valid selector operator"))
-        key = expr.get("key") or ""
-        errs.extend(invalid_value(f"{path}.key", key, m) for m in is_qualified_name(key))
-        for j, value in enumerate(values):
-            errs.extend(invalid_value(f"{path}.values[{j}]", value, m) for m in is_valid_label_value(value))
-    return errs
 
 
 def _validate_fully_qualified_name(name: str, field: str) -> list[FieldError]:

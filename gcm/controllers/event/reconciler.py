@@ -16,6 +16,7 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
+from framework.meta.object import get_metadata
 from framework.meta.schema import parse_group_version
 from framework.meta.time import parse_time
 from framework.reconcile import Request, Result
@@ -91,7 +92,7 @@ class Reconciler:
         remaining = (delete_at - self.clock.now()).total_seconds()
         if remaining > 0:
             return Result(requeue_after=remaining)
-        meta = event.get("metadata") or {}
+        meta = get_metadata(event)
         # Preconditions: never delete a recreated event of the same name, nor one whose series moved
         # on since the cache was read (Conflict: retried, and the retry reads the newer state). The
         # slim cache keeps no uid; the resourceVersion alone already tells both apart.

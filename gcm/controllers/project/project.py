@@ -26,6 +26,7 @@ import structlog
 from framework.builder import Builder
 from framework.controller import Controller
 from framework.handler import EnqueueRequestsFromMapFunc
+from framework.meta.object import get_labels, get_namespace, get_resource_version, is_being_deleted
 from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
 from gcm.controllers.project.indexes import add_project_namespace_index
@@ -52,8 +53,8 @@ class RoleBindingPredicate(Predicate):
     def update(self, old: dict, new: dict) -> bool:
         if not isinstance(old, dict) or not isinstance(new, dict):
             return False
-        old_rv = (old.get("metadata") or {}).get("resourceVersion")
-        new_rv = (new.get("metadata") or {}).get("resourceVersion")
+        old_rv = get_resource_version(old) or None
+        new_rv = get_resource_version(new) or None
         if old_rv == new_rv:
             return True  # a periodic informer resync
         return old.get("roleRef") != new.get("roleRef") or (old.get("subjects") or []) != (
@@ -82,21 +83,21 @@ def map_shoot_to_project_in_deletion(client: Any) -> Any:
     def map_fn(obj: dict) -> Iterable[Request]:
         if not isinstance(obj, dict) or obj.get("kind") != "Shoot":
             return []
-        namespace = (obj.get("metadata") or {}).get("namespace")
+        namespace = get_namespace(obj)
         if not namespace:
             return []
         try:
             if client.list(SHOOT_API_VERSION, "Shoot", namespace, metadata_only=True)["items"]:
                 return []  # another Shoot still blocks the release
             ns = client.get("v1", "Namespace", namespace)
-            project_name = ((ns.get("metadata") or {}).get("labels") or {}).get(LABEL_PROJECT_NAME)
+            project_name = get_labels(ns).get(LABEL_PROJECT_NAME)
             if not project_name:
                 return []  # not a project namespace (Gardener would dereference nil here)
             project = client.get(PROJECT_API_VERSION, "Project", project_name)
         except Exception as e:
             log.info("could not map shoot to project", shoot=obj["metadata"].get("name"), error=str(e))
             return []
-        if not (project.get("metadata") or {}).get("deletionTimestamp"):
+        if not is_being_deleted(project):
             return []
         return [Request(project_name)]
 

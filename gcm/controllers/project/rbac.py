@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from framework.client import AlreadyExists, NotFound
+from framework.meta.object import get_metadata
 
 PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
@@ -293,7 +294,7 @@ def diff(live: dict, desired: dict) -> dict:
     """The merge patch that turns ``live`` into ``desired`` for the fields this component owns."""
     patch: dict[str, Any] = {}
     meta: dict[str, Any] = {}
-    live_meta = live.get("metadata") or {}
+    live_meta = get_metadata(live)
     want_meta = desired["metadata"]
     if (live_meta.get("ownerReferences") or []) != want_meta["ownerReferences"]:
         meta["ownerReferences"] = want_meta["ownerReferences"]

@@ -27,6 +27,7 @@ from typing import Any
 import structlog
 
 from framework.client import AlreadyExists, NotFound
+from framework.meta.object import get_labels, get_metadata
 from framework.meta.strconv import is_true
 from framework.reconcile import Request, Result
 from framework.record import NORMAL, WARNING
@@ -86,7 +87,7 @@ def project_labels(project: dict) -> dict[str, str]:
 
 
 def has_project_labels(namespace: dict, project: dict) -> bool:
-    labels = (namespace.get("metadata") or {}).get("labels") or {}
+    labels = get_labels(namespace)
     return all(labels.get(k) == v for k, v in project_labels(project).items())
 
 
@@ -110,21 +111,6 @@ def controller_reference(project: dict, block_owner_deletion: bool = True) -> di
 
 # --- default ResourceQuota (§7) ----------------------------------------------------------------------
 
-_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-
-
-def check_selector(selector: Any) -> None:
-    """Raise ``ValueError`` for a selector ``metav1.LabelSelectorAsSelector`` would reject."""
-    for req in selector.match_expressions:
-        if not req.key:
-            raise ValueError("label selector requirement has an empty key")
-        if req.operator not in _OPERATORS:
-            raise ValueError(f'"{req.operator}" is not a valid label selector operator')
-        if req.operator in ("In", "NotIn") and not req.values:
-            raise ValueError(f"for 'in', 'notin' operators, values set can't be empty (key {req.key!r})")
-        if req.operator in ("Exists", "DoesNotExist") and req.values:
-            raise ValueError(f"values set must be empty for exists and does not exist (key {req.key!r})")
-
 
 def select_quota(quotas: list[Any], labels: dict[str, str] | None) -> Any:
     """The first quota configuration whose ``project_selector`` matches; ``None`` when none does.
@@ -135,8 +121,7 @@ def select_quota(quotas: list[Any], labels: dict[str, str] | None) -> Any:
         selector = quota.project_selector
         if selector is None:
             continue
-        check_selector(selector)
-        if selector.matches(labels or {}):
+        if selector.as_selector().matches(labels or {}):
             return quota
     return None
 
@@ -146,7 +131,7 @@ def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict 
     cfg_meta = (quota_config or {}).get("metadata") or {}
     cfg_hard = {k: str(v) for k, v in (((quota_config or {}).get("spec") or {}).get("hard") or {}).items()}
     live = live or {}
-    live_meta = live.get("metadata") or {}
+    live_meta = get_metadata(live)
     owners = list(live_meta.get("ownerReferences") or [])
     uid = project["metadata"]["uid"]
     if not any(o.get("uid") == uid for o in owners):
@@ -343,7 +328,7 @@ class ProjectReconciler:
         Raises :class:`NamespaceError` when the security rule forbids using the namespace.
         """
         labels = project_labels(project)
-        meta = namespace.get("metadata") or {}
+        meta = get_metadata(namespace)
         if not has_project_labels(namespace, project):
             raise NamespaceError(
                 f"namespace cannot be used as it needs the project labels {go_map_literal(labels)}"

@@ -19,6 +19,7 @@ from typing import Any
 from framework.builder import Builder
 from framework.client import NotFound
 from framework.controller import Controller
+from framework.meta.object import get_metadata, get_namespace
 from framework.meta.quantity import Quantity, quantity_from_json
 from framework.meta.strconv import atoi
 from framework.predicate import Funcs, Predicate
@@ -61,7 +62,7 @@ def project_namespace_predicate(client: Any) -> Predicate:
     """Passes (every event type) only when a Project's ``spec.namespace`` is the quota's namespace."""
 
     def in_project_namespace(obj: Any) -> bool:
-        namespace = ((obj or {}).get("metadata") or {}).get("namespace") if isinstance(obj, dict) else None
+        namespace = get_namespace(obj)
         if not namespace:
             return False
         return bool(
@@ -103,7 +104,7 @@ class ResourceQuotaReconciler:
 
     def compute_patch(self, quota: dict) -> dict:
         """The merge patch for ``quota`` (empty when nothing changes); ``ValueError`` on a bad annotation."""
-        meta = quota.get("metadata") or {}
+        meta = get_metadata(quota)
         hard = dict((quota.get("spec") or {}).get("hard") or {})
         if meta.get("deletionTimestamp") or not hard:
             return {}

@@ -16,6 +16,7 @@ from typing import Any
 import structlog
 
 from framework.client import NotFound
+from framework.meta.object import get_labels, is_being_deleted
 from framework.webhook import AdmissionRequest, AdmissionResponse, allowed, denied, errored
 
 log = structlog.get_logger("gcm.webhooks.namespacedeletion")
@@ -85,7 +86,7 @@ class NamespaceDeletionHandler:
             return allowed()
         except Exception as e:  # any read failure is an internal error (§4)
             return internal_error(e)
-        project_name = ((namespace.get("metadata") or {}).get("labels") or {}).get(LABEL_PROJECT_NAME)
+        project_name = get_labels(namespace).get(LABEL_PROJECT_NAME)
         if not project_name:
             return allowed()
         try:
@@ -96,7 +97,7 @@ class NamespaceDeletionHandler:
             return internal_error(e)
         if namespace["metadata"].get("deletionTimestamp"):
             return allowed()  # deletion is under way; repeated DELETEs must not fail
-        if (project.get("metadata") or {}).get("deletionTimestamp"):
+        if is_being_deleted(project):
             try:
                 has_shoots = self._has_shoots(name, deadline)
             except Exception as e:

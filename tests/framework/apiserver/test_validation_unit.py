@@ -6,6 +6,7 @@ import base64
 
 import pytest
 
+from framework.meta import validation as names
 from framework.testing.apiserver import decoding
 from framework.testing.apiserver import validation as v
 from framework.testing.apiserver.errors import FieldError, invalid
@@ -53,32 +54,32 @@ def meta_errs(
 
 
 def test_name_rule_helpers():
-    assert v.is_dns1123_subdomain("example.com") == []
-    assert v.is_dns1123_subdomain("Bad_Name") == [SUBDOMAIN_MSG]
-    assert v.is_dns1123_subdomain("a" * 254) == ["must be no more than 253 characters"]
-    assert v.is_dns1123_label("my-name") == []
-    assert v.is_dns1123_label("a.b") == ["must not contain dots"]
-    assert v.is_dns1123_label("A") == [LABEL_MSG]
-    assert v.is_dns1123_label("a" * 64) == ["must be no more than 63 characters"]
-    assert v.is_path_segment_name("Any Thing:ok") == []
-    assert v.is_path_segment_name("..") == ["may not be '..'"]
-    assert v.is_path_segment_name("a/b%c") == ["may not contain '/'", "may not contain '%'"]
+    assert names.is_dns1123_subdomain("example.com") == []
+    assert names.is_dns1123_subdomain("Bad_Name") == [SUBDOMAIN_MSG]
+    assert names.is_dns1123_subdomain("a" * 254) == ["must be no more than 253 characters"]
+    assert names.is_dns1123_label("my-name") == []
+    assert names.is_dns1123_label("a.b") == ["must not contain dots"]
+    assert names.is_dns1123_label("A") == [LABEL_MSG]
+    assert names.is_dns1123_label("a" * 64) == ["must be no more than 63 characters"]
+    assert names.is_path_segment_name("Any Thing:ok") == []
+    assert names.is_path_segment_name("..") == ["may not be '..'"]
+    assert names.is_path_segment_name("a/b%c") == ["may not contain '/'", "may not contain '%'"]
 
 
 def test_qualified_name_and_label_value_helpers():
-    assert v.is_qualified_name("example.com/My.Name-1") == []
-    assert v.is_qualified_name("bad name") == [NAME_PART_MSG]
-    assert v.is_qualified_name("/x") == ["prefix part must be non-empty"]
-    assert v.is_qualified_name("Bad_Prefix/x") == ["prefix part " + SUBDOMAIN_MSG]
-    assert v.is_qualified_name("a/b/c")[0].startswith("a qualified name must consist of")
-    assert v.is_qualified_name("a/b/c")[0].endswith(
+    assert names.is_qualified_name("example.com/My.Name-1") == []
+    assert names.is_qualified_name("bad name") == [NAME_PART_MSG]
+    assert names.is_qualified_name("/x") == ["prefix part must be non-empty"]
+    assert names.is_qualified_name("Bad_Prefix/x") == ["prefix part " + SUBDOMAIN_MSG]
+    assert names.is_qualified_name("a/b/c")[0].startswith("a qualified name must consist of")
+    assert names.is_qualified_name("a/b/c")[0].endswith(
         "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
     )
-    assert v.is_qualified_name("x" * 64) == ["name part must be no more than 63 characters"]
-    assert v.is_valid_label_value("") == []
-    assert v.is_valid_label_value("-x") == [LABEL_VALUE_MSG]
-    assert v.is_config_map_key("..a") == ["must not start with '..'"]
-    assert v.is_config_map_key("a b") == [CONFIG_KEY_MSG]
+    assert names.is_qualified_name("x" * 64) == ["name part must be no more than 63 characters"]
+    assert names.is_valid_label_value("") == []
+    assert names.is_valid_label_value("-x") == [LABEL_VALUE_MSG]
+    assert names.is_config_map_key("..a") == ["must not start with '..'"]
+    assert names.is_config_map_key("a b") == [CONFIG_KEY_MSG]
 
 
 # --- metadata ----------------------------------------------------------------------------------------
@@ -392,26 +393,6 @@ def test_service_account():
     sa = {"secrets": [{"name": "s", "namespace": "ns", "uid": "u", "kind": "Secret"}, {"namespace": "x"}]}
     v.normalize_service_account(sa)
     assert sa == {"secrets": [{"name": "s"}, {}]}
-
-
-def test_parse_quantity():
-    assert v.parse_quantity("10") == 10
-    assert v.parse_quantity("1Gi") == 2**30
-    assert v.parse_quantity("500m") * 2 == 1
-    assert v.parse_quantity("1e3") == 1000
-    assert v.parse_quantity("1.5k") == 1500
-    assert v.parse_quantity("-2") == -2
-    for text, message in [
-        ("abc", QUANTITY_MSG),
-        ("", QUANTITY_MSG),
-        ("1.5.5", QUANTITY_MSG),
-        ("1Gb", QUANTITY_MSG),
-        ("1ki", "unable to parse quantity's suffix"),
-        ("1-", "unable to parse quantity's suffix"),
-    ]:
-        with pytest.raises(ValueError) as info:
-            v.parse_quantity(text)
-        assert str(info.value) == message
 
 
 def test_resource_quota_hard():

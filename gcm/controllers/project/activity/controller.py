@@ -20,6 +20,7 @@ import structlog
 from framework.clock import Clock
 from framework.controller import Controller
 from framework.handler import EnqueueRequestsFromMapFunc
+from framework.meta.object import get_metadata
 from framework.predicate import GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
 from gcm.controllers.project.activity.reconciler import ActivityReconciler
@@ -45,7 +46,7 @@ BINDING_REFERENCE_LABELS = (LABEL_SECRET_BINDING_REF, LABEL_CREDENTIALS_BINDING_
 
 
 def _meta(obj: Any) -> dict:
-    return (obj.get("metadata") or {}) if isinstance(obj, dict) else {}
+    return get_metadata(obj)
 
 
 class RelevantCreatesAndUpdates(Predicate):

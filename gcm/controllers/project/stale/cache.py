@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from framework.manager import CacheOptions
+from framework.meta.object import get_namespace
 
 CORE_V1BETA1 = "core.gardener.cloud/v1beta1"
 SECURITY_V1ALPHA1 = "security.gardener.cloud/v1alpha1"
@@ -76,7 +77,7 @@ def cache_options() -> dict[tuple[str, str], CacheOptions]:
 
 
 def _ns(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or ""
+    return get_namespace(obj)
 
 
 def ref_key(namespace: str, name: str) -> str:

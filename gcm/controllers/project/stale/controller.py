@@ -22,6 +22,7 @@ from framework.client import NoKindMatchError
 from framework.clock import Clock
 from framework.controller import Controller, Request
 from framework.handler import EnqueueRequestsFromMapFunc
+from framework.meta.schema import from_api_version_and_kind, parse_group_version
 from framework.predicate import Funcs, Predicate
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
 from gcm.controllers.project.stale.cache import (
@@ -50,6 +51,8 @@ from gcm.controllers.project.stale.reconciler import (
 
 log = structlog.get_logger("gcm.controllers.project.stale")
 
+PROJECT_GROUP = parse_group_version(PROJECT[0]).group
+
 CONTROLLER_NAME = "project-stale"
 READ_KINDS = (
     NAMESPACE,
@@ -68,7 +71,7 @@ def _is_project(obj: Any) -> bool:
     if not isinstance(obj, dict) or obj.get("kind") != PROJECT[1]:
         return False
     api_version = obj.get("apiVersion")
-    return api_version is None or api_version.rpartition("/")[0] == PROJECT[0].rpartition("/")[0]
+    return api_version is None or from_api_version_and_kind(api_version, "").group == PROJECT_GROUP
 
 
 def _last_activity(project: dict) -> Any:

@@ -22,6 +22,14 @@ import structlog
 from framework.client import NotFound, Reader
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
+from framework.meta.object import (
+    get_annotations,
+    get_labels,
+    get_metadata,
+    get_name,
+    get_namespace,
+    get_resource_version,
+)
 from framework.meta.strconv import is_true
 from framework.meta.time import format_rfc3339_nano, format_time, parse_time
 from framework.reconcile import Request, Result
@@ -146,11 +154,11 @@ def _items(
 
 
 def _name(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("name", "")
+    return get_name(obj)
 
 
 def _namespace(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("namespace", "")
+    return get_namespace(obj)
 
 
 def _sorted(objs: list[dict]) -> list[dict]:
@@ -187,11 +195,7 @@ def _credentials(reader: Reader, ns: str, api_version: str, kind: str, objs: lis
 
 
 def _not_control_plane(secrets: list[dict]) -> list[dict]:
-    return [
-        s
-        for s in secrets
-        if ((s.get("metadata") or {}).get("labels") or {}).get(LABEL_ROLE) not in CONTROL_PLANE_SECRET_ROLES
-    ]
+    return [s for s in secrets if get_labels(s).get(LABEL_ROLE) not in CONTROL_PLANE_SECRET_ROLES]
 
 
 def find_usage(reader: Reader, ns: str, *, plants: bool = True) -> str | None:
@@ -254,7 +258,7 @@ def evaluate(
     """The stale check of ``project`` at ``now`` (spec §2 steps 1-8 and §4). Raises what reads raise
     (a missing namespace is ``NotFound``)."""
     now = now.astimezone(UTC)
-    meta = project.get("metadata") or {}
+    meta = get_metadata(project)
     status = project.get("status") or {}
     since = read_time(status.get(STALE_SINCE))
     auto = read_time(status.get(AUTO_DELETE))
@@ -269,7 +273,7 @@ def evaluate(
         return Decision(state, reason, None, None)
 
     namespace = reader.get(*NAMESPACE, ns)
-    annotations = (namespace.get("metadata") or {}).get("annotations") or {}
+    annotations = get_annotations(namespace)
     if is_true(annotations.get(ANNOTATION_SKIP_STALE_CHECK)):
         return not_stale(EXCLUDED, f"namespace {ns} has {ANNOTATION_SKIP_STALE_CHECK}=true")
 
@@ -413,7 +417,7 @@ class StaleReconciler:
             self._written.pop(request.name, None)
             return None
         replaced = self._written.pop(request.name, None)
-        if replaced is not None and replaced == (project.get("metadata") or {}).get("resourceVersion"):
+        if replaced is not None and replaced == (get_resource_version(project) or None):
             # The cache still shows the Project as it was before our last status patch (a request queued
             # while that reconcile ran): checking it would write from outdated status, e.g. set
             # staleSinceTimestamp a second time. The watch event of our patch triggers the next check.
@@ -441,9 +445,9 @@ class StaleReconciler:
         if not changes:
             return
         name = _name(project)
-        before = (project.get("metadata") or {}).get("resourceVersion")
+        before = get_resource_version(project) or None
         patched = self.client.patch(*PROJECT, name, {"status": changes}, subresource="status")
-        if before and ((patched or {}).get("metadata") or {}).get("resourceVersion") != before:
+        if before and (get_resource_version(patched) or None) != before:
             self._written[name] = before
         if decision.stale_since is not None and (project.get("status") or {}).get(STALE_SINCE) is None:
             log.info("project is stale", project=name, reason=decision.reason)
