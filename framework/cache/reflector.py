@@ -559,7 +559,7 @@ class Reflector:
                 list_rv = get_resource_version(page)
                 break
             items.extend(self._page_items(page))
-            cont = (page.get("metadata") or {}).get("continue")
+            cont = get_metadata(page).get("continue")
         return items, list_rv, paginated
 
     def _page_items(self, page: dict[str, Any]) -> list[Any]:

@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from framework.client import Client
+from framework.meta.object import get_metadata
 from framework.meta.time import format_micro_time, parse_time
 
 __all__ = [
@@ -192,7 +193,7 @@ class LeaseLock:
         with self._lock:
             if self._lease is None:
                 raise RuntimeError("lease not initialized, call get or create first")
-            metadata = copy.deepcopy(self._lease.get("metadata") or {})
+            metadata = copy.deepcopy(dict(get_metadata(self._lease)))
         metadata.pop("managedFields", None)
         if self.labels:
             metadata["labels"] = {**(metadata.get("labels") or {}), **self.labels}

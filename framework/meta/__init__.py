@@ -13,60 +13,8 @@ The accessors and condition helpers are re-exported here: ``from framework impor
 meta.get_name(obj)``, ``meta.set_status_condition(conditions, {...})``.
 """
 
-from framework.meta.conditions import (
-    find_status_condition,
-    is_status_condition_false,
-    is_status_condition_present_and_equal,
-    is_status_condition_true,
-    remove_status_condition,
-    set_status_condition,
-)
-from framework.meta.object import (
-    ensure_metadata,
-    get_annotations,
-    get_controller_of,
-    get_creation_timestamp,
-    get_deletion_timestamp,
-    get_finalizers,
-    get_generation,
-    get_gvk,
-    get_labels,
-    get_metadata,
-    get_name,
-    get_namespace,
-    get_owner_references,
-    get_resource_version,
-    get_uid,
-    is_being_deleted,
-    object_key,
-    set_annotation,
-    set_label,
-)
+from framework.meta import conditions, object
+from framework.meta.conditions import *  # noqa: F403
+from framework.meta.object import *  # noqa: F403
 
-__all__ = [
-    "ensure_metadata",
-    "find_status_condition",
-    "get_annotations",
-    "get_controller_of",
-    "get_creation_timestamp",
-    "get_deletion_timestamp",
-    "get_finalizers",
-    "get_generation",
-    "get_gvk",
-    "get_labels",
-    "get_metadata",
-    "get_name",
-    "get_namespace",
-    "get_owner_references",
-    "get_resource_version",
-    "get_uid",
-    "is_being_deleted",
-    "is_status_condition_false",
-    "is_status_condition_present_and_equal",
-    "is_status_condition_true",
-    "object_key",
-    "remove_status_condition",
-    "set_annotation",
-    "set_label",
-    "set_status_condition",
-]
+__all__ = [*conditions.__all__, *object.__all__]

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from framework.meta.object import get_metadata
 
 Check = Callable[..., bool]
-
-
-def _meta(obj: Any) -> dict:
-    return get_metadata(obj)
 
 
 class Predicate:
@@ -56,36 +52,36 @@ class Funcs(Predicate):
 
 
 class _UpdateOnly(Predicate):
-    def _changed(self, old: dict, new: dict) -> bool:
+    def _changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         raise NotImplementedError
 
     def update(self, old: dict, new: dict) -> bool:
         if old is None or new is None:
             return False
-        return self._changed(_meta(old), _meta(new))
+        return self._changed(get_metadata(old), get_metadata(new))
 
 
 class GenerationChangedPredicate(_UpdateOnly):
     """Updates pass only when ``metadata.generation`` changed: status-only writes are ignored."""
 
-    def _changed(self, old: dict, new: dict) -> bool:
+    def _changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return old.get("generation") != new.get("generation")
 
 
 class ResourceVersionChangedPredicate(_UpdateOnly):
     """Updates pass only when ``metadata.resourceVersion`` changed: resyncs are ignored."""
 
-    def _changed(self, old: dict, new: dict) -> bool:
+    def _changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return old.get("resourceVersion") != new.get("resourceVersion")
 
 
 class LabelChangedPredicate(_UpdateOnly):
-    def _changed(self, old: dict, new: dict) -> bool:
+    def _changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return (old.get("labels") or {}) != (new.get("labels") or {})
 
 
 class AnnotationChangedPredicate(_UpdateOnly):
-    def _changed(self, old: dict, new: dict) -> bool:
+    def _changed(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
         return (old.get("annotations") or {}) != (new.get("annotations") or {})
 
 

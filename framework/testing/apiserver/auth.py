@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from framework.meta.object import get_metadata
+
 from . import errors, tokens
 from .errors import StatusError
 from .storage import Storage
@@ -496,7 +498,7 @@ def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str
     else:
         a = Attributes(user, nonres.get("verb") or "", False, path=nonres.get("path") or "")
     allowed = bool(decide(a))
-    meta = dict(body.get("metadata") or {})
+    meta = dict(get_metadata(body))
     if url_namespace:
         meta["namespace"] = url_namespace
     status: dict[str, Any] = {"allowed": allowed}
@@ -523,7 +525,7 @@ def token_review(body: dict, authenticator: Authenticator) -> dict:
     return {
         "apiVersion": "authentication.k8s.io/v1",
         "kind": "TokenReview",
-        "metadata": body.get("metadata") or {},
+        "metadata": dict(get_metadata(body)),
         "spec": spec,
         "status": status,
     }

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import copy
 
+from framework.meta.object import get_metadata
+
 # core/v1 JSON name → events.k8s.io/v1 JSON name, for every Event field except metadata/TypeMeta.
 CORE_TO_EVENTS_V1 = {
     "involvedObject": "regarding",
@@ -92,7 +94,7 @@ def event_field_set(core: dict) -> dict[str, str]:
     ``source`` is ``source.component``, falling back to ``reportingComponent`` when that is empty,
     as upstream does so that events.k8s.io-written Events are selectable by their controller.
     """
-    meta = core.get("metadata") or {}
+    meta = get_metadata(core)
     involved = core.get("involvedObject") or {}
     source = (core.get("source") or {}).get("component") or core.get("reportingComponent") or ""
     fields = {f"involvedObject.{key}": str(involved.get(key) or "") for key in _INVOLVED_OBJECT_KEYS}

@@ -17,6 +17,8 @@ import structlog
 import yaml
 from aiohttp import web
 
+from framework.meta.object import get_resource_version
+
 from . import errors, gojson
 from . import params as query
 from .auth import Attributes, UserInfo, forbidden_message
@@ -387,7 +389,7 @@ class Handler:
             obj = self.api.get(rt, t.namespace, t.name or "")
             if form == TABLE_FORM and not t.subresource:
                 include = parse_include_object(q.get("includeObject"))
-                rv = {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")}
+                rv = {"resourceVersion": get_resource_version(obj) or None}
                 return self._respond(
                     request, 200, _table_version(_table_converter(rt).table([obj], rv, include), form_version)
                 )
@@ -610,7 +612,7 @@ class Handler:
                 # Column definitions with the first event only, as kube-apiserver (NoHeaders after).
                 headers, first[0] = first[0], False
                 ext = self.api.external(rt, obj)
-                meta = {"resourceVersion": (ext.get("metadata") or {}).get("resourceVersion")}
+                meta = {"resourceVersion": get_resource_version(ext) or None}
                 return _table_version(converter.table([ext], meta, include, headers=headers), table_version)
 
             # Per-watcher encoding (codec None): the header flag and ages make lines unshareable.

@@ -30,6 +30,8 @@ from typing import Any
 import orjson
 import yaml
 
+from framework.meta.object import get_annotations, get_metadata
+
 from . import timefmt
 from .errors import StatusError
 
@@ -1004,7 +1006,7 @@ def apply(
 def allowed_by_last_applied(live: dict | None, s: Schema) -> PathSet:
     """Fields ``kubectl`` may take over without conflict while migrating from client-side apply: those
     in the last-applied annotation whose live value still equals it."""
-    annotations = ((live or {}).get("metadata") or {}).get("annotations") or {}
+    annotations = get_annotations(live)
     raw = annotations.get(LAST_APPLIED)
     if not raw:
         return set()
@@ -1021,7 +1023,7 @@ def allowed_by_last_applied(live: dict | None, s: Schema) -> PathSet:
 def last_applied_value(config: dict) -> str:
     """``buildLastApplied``: the applied configuration minus the annotation, as Go encodes JSON."""
     obj = _copy(config)
-    annotations = (obj.get("metadata") or {}).get("annotations")
+    annotations = get_metadata(obj).get("annotations")
     if isinstance(annotations, dict):
         annotations.pop(LAST_APPLIED, None)
     text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from framework.meta.labels import label_selector_as_selector
+from framework.meta.object import get_labels
 
 from . import allocators, crd_schema, event_conversion, timefmt, validation
 from .errors import FieldError, duplicate, invalid_value, not_supported, required
@@ -281,7 +282,7 @@ def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
         if value is not None and (not _int(value) or value < 0):
             errs.append(invalid_value(f"spec.{key}", value, "must be greater than or equal to 0"))
     template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-    labels = (template.get("metadata") or {}).get("labels") or {}
+    labels = get_labels(template)
     selector = spec.get("selector")
     if not isinstance(selector, dict) or not (
         selector.get("matchLabels") or selector.get("matchExpressions")

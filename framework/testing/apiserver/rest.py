@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from framework.meta.conditions import set_status_condition
+from framework.meta.object import get_metadata
 
 from . import crd_schema, decoding, errors, gojson, patch, timefmt, validation
 from . import managed_fields as mf
@@ -88,7 +89,7 @@ class Result:
 
 
 def _without_rv(obj: dict) -> dict:
-    meta = dict(obj.get("metadata") or {})
+    meta = dict(get_metadata(obj))
     meta.pop("resourceVersion", None)
     return {**obj, "metadata": meta}
 
@@ -725,7 +726,7 @@ class API:
             if applied:
                 meta["managedFields"] = applied
             return
-        live = ((old or {}).get("metadata") or {}).get("managedFields") or []
+        live = get_metadata(old).get("managedFields") or []
         old_ext = self.external(rt, old) if old is not None else None
         change = mf.diff(self._ssa_schema(rt), old_ext, self.external(rt, stored))
         base: mf.Managed | None = None
@@ -808,7 +809,7 @@ class API:
         schema = self._ssa_schema(rt)
         live = self.external(rt, old) if old is not None else None
         try:
-            managed = mf.decode(((live or {}).get("metadata") or {}).get("managedFields") or [], stored=True)
+            managed = mf.decode(get_metadata(live).get("managedFields") or [], stored=True)
         except ValueError as e:
             raise StatusError(500, None, f"failed to decode managed fields: {e}") from None
         ignore = mf.ignore_for(rt.has_status, subresource)
@@ -839,7 +840,7 @@ class API:
             ) from None
         if manager == mf.KUBECTL_MANAGER:
             # lastAppliedUpdater: keep a client-side apply annotation in step with kubectl's applies.
-            annotations = (merged.get("metadata") or {}).get("annotations")
+            annotations = get_metadata(merged).get("annotations")
             if isinstance(annotations, dict) and mf.LAST_APPLIED in annotations:
                 annotations[mf.LAST_APPLIED] = mf.last_applied_value(config)
         entries = mf.encode(managed)

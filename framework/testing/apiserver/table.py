@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from framework.meta.labels import label_selector_as_selector
+from framework.meta.object import get_creation_timestamp, get_metadata, get_name
 from framework.meta.time import parse_time
 
 from . import errors
@@ -210,11 +211,11 @@ def _since(value: Any, now: datetime) -> str:
 
 
 def _age(obj: dict, now: datetime) -> str:
-    return _since((obj.get("metadata") or {}).get("creationTimestamp"), now)
+    return _since(get_creation_timestamp(obj), now)
 
 
 def _name(obj: dict) -> str:
-    return (obj.get("metadata") or {}).get("name", "")
+    return get_name(obj)
 
 
 def _col(name: str, description: str, col_type: str = "string", priority: int = 0, fmt: str = "") -> dict:
@@ -481,7 +482,7 @@ class TableConverter:
             )
 
     def _cells(self, obj: dict) -> list[Any]:
-        meta = obj.get("metadata") or {}
+        meta = get_metadata(obj)
         if self._printer is not None:
             return self._printer[1](obj, self._now())
         if not self._custom:

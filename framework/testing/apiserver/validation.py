@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from framework.meta import time as meta_time
 from framework.meta.field import GoText
 from framework.meta.labels import validate_label_selector, validate_labels
+from framework.meta.object import get_metadata, get_namespace
 from framework.meta.quantity import ERR_FORMAT_WRONG, parse_quantity
 from framework.meta.validation import (
     is_config_map_key,
@@ -902,7 +903,7 @@ def validate_webhook_configuration(obj: dict, mutating: bool) -> list[FieldError
 def _legacy_validate_event(ev: dict) -> list[FieldError]:
     """``legacyValidateEvent``: applies to every Event write through either API version."""
     errs: list[FieldError] = []
-    namespace = (ev.get("metadata") or {}).get("namespace") or ""
+    namespace = get_namespace(ev)
     involved_ns = (ev.get("involvedObject") or {}).get("namespace") or ""
     mismatch = invalid_value("involvedObject.namespace", involved_ns, "does not match event.namespace")
     if not ev.get("eventTime"):
@@ -1011,7 +1012,7 @@ def validate_event(
     metadata pass the caller runs afterwards.
     """
     errs = _legacy_validate_event(core_obj)
-    meta = core_obj.get("metadata") or {}
+    meta = get_metadata(core_obj)
     if old_core is None:
         if not created_via_events_v1:
             return errs
@@ -1040,7 +1041,7 @@ def validate_event(
         return errs
     if not updated_via_events_v1:
         return errs
-    errs.extend(validate_object_meta_update(meta, old_core.get("metadata") or {}))
+    errs.extend(validate_object_meta_update(meta, get_metadata(old_core)))
     if core_obj.get("series") != old_core.get("series"):
         errs.extend(_event_series_errors(core_obj))
     errs.extend(_event_immutable_errors(core_obj, old_core))

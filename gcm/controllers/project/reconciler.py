@@ -128,7 +128,7 @@ def select_quota(quotas: list[Any], labels: dict[str, str] | None) -> Any:
 
 def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict | None) -> dict:
     """The ResourceQuota ``gardener`` as it should be, merged into ``live`` (§7)."""
-    cfg_meta = (quota_config or {}).get("metadata") or {}
+    cfg_meta = get_metadata(quota_config)
     cfg_hard = {k: str(v) for k, v in (((quota_config or {}).get("spec") or {}).get("hard") or {}).items()}
     live = live or {}
     live_meta = get_metadata(live)
@@ -155,7 +155,7 @@ def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict 
 def quota_patch(live: dict, desired: dict) -> dict:
     """The merge patch from ``live`` to ``desired`` (empty when nothing differs)."""
     patch: dict[str, Any] = {}
-    live_meta, want_meta = live.get("metadata") or {}, desired["metadata"]
+    live_meta, want_meta = get_metadata(live), desired["metadata"]
     meta: dict[str, Any] = {}
     for key in ("labels", "annotations"):
         have, want = live_meta.get(key) or {}, want_meta[key]

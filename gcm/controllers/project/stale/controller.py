@@ -22,6 +22,7 @@ from framework.client import NoKindMatchError
 from framework.clock import Clock
 from framework.controller import Controller, Request
 from framework.handler import EnqueueRequestsFromMapFunc
+from framework.meta.object import get_metadata, get_name
 from framework.meta.schema import from_api_version_and_kind, parse_group_version
 from framework.predicate import Funcs, Predicate
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
@@ -92,7 +93,7 @@ class StalePredicate(Predicate):
             return False
         if _last_activity(old) == _last_activity(new):
             return True
-        meta, status = new.get("metadata") or {}, new.get("status") or {}
+        meta, status = get_metadata(new), new.get("status") or {}
         return meta.get("generation") != status.get("observedGeneration")
 
     def delete(self, obj: dict) -> bool:
@@ -134,11 +135,11 @@ def project_for_namespace(client: Any) -> Any:
     """Map a Namespace to the Projects whose ``spec.namespace`` it is."""
 
     def map_namespace(obj: dict) -> list[Request]:
-        name = (obj.get("metadata") or {}).get("name")
+        name = get_name(obj)
         if not name:
             return []
         projects = client.list(*PROJECT, field_selector={PROJECT_NAMESPACE_INDEX: name})["items"]
-        return [Request((p.get("metadata") or {}).get("name", "")) for p in projects]
+        return [Request(get_name(p)) for p in projects]
 
     return map_namespace
 

@@ -76,7 +76,7 @@ class Snapshot:
             else:
                 page = self._client.list(api_version, kind, limit=PAGE_SIZE, continue_=cont)
                 yield from page.get("items") or ()
-            cont = (page.get("metadata") or {}).get("continue")
+            cont = get_metadata(page).get("continue")
             if not cont:
                 return
 
