@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from framework.meta.validation import is_qualified_name
+from framework.meta.validation import is_dns1123_subdomain, is_qualified_name
 
 __all__ = [
     "MAX_NOTE_BYTES",
@@ -23,7 +23,6 @@ _REF_KEYS = ("apiVersion", "kind", "namespace", "name", "uid", "resourceVersion"
 _NAME_SUFFIX_LEN = 17  # "." + up to 16 hex digits of UnixNano
 _MAX_NAME = 253
 _INVALID_NAME_CHARS = re.compile(r"[^a-z0-9.-]+")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 def object_reference(obj: Mapping[str, Any]) -> dict[str, str]:
@@ -66,7 +65,7 @@ def event_name(regarding_name: str, unix_nanos: int) -> str:
     Names such as ``system:controller:foo`` (valid for RBAC objects) would be rejected by the
     events.k8s.io API, so invalid characters become ``-`` and the prefix is shortened to fit 253.
     """
-    prefix = regarding_name if _DNS_SUBDOMAIN.match(regarding_name) else _sanitize(regarding_name)
+    prefix = regarding_name if not is_dns1123_subdomain(regarding_name) else _sanitize(regarding_name)
     prefix = prefix[: _MAX_NAME - _NAME_SUFFIX_LEN].rstrip(".-") or "event"
     return f"{prefix}.{unix_nanos:x}"
 
