@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from framework.meta import field
+from framework.meta.object import get_metadata
 from framework.meta.schema import GroupKind, GroupVersionKind, parse_group_version
 from framework.webhook.admission import (
     AdmissionRequest,
@@ -150,7 +151,7 @@ def _gvk(api_version: str, kind: str) -> GroupVersionKind:
 
 
 def _object_name(req: AdmissionRequest, obj: dict[str, Any] | None) -> str:
-    meta = (obj or {}).get("metadata") or {}
+    meta = get_metadata(obj)
     return req.name or str(meta.get("name") or meta.get("generateName") or "")
 
 
