@@ -13,6 +13,7 @@ import orjson
 from framework.client import NotFound, RESTMapping
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.client.selectors import exact_field_matches, label_matcher
+from framework.meta.object import get_metadata
 
 from .store import Indexer
 
@@ -97,7 +98,7 @@ class CacheReader:
             objs = self.indexer.list()
         items = []
         for obj in objs:
-            meta = obj.get("metadata") or {}
+            meta = get_metadata(obj)
             if namespace and meta.get("namespace") != namespace:
                 continue
             if name is not None and meta.get("name") != name:

@@ -11,6 +11,7 @@ from typing import Any
 from framework.client import NotFound
 from framework.client.interfaces import ReaderWriter
 from framework.client.patch import create_merge_patch
+from framework.meta.object import get_metadata
 
 __all__ = ["MutateFn", "OperationResult", "create_or_patch", "create_or_update"]
 
@@ -99,7 +100,7 @@ def create_or_patch(
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str, str | None, str]:
-    meta = obj.get("metadata") or {}
+    meta = get_metadata(obj)
     api_version, kind, name = obj.get("apiVersion"), obj.get("kind"), meta.get("name")
     if not api_version or not kind or not name:
         raise ValueError("the object needs apiVersion, kind and metadata.name")

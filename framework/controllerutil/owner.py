@@ -15,6 +15,7 @@ from framework.meta.object import (
     ensure_metadata,
     get_controller_of,
     get_metadata,
+    get_name,
     get_namespace,
     get_owner_references,
 )
@@ -41,9 +42,8 @@ class AlreadyOwnedError(Exception):
     def __init__(self, obj: Mapping[str, Any], owner: Mapping[str, Any]) -> None:
         self.object = obj
         self.owner = dict(owner)
-        meta = obj.get("metadata") or {}
         super().__init__(
-            f"Object {meta.get('namespace', '')}/{meta.get('name', '')} is already owned by another "
+            f"Object {get_namespace(obj)}/{get_name(obj)} is already owned by another "
             f"{owner.get('kind', '')} controller {owner.get('name', '')}"
         )
 
@@ -132,11 +132,10 @@ def _set_refs(obj: dict[str, Any], refs: list[dict[str, Any]]) -> None:
 
 
 def _identity(owner: Mapping[str, Any]) -> dict[str, Any]:
-    meta = owner.get("metadata") or {}
     return {
         "apiVersion": owner.get("apiVersion") or "",
         "kind": owner.get("kind") or "",
-        "name": meta.get("name"),
+        "name": get_metadata(owner).get("name"),
     }
 
 

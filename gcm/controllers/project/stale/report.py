@@ -27,6 +27,7 @@ from framework.cache import CacheReader, Indexer
 from framework.client import APIError, NoKindMatchError
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock, RealClock
+from framework.meta.object import get_metadata
 from framework.meta.time import format_time
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
