@@ -413,7 +413,18 @@ def test_api_server_that_comes_up_later_is_waited_for(tmp_path):
     """gcm started before its API server (a normal rollout order): it serves /healthz, fails /readyz
     with the reason, retries with backoff, logs the first contact, reconciles a Project and never
     restarts; SIGTERM still stops it gracefully."""
-    server = APIServer(port=free_port())
+    # The garden existed before this rollout: its CRDs and the garden namespace are in storage (as in
+    # etcd), so the API server serves Projects from its first answer on. Installing the CRDs only after
+    # gcm's first contact would test another case: a kind that is not served yet.
+    data_dir, port = tmp_path / "data", free_port()
+    before = APIServer(port=port, data_dir=data_dir)
+    before.start()
+    try:
+        before.install_crds(CRDS)
+        k8s.CoreV1Api(before.api_client()).create_namespace({"metadata": {"name": "garden"}})
+    finally:
+        before.stop()
+    server = APIServer(port=port, data_dir=data_dir)
     kubeconfig = server.write_kubeconfig(tmp_path / "late.kubeconfig")  # the address is known up front
     cfg, probes, metrics = write_config(tmp_path)
     gcm = Process(tmp_path, kubeconfig, cfg, probes, metrics)
@@ -435,9 +446,7 @@ def test_api_server_that_comes_up_later_is_waited_for(tmp_path):
         assert all(e["level"] == "warning" and "Connection refused" in e["error"] for e in retries)
 
         server.start()
-        server.install_crds(CRDS)
         api = server.api_client()
-        k8s.CoreV1Api(api).create_namespace({"metadata": {"name": "garden"}})
         k8s.CustomObjectsApi(api).create_cluster_custom_object(
             "core.gardener.cloud",
             "v1beta1",
