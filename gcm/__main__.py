@@ -180,6 +180,12 @@ def run(args: argparse.Namespace) -> int:
         except embedded_mode.DataDirError as e:
             raise StartupError(f"--embedded-data-dir: {e}") from None
         except OSError as e:
+            if e.errno != errno.EADDRINUSE and e.filename is not None:
+                # A read-only or foreign place for the garden's files (a container's root filesystem).
+                raise StartupError(
+                    f"gcm --embedded cannot write {e.filename}: {e.strerror}; pass --embedded-data-dir DIR "
+                    "and --embedded-kubeconfig FILE on a writable filesystem"
+                ) from None
             if e.errno != errno.EADDRINUSE:
                 raise
             port = args.embedded_port + offset

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -203,6 +205,36 @@ def test_embedded_api_server_port_in_use(tmp_path):
         res = run_gcm(tmp_path, "--embedded", "--embedded-ephemeral", "--embedded-port", str(port))
     assert_one_line(res, 2, f"port {port}", "already in use", "--embedded-port-offset")
     assert "Task was destroyed" not in res.stderr
+
+
+def test_embedded_files_that_cannot_be_written(tmp_path):
+    """gcm --embedded where it cannot write its default .gcm/ (a container's read-only root, another
+    user's directory): one line naming the path and the flags that move it, exit 2."""
+    base = Path(tempfile.mkdtemp(prefix="gcm-ro-"))  # tmp_path's parents are private to their owner
+    try:
+        base.chmod(0o755)
+        workdir = base / "ro"
+        workdir.mkdir(mode=0o555)
+        cmd = [sys.executable, "-m", "gcm", "--embedded", "--embedded-port", str(free_port())]
+        if os.geteuid() == 0:  # root writes anywhere: run as the image's user instead
+            setpriv = shutil.which("setpriv")
+            drop = [setpriv, "--reuid=65532", "--regid=65532", "--clear-groups"] if setpriv else []
+            if (
+                not drop
+                or subprocess.run([*drop, sys.executable, "-c", "import gcm"], cwd=workdir).returncode
+            ):
+                pytest.skip("cannot run this checkout's Python as an unprivileged user")
+            cmd = [*drop, *cmd]
+        res = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=60, cwd=workdir, env=clean_env(tmp_path)
+        )
+        assert_one_line(
+            res, 2, "cannot write .gcm", "Permission denied", "--embedded-data-dir", "--embedded-kubeconfig"
+        )
+        assert list(workdir.iterdir()) == []
+    finally:
+        workdir.chmod(0o755)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_embedded_probe_port_in_use_names_the_offset_flag(tmp_path):
