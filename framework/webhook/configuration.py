@@ -183,7 +183,7 @@ class WebhookConfigurator:
         self._rotate_at = 0.0
         self._expires_at = 0.0
         self._written: dict[str, bool] = {}
-        self.last_error: str | None = None
+        self.last_error: str | None = "not written yet"
         self.rotations = 0
 
     # -- certificates ------------------------------------------------------------------------------
