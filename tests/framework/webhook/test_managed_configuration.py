@@ -12,6 +12,7 @@ import ssl
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from framework.webhook import (
     ServiceReference,
     WebhookBuilder,
     WebhookConfiguration,
+    WebhookConfigurator,
     WebhookServer,
     self_signed_cert,
 )
@@ -385,3 +387,35 @@ def test_self_signed_options_and_manager_checks(apiserver):
             Client.from_kubeconfig(apiserver.kubeconfig, qps=0),
             webhook_configuration=WebhookConfiguration("x", url="https://127.0.0.1:9443"),
         )
+
+
+def test_url_and_ca_bundle_sources(apiserver, admission, tmp_path):
+    """With ``url=`` the webhooks call base URL + path; the caBundle comes from ``ca_bundle=``, else
+    from ``ca.crt`` in the cert dir (cert-manager's Secret), else is left out."""
+    cert_dir = tmp_path / "certs"
+    _, _, ca_pem = self_signed_cert(cert_dir)
+    server = WebhookServer("127.0.0.1", 0, cert_dir=cert_dir, registry=CollectorRegistry())
+    mgr = SimpleNamespace(webhook_server=server)  # the builder needs only the server
+    WebhookBuilder(mgr).for_(f"{GROUP}/{VERSION}", "Memcached").with_validator(on_delete=check).complete()
+    api = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+
+    def hooks(**kw: Any) -> list[dict[str, Any]]:
+        options = WebhookConfiguration("memcached", url="https://hooks.example.com:8443/base/", **kw)
+        desired = WebhookConfigurator(api, server, options).desired()
+        assert desired[True] == []  # no defaulter registered: no mutating webhook
+        return desired[False]
+
+    (v,) = hooks(ca_bundle=b"PEM")
+    assert v["clientConfig"] == {
+        "url": "https://hooks.example.com:8443/base/validate-cache-example-com-v1alpha1-memcached",
+        "caBundle": base64.b64encode(b"PEM").decode(),
+    }
+    assert v["rules"][0]["operations"] == ["DELETE"] and v["timeoutSeconds"] == 10
+    assert "reinvocationPolicy" not in v
+    (cert_dir / "ca.crt").write_bytes(ca_pem)
+    (v,) = hooks()
+    assert base64.b64decode(v["clientConfig"]["caBundle"]) == ca_pem
+    (cert_dir / "ca.crt").unlink()
+    (v,) = hooks(failure_policy="Ignore", timeout_seconds=3)
+    assert "caBundle" not in v["clientConfig"]
+    assert (v["failurePolicy"], v["timeoutSeconds"]) == ("Ignore", 3)
