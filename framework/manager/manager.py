@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 from prometheus_client import CollectorRegistry
@@ -21,7 +21,9 @@ from framework.leaderelection import LeaderElectionConfig, LeaderElectionLost, L
 from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CachedClient, CacheOptions, IndexFunc
 from framework.metrics import MetricsServer, parse_bind_address
 from framework.record import EventBroadcaster
-from framework.webhook.configuration import WebhookConfiguration, WebhookConfigurator
+
+if TYPE_CHECKING:  # imported when used: a manager without webhooks needs no certificate code
+    from framework.webhook.configuration import WebhookConfiguration, WebhookConfigurator
 
 log = structlog.get_logger("framework.manager")
 
@@ -144,6 +146,8 @@ class Manager:
         if webhook_configuration is not None:
             if webhook_server is None:
                 raise ValueError("webhook_configuration needs a webhook_server to configure")
+            from framework.webhook.configuration import WebhookConfigurator
+
             # Every replica serves webhooks, so every replica keeps the configuration written.
             self.webhook_configurator = WebhookConfigurator(client, webhook_server, webhook_configuration)
             self._runnables.append(self.webhook_configurator)
