@@ -4,10 +4,9 @@ cache applies. Label selectors are :mod:`framework.meta.labels`'."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 
-from framework.meta import labels
+from framework.meta import fields, labels
 
 from .interfaces import FieldSelectorArg, LabelSelectorArg
 
@@ -35,7 +34,7 @@ def label_matcher(arg: LabelSelectorArg) -> Callable[[Mapping[str, str]], bool]:
 
 def escape_field_value(value: str) -> str:
     """``fields.EscapeValue``: backslash, comma and equals sign escaped for a field selector."""
-    return value.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+    return fields.escape_value(value)
 
 
 def field_selector_string(arg: FieldSelectorArg) -> str | None:
@@ -44,11 +43,7 @@ def field_selector_string(arg: FieldSelectorArg) -> str | None:
         return arg or None
     if not isinstance(arg, Mapping):
         raise TypeError(f"field_selector must be a string or a mapping, not {type(arg).__name__}")
-    return ",".join(f"{k}={escape_field_value(v)}" for k, v in sorted(arg.items())) or None
-
-
-_TERM = re.compile(r"(.*?)(!=|==|=)(.*)", re.DOTALL)
-_UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+    return str(fields.selector_from_set(arg)) or None
 
 
 def exact_field_matches(arg: FieldSelectorArg) -> dict[str, str]:
@@ -57,16 +52,9 @@ def exact_field_matches(arg: FieldSelectorArg) -> dict[str, str]:
     if arg is None or isinstance(arg, Mapping):
         return dict(arg or {})
     out: dict[str, str] = {}
-    for term in re.split(r"(?<!\\),", arg):
-        if not term:
-            continue
-        match = _TERM.fullmatch(term)
-        if match is None:
-            raise ValueError(f"invalid field selector {arg!r}: can't understand {term!r}")
-        field, op, value = match.groups()
+    for field, op, value in fields.parse(arg).requirements:
         if op == "!=":
-            raise ValueError(f"field selector {term!r}: the cache answers only exact matches (= or ==)")
-        value = _UNESCAPE.sub(r"\1", value)
+            raise ValueError(f"field selector {arg!r}: the cache answers only exact matches (= or ==)")
         if out.get(field, value) != value:
             raise ValueError(f"field selector {arg!r} asks for two values of {field}")
         out[field] = value
