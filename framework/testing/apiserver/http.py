@@ -223,7 +223,7 @@ class Handler:
         ):
             self._authorize_path(request)
         if path in ("/healthz", "/livez", "/readyz") or path.startswith(("/healthz/", "/livez/", "/readyz/")):
-            return web.Response(text="ok", content_type="text/plain")
+            return _health(request)
         parts = [p for p in path.split("/") if p]
         if not parts:
             return json_response({"paths": ROOT_PATHS})
@@ -235,6 +235,8 @@ class Handler:
             return self._openapi(request, parts)
         if parts[0] == "api":
             if len(parts) == 1:
+                if (disc := _aggregated_discovery(request)) is not None:
+                    return self._discovery_response(disc, [("", ["v1"])])
                 return json_response(self._core_versions(request))
             if parts[1] != "v1":
                 raise _path_not_found()
@@ -243,6 +245,9 @@ class Handler:
             return await self._resource(request, "", "v1", parts[2:])
         if parts[0] == "apis":
             if len(parts) == 1:
+                if (disc := _aggregated_discovery(request)) is not None:
+                    groups = sorted(self.registry.group_versions().items(), key=_group_order)
+                    return self._discovery_response(disc, [(g, vs) for g, vs in groups if g])
                 return json_response(self._group_list())
             group = parts[1]
             versions = self.registry.group_versions().get(group)
@@ -288,6 +293,59 @@ class Handler:
             g.pop("kind")
             g.pop("apiVersion")
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+    def _discovery_response(self, version: str, groups: list[tuple[str, list[str]]]) -> web.Response:
+        """Aggregated discovery (``apidiscovery.k8s.io`` ``APIGroupDiscoveryList``, spec 3-6): every group,
+        version and resource in one document, from the same entries as the per-version lists."""
+        items = []
+        for group, versions in groups:
+            entries = []
+            for v in versions:
+                entries.append(
+                    {"version": v, "resources": self._discovery_resources(group, v), "freshness": "Current"}
+                )
+            meta: dict[str, Any] = {"name": group} if group else {}
+            meta["creationTimestamp"] = None
+            items.append({"metadata": meta, "versions": entries})
+        body = {
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": f"apidiscovery.k8s.io/{version}",
+            "metadata": {},
+            "items": items,
+        }
+        ctype = f"application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList"
+        resp = json_response(body)
+        resp.headers["Content-Type"] = ctype
+        resp.headers["Vary"] = "Accept"
+        return resp
+
+    def _discovery_resources(self, group: str, version: str) -> list[dict]:
+        legacy = self._resource_list(group, version)["resources"]
+        out: list[dict] = []
+        by_name: dict[str, dict] = {}
+        for entry in legacy:
+            name = entry["name"]
+            if "/" not in name:
+                res: dict[str, Any] = {
+                    "resource": name,
+                    "responseKind": {"group": group, "version": version, "kind": entry["kind"]},
+                    "scope": "Namespaced" if entry["namespaced"] else "Cluster",
+                    "singularResource": entry["singularName"],
+                    "verbs": entry["verbs"],
+                }
+                for key in ("shortNames", "categories"):
+                    if entry.get(key):
+                        res[key] = entry[key]
+                by_name[name] = res
+                out.append(res)
+                continue
+            parent, _, sub = name.partition("/")
+            kind = {"group": entry.get("group", group), "version": entry.get("version", version)}
+            kind["kind"] = entry["kind"]
+            by_name[parent].setdefault("subresources", []).append(
+                {"subresource": sub, "responseKind": kind, "verbs": entry["verbs"]}
+            )
+        return out
 
     def _resource_list(self, group: str, version: str) -> dict:
         gv = f"{group}/{version}" if group else version
@@ -704,6 +762,56 @@ def _pinned_name(rt: ResourceType, field_selector: str | None) -> str:
         return single_name(parse_field_selector(field_selector, rt.selectable_fields(), True)) or ""
     except StatusError:
         return ""  # a bad selector is answered after authorization, as 400
+
+
+# kube-apiserver's health checks (k8s.io/apiserver pkg/server/healthz and the post-start hooks it
+# registers); every one of them is trivially passing in an in-process server.
+_CHECKS = [
+    "ping",
+    "log",
+    "etcd",
+    "poststarthook/start-apiserver-admission-initializer",
+    "poststarthook/generic-apiserver-start-informers",
+    "poststarthook/start-apiextensions-informers",
+    "poststarthook/start-apiextensions-controllers",
+    "poststarthook/crd-informer-synced",
+    "poststarthook/rbac/bootstrap-roles",
+    "poststarthook/bootstrap-controller",
+    "poststarthook/aggregator-reload-proxy-client-cert",
+]
+_READY_ONLY = ["etcd-readiness", "informer-sync", "shutdown"]
+
+
+def _health(request: web.Request) -> web.Response:
+    """``/healthz``, ``/livez``, ``/readyz`` (1-6): ``ok``; ``?verbose`` lists the checks; a single
+    check is ``/livez/NAME``; ``?exclude=NAME`` leaves one out."""
+    endpoint, _, check = request.path.strip("/").partition("/")
+    checks = _CHECKS[:3] + (_READY_ONLY[:2] if endpoint == "readyz" else []) + _CHECKS[3:]
+    if endpoint == "readyz":
+        checks.append("shutdown")
+    if check:
+        if check not in checks:
+            return web.Response(status=404, text="404 page not found\n", content_type="text/plain")
+        return web.Response(text="ok", content_type="text/plain")
+    if "verbose" not in request.query:
+        return web.Response(text="ok", content_type="text/plain")
+    excluded = set(request.query.getall("exclude", []))
+    lines = [f"[+]{c} ok" for c in checks if c not in excluded]
+    lines += [f"[+]{c} excluded: ok" for c in checks if c in excluded]
+    lines.append(f"{endpoint} check passed")
+    return web.Response(text="\n".join(lines) + "\n", content_type="text/plain")
+
+
+def _aggregated_discovery(request: web.Request) -> str | None:
+    """The apidiscovery.k8s.io version an ``Accept`` asks for first (``v2`` or ``v2beta1``), if any."""
+    for mt, params in _media_types(request.headers.get("Accept", "")):
+        if params.get("as") == "APIGroupDiscoveryList" and params.get("g") == "apidiscovery.k8s.io":
+            if mt == "application/json" and params.get("v") in ("v2", "v2beta1"):
+                return params["v"]
+            continue
+        if mt in ("*/*", "application/json", "application/*"):
+            return None  # the legacy document comes first
+    return None
 
 
 def _method_not_allowed() -> StatusError:

@@ -300,6 +300,21 @@ BUILTIN_SMP_STRATEGIES: dict[str, dict[str, MergeStrategy]] = {
     # Stored-only kinds (no workload controllers); their tags matter for ``kubectl apply`` patches.
     "Deployment": {**_METADATA, **_pod_template("spec.template"), "status.conditions": ("merge", "type")},
     "Service": {**_METADATA, "spec.ports": ("merge", "port"), "status.conditions": ("merge", "type")},
+    "Pod": {
+        **_METADATA,
+        **{k[2:]: v for k, v in _pod_template("x").items() if k.startswith("x.spec.")},
+        "status.conditions": ("merge", "type"),
+    },
+    **{
+        kind: {**_METADATA, **_pod_template("spec.template"), "status.conditions": ("merge", "type")}
+        for kind in ("ReplicationController", "DaemonSet", "Job")
+    },
+    "APIService": {**_METADATA, "status.conditions": ("merge", "type")},
+    "Node": {
+        **_METADATA,
+        "status.conditions": ("merge", "type"),
+        "status.addresses": ("merge", "type"),
+    },
 }
 
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from framework.meta.labels import label_selector_as_selector
 from framework.meta.object import get_labels
 
@@ -271,6 +273,104 @@ def _default_container(c: dict) -> None:
         if isinstance(http, dict):
             http.setdefault("path", "/")
             http.setdefault("scheme", "HTTP")
+
+
+# Pods, ReplicationControllers, DaemonSets, Jobs and APIServices are stored only as well: no kubelet runs
+# a Pod (it stays Pending), no controller creates Pods, no aggregated API server sits behind an
+# APIService. Their defaults are upstream's, so what clients read back looks as in a cluster.
+
+
+def _pod_normalize(obj: dict, old: dict | None) -> None:
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        default_pod_spec(spec)
+        if spec.get("enableServiceLinks") is None:
+            spec["enableServiceLinks"] = True  # SetDefaults_Pod: Pods only, not templates
+    if old is None:
+        containers = (spec or {}).get("containers") or [] if isinstance(spec, dict) else []
+        has_resources = any((c.get("resources") or {}) for c in containers if isinstance(c, dict))
+        obj["status"] = {"phase": "Pending", "qosClass": "Burstable" if has_resources else "BestEffort"}
+
+
+def _pod_fields(obj: dict) -> dict[str, str]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    return {
+        "spec.nodeName": spec.get("nodeName") or "",
+        "spec.restartPolicy": spec.get("restartPolicy") or "",
+        "spec.schedulerName": spec.get("schedulerName") or "",
+        "spec.serviceAccountName": spec.get("serviceAccountName") or "",
+        "spec.hostNetwork": "true" if spec.get("hostNetwork") else "false",
+        "status.phase": status.get("phase") or "",
+        "status.podIP": status.get("podIP") or "",
+        "status.nominatedNodeName": status.get("nominatedNodeName") or "",
+    }
+
+
+def _containers_errors(containers: Any, path: str) -> list[FieldError]:
+    if not containers or not isinstance(containers, list):
+        return [required(path)]
+    errs: list[FieldError] = []
+    seen: set[str] = set()
+    for i, c in enumerate(containers):
+        c = c if isinstance(c, dict) else {}
+        name = c.get("name")
+        if not name:
+            errs.append(required(f"{path}[{i}].name"))
+        elif name in seen:
+            errs.append(duplicate(f"{path}[{i}].name", name))
+        else:
+            seen.add(name)
+        if not c.get("image"):
+            errs.append(required(f"{path}[{i}].image"))
+    return errs
+
+
+def _pod_validate(obj: dict, old: dict | None) -> list[FieldError]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    return _containers_errors(spec.get("containers"), "spec.containers")
+
+
+def _template_normalize(status: dict, spec_defaults: dict) -> Hook:
+    """Workload kinds with a pod template: spec defaults, the template's, and status on create."""
+
+    def hook(obj: dict, old: dict | None) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            for key, default in spec_defaults.items():
+                if spec.get(key) is None:
+                    spec[key] = orjson.loads(orjson.dumps(default))
+            template = spec.get("template")
+            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+                default_pod_spec(template["spec"])
+            if obj.get("kind") == "ReplicationController" and not spec.get("selector"):
+                labels = ((template or {}).get("metadata") or {}).get("labels") if template else None
+                if labels:
+                    spec["selector"] = dict(labels)  # SetDefaults_ReplicationController
+        if old is None:
+            obj["status"] = orjson.loads(orjson.dumps(status))
+
+    return hook
+
+
+def _template_validate(obj: dict, old: dict | None) -> list[FieldError]:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    return _containers_errors((template.get("spec") or {}).get("containers"), "spec.template.spec.containers")
+
+
+def _rc_fields(obj: dict) -> dict[str, str]:
+    return {"status.replicas": str((obj.get("status") or {}).get("replicas") or 0)}
+
+
+def _node_fields(obj: dict) -> dict[str, str]:
+    return {"spec.unschedulable": "true" if (obj.get("spec") or {}).get("unschedulable") else "false"}
+
+
+def _apiservice_normalize(obj: dict, old: dict | None) -> None:
+    """Status starts empty (no kubelet or aggregated server reports one)."""
+    if old is None:
+        obj["status"] = {}
 
 
 def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
@@ -660,6 +760,139 @@ def _builtin() -> list[ResourceType]:
             validate=_deployment_validate,
             smp=smp["Deployment"],
             time_fields=("status.conditions[].lastUpdateTime", "status.conditions[].lastTransitionTime"),
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "pods",
+            "Pod",
+            True,
+            "pod",
+            short_names=("po",),
+            categories=("all",),
+            subresources=("status",),
+            returns_deleted_object=True,
+            normalize=_pod_normalize,
+            validate=_pod_validate,
+            fields=_pod_fields,
+            field_names=tuple(_pod_fields({})),
+            own_field_labels=True,
+            smp=smp["Pod"],
+            time_fields=("status.conditions[].lastTransitionTime", "status.startTime"),
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "replicationcontrollers",
+            "ReplicationController",
+            True,
+            "replicationcontroller",
+            short_names=("rc",),
+            categories=("all",),
+            subresources=("status",),
+            tracks_generation=True,
+            generation_keys=("spec",),
+            normalize=_template_normalize({"replicas": 0}, {"replicas": 1}),
+            validate=_template_validate,
+            fields=_rc_fields,
+            field_names=("status.replicas",),
+            own_field_labels=True,
+            smp=smp["ReplicationController"],
+            time_fields=("status.conditions[].lastTransitionTime",),
+        ),
+        ResourceType(
+            "apps",
+            "v1",
+            "daemonsets",
+            "DaemonSet",
+            True,
+            "daemonset",
+            short_names=("ds",),
+            categories=("all",),
+            subresources=("status",),
+            tracks_generation=True,
+            generation_keys=("spec",),
+            normalize=_template_normalize(
+                {
+                    "currentNumberScheduled": 0,
+                    "desiredNumberScheduled": 0,
+                    "numberMisscheduled": 0,
+                    "numberReady": 0,
+                },
+                {
+                    "updateStrategy": {
+                        "type": "RollingUpdate",
+                        "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0},
+                    },
+                    "revisionHistoryLimit": 10,
+                },
+            ),
+            validate=_template_validate,
+            smp=smp["DaemonSet"],
+            time_fields=("status.conditions[].lastTransitionTime",),
+        ),
+        ResourceType(
+            "batch",
+            "v1",
+            "jobs",
+            "Job",
+            True,
+            "job",
+            categories=("all",),
+            subresources=("status",),
+            tracks_generation=True,
+            generation_keys=("spec",),
+            normalize=_template_normalize(
+                {},
+                {
+                    "parallelism": 1,
+                    "completions": 1,
+                    "backoffLimit": 6,
+                    "completionMode": "NonIndexed",
+                    "suspend": False,
+                    "podReplacementPolicy": "TerminatingOrFailed",
+                },
+            ),
+            validate=_template_validate,
+            smp=smp["Job"],
+            time_fields=(
+                "status.conditions[].lastTransitionTime",
+                "status.conditions[].lastProbeTime",
+                "status.startTime",
+                "status.completionTime",
+            ),
+        ),
+        ResourceType(
+            "",
+            "v1",
+            "nodes",
+            "Node",
+            False,
+            "node",
+            short_names=("no",),
+            subresources=("status",),
+            normalize=_apiservice_normalize,  # status starts empty: no kubelet reports
+            fields=_node_fields,
+            field_names=("spec.unschedulable",),
+            own_field_labels=True,
+            smp=smp["Node"],
+            time_fields=(
+                "status.conditions[].lastTransitionTime",
+                "status.conditions[].lastHeartbeatTime",
+            ),
+        ),
+        ResourceType(
+            "apiregistration.k8s.io",
+            "v1",
+            "apiservices",
+            "APIService",
+            False,
+            "apiservice",
+            categories=("api-extensions",),
+            subresources=("status",),
+            normalize=_apiservice_normalize,
+            smp=smp["APIService"],
+            time_fields=("status.conditions[].lastTransitionTime",),
         ),
         ResourceType(
             "admissionregistration.k8s.io",

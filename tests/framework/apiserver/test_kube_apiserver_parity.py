@@ -456,3 +456,47 @@ def test_invalid_dry_run_and_field_validation_are_422(raw, core, method, kind):
         'values: "All", fieldValidation: Unsupported value: "Loose": supported values: "", "Ignore", '
         '"Strict", "Warn"]'
     )
+
+
+# -- stored-only workload kinds the client's e2e suite creates -----------------------------------
+
+
+def test_pods_are_stored_pending_and_deleted_at_once(core):
+    pod = core.create_namespaced_pod(
+        NS, {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+    )
+    assert pod.status.phase == "Pending" and pod.status.qos_class == "BestEffort"
+    assert pod.spec.enable_service_links is True and pod.spec.containers[0].image_pull_policy == "Always"
+    pending = core.list_namespaced_pod(NS, field_selector="status.phase=Pending").items
+    assert [p.metadata.name for p in pending] == ["p"]
+    deleted = core.delete_namespaced_pod("p", NS)
+    assert isinstance(deleted, client.V1Pod) and deleted.metadata.uid == pod.metadata.uid
+    with pytest.raises(ApiException) as e:
+        core.read_namespaced_pod("p", NS)
+    assert e.value.status == 404
+    with pytest.raises(ApiException) as e:
+        core.create_namespaced_pod(NS, {"metadata": {"name": "q"}, "spec": {"containers": []}})
+    assert e.value.status == 422 and "spec.containers: Required value" in error_of(e)["message"]
+
+
+def test_workload_kinds_and_nodes_are_served(apiserver, core):
+    api = apiserver.api_client()
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x:1"}]}}
+    rc = core.create_namespaced_replication_controller(
+        NS, {"metadata": {"name": "rc"}, "spec": {"template": template}}
+    )
+    assert rc.spec.replicas == 1 and rc.spec.selector == {"a": "b"}
+    job = client.BatchV1Api(api).create_namespaced_job(
+        NS,
+        {
+            "metadata": {"name": "j"},
+            "spec": {"template": {**template, "spec": {**template["spec"], "restartPolicy": "Never"}}},
+        },
+    )
+    assert (job.spec.completions, job.spec.parallelism, job.spec.backoff_limit) == (1, 1, 6)
+    ds = client.AppsV1Api(api).create_namespaced_daemon_set(
+        NS,
+        {"metadata": {"name": "ds"}, "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": template}},
+    )
+    assert ds.spec.update_strategy.type == "RollingUpdate" and ds.status.desired_number_scheduled == 0
+    assert core.list_node().items == []

@@ -57,15 +57,59 @@ def test_discovery_documents(apiserver, raw):
     assert client.VersionApi(apiserver.api_client()).get_code().minor == "32"
 
 
-def test_aggregated_discovery_accept_falls_back(raw):
-    """3-6: the legacy document with application/json, never 406."""
+def test_aggregated_discovery(raw):
+    """3-6: kubectl's Accept gets apidiscovery.k8s.io/v2 (v2beta1 when only that is asked for); plain
+    application/json still gets the legacy documents, never a 406."""
     accept = (
         "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
         "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
     )
-    r = raw.request("GET", "/apis", headers={"Accept": accept})
+    r = raw.request("GET", "/api", headers={"Accept": accept})
+    assert r.status == 200
+    assert r.headers["Content-Type"] == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    core = json.loads(r.data)
+    assert core["kind"] == "APIGroupDiscoveryList" and core["apiVersion"] == "apidiscovery.k8s.io/v2"
+    (v1,) = core["items"][0]["versions"]
+    assert v1["version"] == "v1" and v1["freshness"] == "Current"
+    by_name = {res["resource"]: res for res in v1["resources"]}
+    ns = by_name["namespaces"]
+    assert ns["scope"] == "Cluster" and ns["responseKind"] == {
+        "group": "",
+        "version": "v1",
+        "kind": "Namespace",
+    }
+    assert {s["subresource"] for s in ns["subresources"]} == {"status", "finalize"}
+    assert by_name["configmaps"]["shortNames"] == ["cm"] and by_name["configmaps"]["scope"] == "Namespaced"
+    token = next(s for s in by_name["serviceaccounts"]["subresources"] if s["subresource"] == "token")
+    assert token["responseKind"] == {
+        "group": "authentication.k8s.io",
+        "version": "v1",
+        "kind": "TokenRequest",
+    }
+    r = raw.request("GET", "/apis", headers={"Accept": accept.replace(";v=v2;", ";v=v9;")})
+    groups = json.loads(r.data)
+    assert groups["apiVersion"] == "apidiscovery.k8s.io/v2beta1"
+    assert "apps" in {g["metadata"]["name"] for g in groups["items"]}
+    r = raw.request("GET", "/apis", headers={"Accept": "application/json"})
     assert r.status == 200 and r.headers["Content-Type"] == "application/json"
     assert json.loads(r.data)["kind"] == "APIGroupList"
+
+
+def test_health_checks_verbose(raw):
+    r = raw.request("GET", "/livez?verbose")
+    lines = r.data.decode().splitlines()
+    assert r.status == 200 and lines[0] == "[+]ping ok" and lines[-1] == "livez check passed"
+    assert "[+]etcd ok" in lines
+    r = raw.request("GET", "/readyz?verbose&exclude=etcd")
+    lines = r.data.decode().splitlines()
+    assert (
+        "[+]informer-sync ok" in lines
+        and "[+]etcd excluded: ok" in lines
+        and lines[-1] == "readyz check passed"
+    )
+    assert raw.request("GET", "/readyz/ping").data == b"ok"
+    assert raw.request("GET", "/livez/nope").status == 404
+    assert raw.request("GET", "/healthz").data == b"ok"
 
 
 def test_openapi_v2(raw):
