@@ -10,6 +10,14 @@ texts; orjson's own messages differ. :func:`syntax_error` walks the document the
 from __future__ import annotations
 
 _SPACE = b" \t\r\n"
+_TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "bool", list: "array", dict: "object"}
+
+
+def json_type(value: object) -> str:
+    """How ``json: cannot unmarshal X into ...`` names the JSON type of ``value``."""
+    return _TYPE_NAMES.get(type(value), "null" if value is None else "value")
+
+
 _END = "unexpected end of JSON input"
 
 

@@ -60,11 +60,10 @@ _DELETE_FIELDS = {
     "preconditions": ("v1.Preconditions", dict),
     "ignoreStoreReadErrorWithClusterBreakingPotential": ("bool", bool),
 }
-_JSON_TYPE = {str: "string", int: "number", float: "number", bool: "bool", list: "array", dict: "object"}
 
 
 def _type_error(value: Any, field: str, go_type: str) -> errors.StatusError:
-    got = _JSON_TYPE.get(type(value), "value")
+    got = gojson.json_type(value)
     return errors.bad_request(
         f"json: cannot unmarshal {got} into Go struct field DeleteOptions.{field} of type {go_type}"
     )
@@ -102,8 +101,7 @@ def _body_delete_options(body: bytes, content_type: str) -> dict:
         ) from None
     if not isinstance(raw, dict):
         raise errors.bad_request(
-            f"json: cannot unmarshal {_JSON_TYPE.get(type(raw), 'value')} into Go value of type "
-            "v1.DeleteOptions"
+            f"json: cannot unmarshal {gojson.json_type(raw)} into Go value of type v1.DeleteOptions"
         )
     kind = raw.get("kind")
     if kind not in (None, "", "DeleteOptions"):

@@ -1060,7 +1060,6 @@ def _internal_group(rt: ResourceType) -> str:
 
 # ``map[string][]byte`` fields: the JSON decoder base64-decodes them, so bad data fails decoding (400).
 _BYTES_FIELDS = {("", "Secret"): "data", ("", "ConfigMap"): "binaryData"}
-_JSON_TYPES = {str: "string", int: "number", float: "number", bool: "bool", list: "array", dict: "object"}
 
 
 def _check_bytes_fields(rt: ResourceType, body: dict) -> None:
@@ -1074,7 +1073,7 @@ def _check_bytes_fields(rt: ResourceType, body: dict) -> None:
             continue
         if not isinstance(value, str):
             raise errors.bad_request(
-                f"{prefix}json: cannot unmarshal {_JSON_TYPES.get(type(value), 'value')} into Go struct "
+                f"{prefix}json: cannot unmarshal {gojson.json_type(value)} into Go struct "
                 f"field {rt.kind}.{key} of type []uint8"
             )
         try:

@@ -74,14 +74,16 @@ def test_official_client_e2e_suite(tmp_path):
     # SharedInformer.stop() only returns once its watch yields or ends.
     with APIServer(min_request_timeout=5) as server:
         (home / ".kube" / "config").write_text(Path(server.kubeconfig).read_text())
-        args = [str(suite), str(suite / "e2e_test"), "-q", "-p", "no:cacheprovider", "-o", "addopts="]
-        args += ["--timeout", "90", f"--junitxml={junit}", "--rootdir", str(suite)]
+        # From the checkout's root, as the client project runs it: test_utils reads its manifests
+        # from kubernetes/e2e_test/test_yaml relative to there.
+        args = [str(suite), "kubernetes/e2e_test", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
+        args += ["--timeout", "90", f"--junitxml={junit}", "--rootdir", SOURCE]
         for test_id in DESELECTED:
-            args += ["--deselect", str(suite / "e2e_test" / test_id)]
+            args += ["--deselect", f"kubernetes/e2e_test/{test_id}"]
         env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(home)}
         proc = subprocess.run(
             [sys.executable, "-c", RUNNER, *args],
-            cwd=tmp_path,
+            cwd=SOURCE,
             env=env,
             capture_output=True,
             text=True,
