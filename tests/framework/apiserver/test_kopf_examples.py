@@ -57,8 +57,9 @@ def _mandatory_on_delete(source: str) -> bool:
     return bool(calls) and not all("optional=True" in c for c in calls)
 
 
-def _wait_for(caplog, patterns: list[str], delay: float) -> bool:
-    deadline = time.monotonic() + delay
+def _wait_for(caplog, patterns: list[str], delay: float | None = None) -> bool:
+    """Until a log message matches (kopf's ``_sleep_till_stopword``: 10 s for patterns, else 3 s)."""
+    deadline = time.monotonic() + (delay or (10.0 if patterns else 3.0))
     while time.monotonic() < deadline:
         if any(re.search(p, m) for m in list(caplog.messages) for p in patterns):
             return True
@@ -118,7 +119,11 @@ def _run_example(example: Path, source: str, tmp_path: Path, monkeypatch, caplog
             timeout=60,
             settings=settings,
         ) as runner:
-            _wait_for(caplog, e2e.get("E2E_STARTUP_STOP_WORDS") or ["Client is configured"], 10)
+            _wait_for(
+                caplog,
+                e2e.get("E2E_STARTUP_STOP_WORDS") or ["Client is configured"],
+                e2e.get("E2E_STARTUP_TIME_LIMIT"),
+            )
             kubectl.ok("apply", "-f", str(SOURCE / "examples" / "obj.yaml"))
             _wait_for(
                 caplog, e2e.get("E2E_CREATION_STOP_WORDS") or [], e2e.get("E2E_CREATION_TIME_LIMIT") or 10
@@ -127,7 +132,11 @@ def _run_example(example: Path, source: str, tmp_path: Path, monkeypatch, caplog
             _wait_for(
                 caplog, e2e.get("E2E_DELETION_STOP_WORDS") or [], e2e.get("E2E_DELETION_TIME_LIMIT") or 10
             )
-        _wait_for(caplog, e2e.get("E2E_CLEANUP_STOP_WORDS") or ["Hung tasks", "Root tasks"], 5)
+        _wait_for(
+            caplog,
+            e2e.get("E2E_CLEANUP_STOP_WORDS") or ["Hung tasks", "Root tasks"],
+            e2e.get("E2E_CLEANUP_TIME_LIMIT"),
+        )
         kubectl.close()
     out = runner.output
     assert runner.exception is None, out[-3000:]
@@ -146,7 +155,10 @@ def _run_example(example: Path, source: str, tmp_path: Path, monkeypatch, caplog
         expected = e2e["E2E_SUCCESS_COUNTS"]
         assert {k: v for k, v in succeeded.items() if k in expected} == expected
     else:
-        assert set(succeeded.values()) <= {1}
+        # A timer fires every interval: how often depends on how long the deletion took, not on
+        # the server (kopf's harness counts them too and is as timing-bound), so timers are not counted.
+        timers = set(re.findall(r"@kopf\.timer\([^)]*\)\s*(?:async\s+)?def\s+(\w+)", source))
+        assert {v for k, v in succeeded.items() if k not in timers} <= {1}
     failed = collections.Counter(
         re.findall(r"'(.+?)' failed (?:permanently|with an exception and will stop)", out)
     )
