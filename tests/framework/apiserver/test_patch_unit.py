@@ -344,9 +344,23 @@ def test_builtin_strategies_cover_the_served_kinds() -> None:
         "ValidatingWebhookConfiguration": webhooks,
         "MutatingWebhookConfiguration": webhooks,
     }
-    # Deployment and Service (stored for manifests) carry pod-template strategies of their own.
-    assert expected == {k: v for k, v in BUILTIN_SMP_STRATEGIES.items() if k not in ("Deployment", "Service")}
+    # The stored-only kinds carry pod-template (or port, condition, address) strategies of their own.
+    stored_only = (
+        "Deployment",
+        "Service",
+        "Pod",
+        "ReplicationController",
+        "DaemonSet",
+        "Job",
+        "APIService",
+        "Node",
+    )
+    assert expected == {k: v for k, v in BUILTIN_SMP_STRATEGIES.items() if k not in stored_only}
     assert BUILTIN_SMP_STRATEGIES["Service"]["spec.ports"] == ("merge", "port")
+    assert BUILTIN_SMP_STRATEGIES["Pod"]["spec.containers"] == ("merge", "name")
+    assert BUILTIN_SMP_STRATEGIES["Pod"]["spec.containers[].env"] == ("merge", "name")
+    for kind in ("ReplicationController", "DaemonSet", "Job"):
+        assert BUILTIN_SMP_STRATEGIES[kind]["spec.template.spec.containers"] == ("merge", "name")
 
 
 def test_smp_maps_merge_and_null_deletes() -> None:
