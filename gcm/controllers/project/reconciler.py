@@ -27,7 +27,8 @@ from typing import Any
 import structlog
 
 from framework.client import AlreadyExists, NotFound
-from framework.meta.object import get_labels, get_metadata
+from framework.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
+from framework.meta.object import get_finalizers, get_labels, get_metadata
 from framework.meta.strconv import is_true
 from framework.reconcile import Request, Result
 from framework.record import NORMAL, WARNING
@@ -389,7 +390,7 @@ class ProjectReconciler:
     # -- §6: deletion ---------------------------------------------------------------------------------
 
     def delete(self, project: dict) -> Result | None:
-        if FINALIZER not in (project["metadata"].get("finalizers") or []):
+        if not contains_finalizer(project, FINALIZER):
             return None
         ns_name = (project.get("spec") or {}).get("namespace")
         if not ns_name:
@@ -505,16 +506,16 @@ class ProjectReconciler:
             return None
 
     def _ensure_finalizer(self, project: dict) -> dict:
-        finalizers = project["metadata"].get("finalizers") or []
-        if FINALIZER in finalizers:
+        desired = {"metadata": {"finalizers": get_finalizers(project)}}
+        if not add_finalizer(desired, FINALIZER):
             return project
-        return self._patch_finalizers(project, [*finalizers, FINALIZER])
+        return self._patch_finalizers(project, get_finalizers(desired))
 
     def _remove_finalizer(self, project: dict) -> dict:
-        finalizers = project["metadata"].get("finalizers") or []
-        if FINALIZER not in finalizers:
+        desired = {"metadata": {"finalizers": get_finalizers(project)}}
+        if not remove_finalizer(desired, FINALIZER):
             return project
-        return self._patch_finalizers(project, [f for f in finalizers if f != FINALIZER])
+        return self._patch_finalizers(project, get_finalizers(desired))
 
     def _patch_finalizers(self, project: dict, finalizers: list[str]) -> dict:
         # Optimistic lock: the list is replaced wholesale, so another writer's finalizer must not be lost.
