@@ -13,7 +13,7 @@ import structlog
 from framework.cache import SharedIndexInformer, SharedInformerFactory
 from framework.cache.reader import CacheReader
 from framework.cache.transforms import drop_managed_fields
-from framework.client import Client, PatchType, RESTMapping
+from framework.client import Client, NoKindMatchError, PatchType, RESTMapping
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
 
@@ -108,6 +108,10 @@ class Cache:
             indexes[name] = func
         self.informer(api_version, kind)
 
+    def has_informer(self, api_version: str, kind: str) -> bool:
+        """Whether an informer for the kind was requested (by a watch, an index or a read)."""
+        return any(k.api_version == api_version and k.kind == kind for k in self.factory.informers())
+
     def start(self) -> None:
         with self._lock:
             self._started = True
@@ -163,6 +167,7 @@ class CachedClient:
     def __init__(self, client: Client, cache: Cache) -> None:
         self._client = client
         self._cache = cache
+        self._readers: dict[tuple[str, str, bool | None], CacheReader] = {}
 
     @property
     def api_reader(self) -> Client:
@@ -187,9 +192,8 @@ class CachedClient:
         """A cached object (deep copy); ``metadata_only`` reads the kind's metadata-only cache
         (PartialObjectMetadata, as controller-runtime's client does for that type; ``None``: the
         kind's :class:`CacheOptions`)."""
-        return self._reader(api_version, kind, metadata_only).get(
-            name, self.mapping(api_version, kind).scoped_namespace(namespace, collection=False)
-        )
+        reader = self._reader(api_version, kind, metadata_only)
+        return reader.get(name, reader.mapping.scoped_namespace(namespace, collection=False))
 
     def list(
         self,
@@ -207,18 +211,33 @@ class CachedClient:
         field index of that name, so ``mgr.add_field_index(av, kind, "spec.owner", f)`` first; other
         fields raise ``ValueError``. ``metadata_only`` reads the kind's metadata-only cache.
         """
-        ns = self.mapping(api_version, kind).scoped_namespace(namespace, collection=True)
-        return self._reader(api_version, kind, metadata_only).list(ns, label_selector, field_selector)
+        reader = self._reader(api_version, kind, metadata_only)
+        ns = reader.mapping.scoped_namespace(namespace, collection=True)
+        return reader.list(ns, label_selector, field_selector)
 
     def _reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
-        mapping = self.mapping(api_version, kind)  # first: an unknown kind never starts an informer
+        """The kind's reader, made once its informer has synced (later reads: one dict lookup)."""
+        key = (api_version, kind, metadata_only)
+        reader = self._readers.get(key)
+        if reader is not None:
+            return reader
+        try:
+            mapping = self.mapping(api_version, kind)  # first: an unknown kind never starts an informer
+        except NoKindMatchError:
+            if not self._cache.has_informer(api_version, kind):
+                raise
+            # A kind a controller watches whose CRD is not served yet (a read from a handler while
+            # the caches start): wait for its informer, which lists once the CRD is there.
+            self._cache.synced_informer(api_version, kind, metadata_only)
+            mapping = self.mapping(api_version, kind)
         informer = self._cache.synced_informer(api_version, kind, metadata_only)
-        return CacheReader(
+        reader = self._readers[key] = CacheReader(
             informer.indexer,
             mapping,
             api_version,
             resource_version=lambda: informer.last_sync_resource_version,
         )
+        return reader
 
     # -- Writer: straight to the API server --------------------------------------------------------
 

@@ -3,11 +3,13 @@ same result and fail every bad read with the same error, and both write to the A
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from framework.client import Client, Conflict, NoKindMatchError, NotFound, Reader, ReaderWriter, Writer
 from framework.manager import Manager
-from framework.testing import eventually
+from framework.testing import consistently, eventually
 
 SEED = [
     ("team-a", "a1", {"app": "web", "tier": "front"}),
@@ -255,3 +257,41 @@ def test_cached_reads_follow_writes(admin, mgr):
     assert (
         mgr.client.get("v1", "ConfigMap", "late", "team-b")["metadata"]["uid"] == created["metadata"]["uid"]
     )
+
+
+GIZMO_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "gizmos.example.com"},
+    "spec": {
+        "group": "example.com",
+        "scope": "Namespaced",
+        "names": {"plural": "gizmos", "kind": "Gizmo"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                },
+            }
+        ],
+    },
+}
+
+
+def test_cached_read_of_a_watched_kind_waits_for_its_crd(apiserver, mgr):
+    # A controller watches Gizmos (its informer exists) before the CRD is installed: a read from a
+    # handler waits for the informer instead of failing, as an unwatched unknown kind does.
+    mgr.cache.informer("example.com/v1", "Gizmo")
+    result: list = []
+    t = threading.Thread(
+        target=lambda: result.append(mgr.client.list("example.com/v1", "Gizmo")), name="reader"
+    )
+    t.start()
+    consistently(lambda: t.is_alive() and not result, duration=0.3, message="the read waits for the CRD")
+    apiserver.install_crds([GIZMO_CRD])
+    t.join(30)
+    assert not t.is_alive()
+    assert result and result[0]["kind"] == "GizmoList" and result[0]["items"] == []
