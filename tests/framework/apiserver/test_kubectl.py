@@ -21,6 +21,7 @@ import pytest
 import yaml
 from kubernetes import client
 
+from framework.testing import eventually
 from framework.testing.kubectl import KUBECTL, TIMEOUT
 
 CRD_REF = "customresourcedefinition.apiextensions.k8s.io/widgets.example.com"
@@ -173,30 +174,6 @@ def poll_until(cond: Callable[[], bool], timeout: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-class Later(threading.Thread):
-    """Run ``fn`` on a thread after ~``delay`` seconds (slept in small steps); keep its error for the test."""
-
-    def __init__(self, delay: float, fn: Callable[[], None]) -> None:
-        super().__init__(daemon=True)
-        self.delay, self.fn = delay, fn
-        self.error: BaseException | None = None
-
-    def run(self) -> None:
-        end = time.monotonic() + self.delay
-        while time.monotonic() < end:
-            time.sleep(0.05)
-        try:
-            self.fn()
-        except BaseException as e:  # reported by join_ok
-            self.error = e
-
-    def join_ok(self) -> None:
-        self.join(timeout=TIMEOUT)
-        assert not self.is_alive()
-        if self.error is not None:
-            raise self.error
-
-
 # --- discovery and version ---------------------------------------------------------------------------
 
 
@@ -296,8 +273,17 @@ def test_status_subresource(kubectl, widgets):
     assert kubectl.json("get", "wd", "w1")["status"] == {"phase": "Ready"}
 
 
-def test_wait_for_delete_and_delete_wait_on_finalizers(kubectl, widgets, custom):
+def test_wait_for_delete_and_delete_wait_on_finalizers(kubectl, widgets, custom, apiserver):
     """11-3, 11-5, 11-10, 15-9: ``wait --for=delete`` and plain ``delete`` block until finalizers are gone."""
+
+    def lists() -> int:
+        counts = apiserver.request_counts()
+        return sum(n for k, n in counts.items() if k.verb == "list" and k.resource == "widgets.example.com")
+
+    def listed_after(before: int) -> None:
+        # kubectl lists, then watches from the list's resourceVersion (11-10): once its list is done,
+        # the release below cannot be missed, however slowly kubectl started.
+        eventually(lambda: lists() > before, timeout=TIMEOUT, message="kubectl listing widgets")
 
     def release(name: str, proc: subprocess.Popen) -> Callable[[], None]:
         def fn() -> None:
@@ -322,18 +308,18 @@ def test_wait_for_delete_and_delete_wait_on_finalizers(kubectl, widgets, custom)
     marked = kubectl.json("get", "wd", "w2")["metadata"]
     assert marked["deletionTimestamp"] and marked["finalizers"] == ["example.com/hold"]
 
+    before = lists()
     proc = kubectl.popen("wait", "--for=delete", "widget/w2", "--timeout=20s")
-    later = Later(0.5, release("w2", proc))
-    later.start()
-    later.join_ok()
+    listed_after(before)
+    release("w2", proc)()
     out, err = proc.communicate(timeout=TIMEOUT)
     assert (proc.returncode, out) == (0, "widget.example.com/w2 condition met\n"), err
 
     # kubectl delete waits for the object to be gone by default (11-10)
+    before = lists()
     proc = kubectl.popen("delete", "widget", "w3", "--timeout=20s")
-    later = Later(0.5, release("w3", proc))
-    later.start()
-    later.join_ok()
+    listed_after(before)
+    release("w3", proc)()
     out, err = proc.communicate(timeout=TIMEOUT)
     assert (proc.returncode, out) == (0, 'widget.example.com "w3" deleted\n'), err
     r = kubectl.run("get", "widgets")
