@@ -17,7 +17,7 @@ import yaml
 from framework.testing import APIServer, eventually
 from framework.testing.kubectl import KUBECTL, Kubectl
 
-CRDS = Path(__file__).resolve().parents[3] / "manifests" / "crds"
+CRDS = Path(__file__).resolve().parents[4] / "manifests" / "crds"
 RBAC = "rbac.authorization.k8s.io"
 REFUSED = 'is forbidden: must have a "confirmation.gardener.cloud/deletion" annotation to delete'
 
