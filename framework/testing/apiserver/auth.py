@@ -16,6 +16,7 @@ from typing import Any
 from framework.meta.object import get_metadata
 
 from . import errors, tokens
+from .crd_schema import _dict
 from .errors import StatusError
 from .storage import Storage
 
@@ -496,6 +497,7 @@ def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str
             res.get("namespace") or "",
         )
     else:
+        assert nonres is not None  # exactly one of the two is set (checked above)
         a = Attributes(user, nonres.get("verb") or "", False, path=nonres.get("path") or "")
     allowed = bool(decide(a))
     meta = dict(get_metadata(body))
@@ -514,7 +516,7 @@ def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str
 
 
 def token_review(body: dict, authenticator: Authenticator) -> dict:
-    spec = body.get("spec") if isinstance(body.get("spec"), dict) else {}
+    spec = _dict(body.get("spec"))
     token = spec.get("token") or ""
     user = authenticator.token_user(token) if token else None
     status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}

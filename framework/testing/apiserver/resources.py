@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -17,6 +17,7 @@ from framework.meta.labels import label_selector_as_selector
 from framework.meta.object import get_labels
 
 from . import allocators, crd_schema, event_conversion, timefmt, validation
+from .crd_schema import _dict
 from .errors import FieldError, duplicate, invalid_value, not_supported, required
 from .patch import BUILTIN_SMP_STRATEGIES
 
@@ -124,7 +125,7 @@ def _namespace_normalize(obj: dict, old: dict | None) -> None:
     labels = meta.setdefault("labels", {})
     labels["kubernetes.io/metadata.name"] = meta["name"]  # 6-11
     if old is None:
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        spec = _dict(obj.get("spec"))
         fins = list(spec.get("finalizers") or [])
         if "kubernetes" not in fins:
             fins.append("kubernetes")
@@ -178,7 +179,7 @@ def _crd_normalize(obj: dict, old: dict | None) -> None:
 # defaulting and validation for manifests to apply and round-trip, nothing that needs a controller.
 
 
-def _int(value: Any) -> bool:
+def _int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -293,8 +294,8 @@ def _pod_normalize(obj: dict, old: dict | None) -> None:
 
 
 def _pod_fields(obj: dict) -> dict[str, str]:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    spec = _dict(obj.get("spec"))
+    status = _dict(obj.get("status"))
     return {
         "spec.nodeName": spec.get("nodeName") or "",
         "spec.restartPolicy": spec.get("restartPolicy") or "",
@@ -327,7 +328,7 @@ def _containers_errors(containers: Any, path: str) -> list[FieldError]:
 
 
 def _pod_validate(obj: dict, old: dict | None) -> list[FieldError]:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = _dict(obj.get("spec"))
     return _containers_errors(spec.get("containers"), "spec.containers")
 
 
@@ -354,8 +355,8 @@ def _template_normalize(status: dict, spec_defaults: dict) -> Hook:
 
 
 def _template_validate(obj: dict, old: dict | None) -> list[FieldError]:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    spec = _dict(obj.get("spec"))
+    template = _dict(spec.get("template"))
     return _containers_errors((template.get("spec") or {}).get("containers"), "spec.template.spec.containers")
 
 
@@ -375,13 +376,13 @@ def _apiservice_normalize(obj: dict, old: dict | None) -> None:
 
 def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
     """The parts of ``ValidateDeployment`` a manifest can get wrong: replicas, selector, template."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = _dict(obj.get("spec"))
     errs: list[FieldError] = []
     for key in ("replicas", "revisionHistoryLimit", "progressDeadlineSeconds", "minReadySeconds"):
         value = spec.get(key)
         if value is not None and (not _int(value) or value < 0):
             errs.append(invalid_value(f"spec.{key}", value, "must be greater than or equal to 0"))
-    template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
+    template = _dict(spec.get("template"))
     labels = get_labels(template)
     selector = spec.get("selector")
     if not isinstance(selector, dict) or not (
@@ -459,13 +460,13 @@ def _service_normalize(obj: dict, old: dict | None) -> None:
 
 
 def _service_fields(obj: dict) -> dict[str, str]:
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = _dict(obj.get("spec"))
     return {"spec.clusterIP": spec.get("clusterIP") or "", "spec.type": spec.get("type") or ""}
 
 
 def _service_validate(obj: dict, old: dict | None) -> list[FieldError]:
     """The parts of ``ValidateService`` a manifest can get wrong: type, ports, externalName."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = _dict(obj.get("spec"))
     errs: list[FieldError] = []
     kind = spec.get("type", "ClusterIP")
     if kind not in _SERVICE_TYPES:
@@ -973,7 +974,7 @@ def custom_resource_types(crd: dict) -> list[ResourceType]:
     group = spec["group"]
     out = []
     for version in crd_schema.served_versions(crd):
-        subs = ("status",) if crd_schema.has_status_subresource(crd, version) else ()
+        subs: tuple[str, ...] = ("status",) if crd_schema.has_status_subresource(crd, version) else ()
         entry = crd_schema.version_entry(crd, version) or {}
         if (entry.get("subresources") or {}).get("scale") is not None:
             subs += ("scale",)
