@@ -8,6 +8,7 @@ watchers like any client's (spec 0-4).
 from __future__ import annotations
 
 import base64
+import builtins
 import random
 import uuid
 from bisect import bisect_left, bisect_right
@@ -340,7 +341,7 @@ class API:
             lo, hi = bisect_left(keys, (ns, "")), bisect_left(keys, (ns + "\0", ""))
         if start_after is not None:
             lo = max(lo, bisect_right(keys, start_after))
-        items = []
+        items: list[dict] = []
         remaining = 0
         more = False
         selective = bool(label_selector or field_selector)
@@ -410,7 +411,7 @@ class API:
         ns: str | None,
         obj: dict,
         opts: WriteOptions,
-        applied: list[dict] | None = None,
+        applied: builtins.list[dict] | None = None,
     ) -> Result:
         meta = obj["metadata"]
         if meta.get("resourceVersion"):
@@ -460,13 +461,13 @@ class API:
             self.admit(rt, stored, None, opts)
         if opts.admission is not None:  # validating admission webhooks (21-1)
             opts.admission.validate(self, rt, stored, None, opts)
-        k = _key(ns, name)
-        if self.storage.get(rt.storage, k) is not None:
+        obj_key = _key(ns, name)
+        if self.storage.get(rt.storage, obj_key) is not None:
             if generate and name.startswith(generate[:58]) and len(name) == len(generate[:58]) + 5:
                 raise errors.generate_name_exhausted(rt.resource, rt.group, name)
             raise errors.already_exists(rt.resource, rt.group, name)
         if not opts.dry_run:
-            self.storage.create(rt.storage, k, stored)
+            self.storage.create(rt.storage, obj_key, stored)
         return Result(201, self.external(rt, stored), warnings)
 
     def _generated_name(self, rt: ResourceType, ns: str | None, prefix: str) -> str:
@@ -593,7 +594,7 @@ class API:
         old: dict,
         opts: WriteOptions,
         subresource: str | None,
-        applied: list[dict] | None = None,
+        applied: builtins.list[dict] | None = None,
     ) -> Result:
         meta = obj["metadata"]
         rv = meta.get("resourceVersion")
@@ -672,16 +673,16 @@ class API:
         self._set_managed_fields(rt, old, stored, opts, subresource, applied)
         if stored == old:
             return Result(200, old_ext, warnings)  # no-op: no RV bump, no event (6-3)
-        k = _key(ns, name)
+        obj_key = _key(ns, name)
         spec_finalizers = rt.resource == "namespaces" and (stored.get("spec") or {}).get("finalizers")
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
             # The last finalizer went away: the object is deleted instead of stored (11-5).
             if not opts.dry_run:
-                self.storage.delete(rt.storage, k)
+                self.storage.delete(rt.storage, obj_key)
             return Result(200, self.external(rt, stored), warnings)
         if not opts.dry_run:
             meta.pop("resourceVersion", None)
-            stored = self.storage.update(rt.storage, k, stored)
+            stored = self.storage.update(rt.storage, obj_key, stored)
         return Result(200, self.external(rt, stored), warnings)
 
     # -- managed fields and server-side apply (6-9, §9) ----------------------------------------------
@@ -715,7 +716,7 @@ class API:
         stored: dict,
         opts: WriteOptions,
         subresource: str | None,
-        applied: list[dict] | None,
+        applied: builtins.list[dict] | None,
     ) -> None:
         """Set ``metadata.managedFields`` of an object about to be stored: the entries an apply computed,
         or the Update bookkeeping of a create/update/patch. Managed fields a client sends on the main
