@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import os
 import secrets
 import shutil
@@ -243,9 +244,11 @@ class APIServer:
             # The controllers resume where they were: terminating namespaces, CRDs, owner references.
             self.storage.replay()
         self.controllers.start()
+        namespaces = self.registry.get("", "v1", "namespaces")
+        assert namespaces is not None  # a built-in type, always registered
         for name in SYSTEM_NAMESPACES:
             if self.storage.get("namespaces", ("", name)) is None:
-                self.api.create(self.registry.get("", "v1", "namespaces"), None, {"metadata": {"name": name}})
+                self.api.create(namespaces, None, {"metadata": {"name": name}})
         roles, bindings = bootstrap_policy()
         for resource, objs in (("clusterroles", roles), ("clusterrolebindings", bindings)):
             rt = self.registry.get(RBAC_GROUP, "v1", resource)
@@ -292,7 +295,8 @@ class APIServer:
             ctx.load_verify_locations(cafile=str(self.ca_path))
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx, reuse_address=True)
         await site.start()
-        sockets = site._server.sockets if site._server else []  # type: ignore[union-attr]
+        # aiohttp types _server as asyncio.AbstractServer; it is the asyncio.Server that has sockets.
+        sockets = site._server.sockets if site._server else []  # type: ignore[attr-defined]
         if sockets:
             self.port = sockets[0].getsockname()[1]
 
@@ -576,11 +580,15 @@ class APIServer:
 
         names = []
         for crd in crds:
-            self.call(lambda crd=crd: apply(crd))
+            self.call(functools.partial(apply, crd))
             names.append(crd["metadata"]["name"])
+
+        def established(crd_name: str) -> bool:
+            return bool(self.registry.custom_types(crd_name))
+
         deadline = time.monotonic() + timeout
         for name in names:
-            while not self.call(lambda name=name: bool(self.registry.custom_types(name))):
+            while not self.call(functools.partial(established, name)):
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"CRD {name} was not established within {timeout}s")
                 time.sleep(0.01)

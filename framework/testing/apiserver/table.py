@@ -152,10 +152,17 @@ def compile_json_path(path: str) -> Callable[[Any], list[Any]]:
         pos = m.end()
         if m.group("field") is not None or m.group("quoted") is not None:
             name = m.group("field") if m.group("field") is not None else m.group("quoted")
-            steps.append(lambda vs, n=name: [v[n] for v in vs if isinstance(v, dict) and n in v])
+
+            def member(vs: list[Any], n: str = name) -> list[Any]:
+                return [v[n] for v in vs if isinstance(v, dict) and n in v]
+
+            steps.append(member)
         elif m.group("index") is not None:
-            i = int(m.group("index"))
-            steps.append(lambda vs, i=i: [v[i] for v in vs if isinstance(v, list) and -len(v) <= i < len(v)])
+
+            def element(vs: list[Any], i: int = int(m.group("index"))) -> list[Any]:
+                return [v[i] for v in vs if isinstance(v, list) and -len(v) <= i < len(v)]
+
+            steps.append(element)
         elif m.group("fkey") is not None:
             keys = m.group("fkey").split(".")
             want = m.group("fdq") if m.group("fdq") is not None else m.group("fsq")
@@ -301,7 +308,8 @@ def _quota_cells(rq: dict, now: datetime) -> list[Any]:
     """Request and limit columns from ``status.hard``/``status.used`` (sorted, ``limits.*`` apart)."""
     status = rq.get("status") or {}
     hard, used = status.get("hard") or {}, status.get("used") or {}
-    requests, limits = [], []
+    requests: list[str] = []
+    limits: list[str] = []
     for resource in sorted(hard):
         text = f"{resource}: {used.get(resource, '0')}/{hard[resource]}"
         (limits if resource.startswith("limits.") else requests).append(text)
