@@ -866,7 +866,8 @@ class Admission:
 def _denied(name: str, status: Any, warnings: list[str]) -> StatusError:
     """``webhookerrors.ToStatusErr``: the webhook's Status with the kube-apiserver message."""
     result = dict(status) if isinstance(status, dict) else {}
-    code = result.get("code") if isinstance(result.get("code"), int) else 0
+    raw_code = result.get("code")
+    code = raw_code if isinstance(raw_code, int) else 0
     if code < 400:
         code = 400
     by = f'admission webhook "{name}" denied the request'

@@ -179,7 +179,7 @@ class Controllers:
         # they are skipped otherwise (keeps a run linear in the labelled roles, not in all roles).
         ordered = sorted(current)
         labelled = [n for n in ordered if current[n]["metadata"].get("labels")]
-        for _ in range(len(aggregated) + 1):
+        for _round in range(len(aggregated) + 1):
             changed = False
             for name, obj in aggregated.items():
                 selectors = [

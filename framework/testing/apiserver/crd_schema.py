@@ -292,7 +292,8 @@ def _validate_crd_spec(spec: dict, old: dict | None) -> list[FieldError]:
     for i, v in enumerate(versions):
         path = f"spec.versions[{i}]"
         storage_count += v.get("storage") is True
-        name = v.get("name") if isinstance(v.get("name"), str) else ""
+        raw_name = v.get("name")
+        name = raw_name if isinstance(raw_name, str) else ""
         unique = unique and name not in names_seen
         names_seen.add(name)
         if msgs := is_dns1035_label(name):
@@ -473,7 +474,7 @@ def _validate_selectable_fields(v: dict, path: str) -> list[FieldError]:
             continue
         node: Any = schema
         parts = json_path[1:].split(".") if json_path.startswith(".") else None
-        for part in parts or [None]:
+        for part in parts or [""]:
             node = _dict(_dict(node).get("properties")).get(part) if part else None
             if node is None:
                 break
@@ -1305,7 +1306,7 @@ def _is_date_time(s: str) -> bool:
     if len(parts) < 2 or not _is_date(parts[0]):
         return False
     m = _TIME_RE.match(parts[1])
-    return bool(m) and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
+    return m is not None and m.group(1) <= "23" and m.group(2) <= "59" and m.group(3) <= "59"
 
 
 # Formats kept by StripUnsupportedFormatsPostProcess (normalized: lower case, alphanumerics only);

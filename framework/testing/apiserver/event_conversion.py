@@ -10,6 +10,7 @@ as the real decoder drops them; absent fields stay absent.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from framework.meta.object import get_metadata
 
@@ -35,7 +36,7 @@ EVENTS_V1_TO_CORE = {v: k for k, v in CORE_TO_EVENTS_V1.items()}
 # What Go serialises for a core/v1 Event whose fields are zero: struct fields are never omitted
 # (``involvedObject``, ``source``: ``{}``; ``metav1.Time``/``MicroTime``: ``null``) and the reporting
 # fields have no ``omitempty`` (``""``). Stored Events carry them, so both versions show them.
-CORE_ZERO_FIELDS = {
+CORE_ZERO_FIELDS: dict[str, Any] = {
     "involvedObject": {},
     "source": {},
     "firstTimestamp": None,

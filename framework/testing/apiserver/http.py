@@ -656,9 +656,12 @@ class Handler:
         matcher = self.api.matcher(t.rt, t.namespace, q.get("labelSelector"), field_selector)
         bookmarks = bool(query.query_bool(q, "allowWatchBookmarks"))
         initial = bool(query.query_bool(q, "sendInitialEvents"))
-        timeout = query.query_int(q, "timeoutSeconds")
-        if timeout is None or timeout <= 0:
+        requested = query.query_int(q, "timeoutSeconds")
+        timeout: float
+        if requested is None or requested <= 0:
             timeout = random.uniform(self.server.min_request_timeout, 2 * self.server.min_request_timeout)
+        else:
+            timeout = requested
         resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
         resp.enable_chunked_encoding()
         await resp.prepare(request)

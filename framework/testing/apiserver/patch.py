@@ -403,14 +403,15 @@ class _StrategicMerge:
             else:
                 orig[key] = self.fresh(value, child)
         for field, order in orders.items():
-            merge, key = self._strategy(_child(path, field))
+            merge, merge_key = self._strategy(_child(path, field))
             if merge and isinstance(orig.get(field), list):
-                if key is not None:
+                if merge_key is not None:
                     for item in order:
-                        if not isinstance(item, dict) or key not in item:
-                            raise _merge_key_error(item, key)
-                server = before[field] if isinstance(before[field], list) else []
-                orig[field] = _order(orig[field], order, server, _identity(key))
+                        if not isinstance(item, dict) or merge_key not in item:
+                            raise _merge_key_error(item, merge_key)
+                prior = before[field]
+                server = prior if isinstance(prior, list) else []
+                orig[field] = _order(orig[field], order, server, _identity(merge_key))
         return orig
 
     @staticmethod

@@ -482,6 +482,7 @@ def _fields(buf: bytes, message: str) -> list[tuple[int, int, Any]]:
         num, wire = key >> 3, key & 7
         if num <= 0 or num > 0x1FFFFFFF:
             raise _Malformed(f"proto: {message}: illegal tag {num} (wire type {wire})")
+        value: int | bytes
         if wire == _VARINT:
             value, pos = _varint(buf, pos)
         elif wire in (_FIXED64, _FIXED32):
@@ -592,7 +593,7 @@ def _fields_v1(raw: bytes) -> Any:
 
 
 def _int_or_string(raw: bytes) -> int | str:
-    out = {"type": 0, "intVal": 0, "strVal": ""}
+    out: dict[str, Any] = {"type": 0, "intVal": 0, "strVal": ""}
     for num, wire, value in _fields(raw, INT_OR_STRING):
         f = _INT_OR_STRING.get(num)
         if f is None:

@@ -19,6 +19,7 @@ structs are shown as ``(*bool)(true)`` rather than a memory address.
 from __future__ import annotations
 
 from base64 import b64encode
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -209,7 +210,7 @@ def validate_finalizers(finalizers: list | None, field: str) -> list[FieldError]
 
 
 def validate_object_meta(
-    meta: dict, *, namespaced: bool, name_rule: str, generate_name_used: bool
+    meta: Mapping[str, Any], *, namespaced: bool, name_rule: str, generate_name_used: bool
 ) -> list[FieldError]:
     """``ValidateObjectMeta`` for a create, after name generation.
 
@@ -247,7 +248,7 @@ def validate_object_meta(
     return errs
 
 
-def validate_object_meta_update(new_meta: dict, old_meta: dict) -> list[FieldError]:
+def validate_object_meta_update(new_meta: Mapping[str, Any], old_meta: Mapping[str, Any]) -> list[FieldError]:
     """The immutability part of ``ValidateObjectMetaUpdate``.
 
     Checks ``name``, ``namespace``, ``uid``, ``creationTimestamp``, ``deletionTimestamp`` (which a
@@ -869,7 +870,7 @@ def _validate_webhook(hook: dict, mutating: bool, path: str) -> list[FieldError]
         errs.append(required(f"{path}.clientConfig", "exactly one of url or service is required"))
     elif url is not None:
         errs.extend(_validate_webhook_url(url, f"{path}.clientConfig.url"))
-    else:
+    elif service is not None:  # always, as exactly one of the two is set
         errs.extend(_validate_webhook_service(service, f"{path}.clientConfig.service"))
     return errs
 
