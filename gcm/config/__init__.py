@@ -1,5 +1,5 @@
 """gcm's component configuration: Gardener's ``controllermanager.config.gardener.cloud/v1alpha1``
-``ControllerManagerConfiguration`` (``shared/spec/component-config.md``), loaded from YAML or JSON,
+``ControllerManagerConfiguration`` (``pkg/controllermanager/apis/config/v1alpha1``), loaded from YAML or JSON,
 defaulted and validated.
 
     from gcm.config import ConfigError, load_config

@@ -1,5 +1,5 @@
 """The Event TTL controller (``controllers.event``): keeps Shoot events, deletes every other event
-``ttlNonShootEvents`` after its last occurrence. See ``shared/spec/event-controller.md``.
+``ttlNonShootEvents`` after its last occurrence (Gardener's ``pkg/controllermanager/controller/event``).
 
 Enabled only when the configuration has a ``controllers.event`` section (even ``{}``). Because the
 manager's cache options are fixed at construction, a manager that runs it should be created with

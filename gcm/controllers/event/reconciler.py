@@ -4,7 +4,7 @@ Shoot events (``regarding`` in group ``core.gardener.cloud``, kind ``Shoot``) ar
 other event is deleted once its reference time plus ``ttlNonShootEvents`` has passed and requeued until
 then. The reference time is, first match wins: ``series.lastObservedTime``, ``eventTime``,
 ``deprecatedLastTimestamp`` (zero when none is set: the event is deleted at once).
-See ``shared/spec/event-controller.md`` §4.
+As Gardener's ``pkg/controllermanager/controller/event/reconciler.go``.
 """
 
 from __future__ import annotations

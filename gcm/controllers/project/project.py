@@ -1,7 +1,6 @@
 """The ``project`` controller: wiring of :class:`~gcm.controllers.project.reconciler.ProjectReconciler`.
 
-Gardener's ``pkg/controllermanager/controller/project/project/add.go`` (``shared/spec/project-controller.md``
-§2):
+Gardener's ``pkg/controllermanager/controller/project/project/add.go``:
 
 - ``Project`` with a generation-changed predicate (status and metadata-only writes do not reconcile);
 - owned ``Namespace``: delete events only, enqueueing the owning Project;

@@ -1,4 +1,4 @@
-"""Project member RBAC: the component the Project reconciler deploys (``shared/spec/project-rbac.md``).
+"""Project member RBAC: the component the Project reconciler deploys.
 
 Gardener's ``pkg/component/garden/projectrbac``. Per Project ``<p>`` with namespace ``<ns>`` it writes
 four ClusterRoles, four ClusterRoleBindings and three RoleBindings (the 11 standard objects) plus, per

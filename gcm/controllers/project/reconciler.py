@@ -1,4 +1,4 @@
-"""The Project reconciler (``shared/spec/project-controller.md`` §3-§7, §9).
+"""The Project reconciler (Gardener's ``pkg/controllermanager/controller/project/project/reconciler.go``).
 
 Gardener's ``pkg/controllermanager/controller/project/project/reconciler.go``: finalizer, ``Pending``,
 the project namespace (create, or adopt only a namespace that already carries the project labels), the

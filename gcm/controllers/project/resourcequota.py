@@ -1,4 +1,4 @@
-"""The ``project-resourcequota`` controller (``shared/spec/project-controller.md`` §8).
+"""The ``project-resourcequota`` controller.
 
 Gardener's ``pkg/controllermanager/controller/project/resourcequota``: every ResourceQuota in a project
 namespace must leave room for the Secrets and ConfigMaps Gardener itself creates per Shoot. For each

@@ -1,4 +1,4 @@
-"""The namespace-deletion validator (``shared/spec/namespace-deletion-webhook.md`` §3 to §5).
+"""The namespace-deletion validator (Gardener's ``pkg/admissioncontroller/.../namespacedeletion``).
 
 A project namespace may only go through its Project: a DELETE of a namespace that belongs to a Project is
 allowed when the namespace is already being deleted, or when the Project is being deleted and no Shoots

@@ -1,4 +1,4 @@
-"""The namespace-deletion webhook (scenarios.md section I, namespace-deletion-webhook.md, issue 10).
+"""The namespace-deletion webhook (Gardener's namespacedeletion admission handler).
 
 - the handler alone with fake readers (scenarios 86-94);
 - the handler behind gcm's webhook server over HTTPS (95, 96, v1beta1, 413);

@@ -1,7 +1,8 @@
 """The Project-activity controller (``project-activity``): sets a Project's
 ``status.lastActivityTimestamp`` when Shoots, BackupEntries, binding-referenced Secrets, Quotas or
 InternalSecrets in its namespace are created, changed or deleted, so the stale check also sees
-objects that lived shorter than ``staleSyncPeriod``. See ``shared/spec/stale-and-activity.md`` §5."""
+objects that lived shorter than ``staleSyncPeriod``.
+Gardener's ``pkg/controllermanager/controller/project/activity``."""
 
 from gcm.controllers.project.activity.controller import (
     CONTROLLER_NAME,

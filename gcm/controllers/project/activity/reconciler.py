@@ -1,4 +1,4 @@
-"""The Project-activity reconciler (``shared/spec/stale-and-activity.md`` §5): records that something
+"""The Project-activity reconciler: records that something
 happened in a Project's namespace by setting ``status.lastActivityTimestamp`` to now (whole seconds)."""
 
 from __future__ import annotations

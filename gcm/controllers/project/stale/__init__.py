@@ -2,7 +2,8 @@
 auto-delete timestamp after a grace period and deletes them once it has passed.
 
 ``add_to_manager(mgr, cfg)`` registers it; ``python -m gcm stale-report`` prints what it would decide
-for every Project (:mod:`gcm.controllers.project.stale.report`). See ``shared/spec/stale-and-activity.md``.
+for every Project (:mod:`gcm.controllers.project.stale.report`).
+Gardener's ``pkg/controllermanager/controller/project/stale``.
 """
 
 from gcm.controllers.project.stale.cache import cache_options

@@ -1,4 +1,4 @@
-"""The stale-Project reconciler (``shared/spec/stale-and-activity.md`` §2-4).
+"""The stale-Project reconciler (Gardener's ``pkg/controllermanager/controller/project/stale/reconciler.go``).
 
 :func:`evaluate` is the one place that decides what a stale check does with a Project: young, recently
 active, in use (and by what), excluded, stale since when, auto-deletion due when. The reconciler

@@ -1,4 +1,4 @@
-"""Event TTL controller (shared/spec/event-controller.md; scenarios.md §H, 77-85).
+"""Event TTL controller (Gardener's pkg/controllermanager/controller/event).
 
 Unit tests run the Reconciler against the test API server with a FakeClock (TTL 1h, as Gardener's unit
 tests). Integration tests run the controller in a Manager whose clock is a FakeClock (TTL 30m, as

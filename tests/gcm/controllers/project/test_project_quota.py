@@ -1,4 +1,4 @@
-"""Section B of shared/spec/scenarios.md: the default ResourceQuota ``gardener`` of the main reconciler.
+"""The default ResourceQuota ``gardener`` of the main reconciler.
 
 The end-to-end tests run only the ``project`` controller (as Gardener's integration test does), so the
 per-shoot adjustments of ``project-resourcequota`` do not mix in.

@@ -1,4 +1,4 @@
-"""Section D of shared/spec/scenarios.md (member RBAC) and project-rbac.md, end to end and per component.
+"""Member RBAC (Gardener's pkg/component/garden/projectrbac), end to end and per component.
 
 The end-to-end tests run gcm as its ServiceAccount with RBAC authorization on; members' access is
 exercised with ``kubectl --token``.

@@ -1,4 +1,4 @@
-"""Section A of shared/spec/scenarios.md: the Project main reconciler, end to end through the manager.
+"""The Project main reconciler, end to end through the manager.
 
 gcm runs as its ServiceAccount against an RBAC-enforcing API server (see project_harness.py).
 """

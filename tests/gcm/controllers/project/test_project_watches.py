@@ -1,4 +1,4 @@
-"""Section C of shared/spec/scenarios.md: the watches, predicates and mappers of the Project controller."""
+"""The watches, predicates and mappers of the Project controller."""
 
 from __future__ import annotations
 

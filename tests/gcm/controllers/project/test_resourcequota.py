@@ -1,4 +1,4 @@
-"""Section G of shared/spec/scenarios.md: the ``project-resourcequota`` reconciler."""
+"""The ``project-resourcequota`` reconciler."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""scenarios.md section F (60, 64-68) end to end: ``project-activity`` in a Manager running as gcm's
+"""The Project-activity scenarios end to end: ``project-activity`` in a Manager running as gcm's
 ServiceAccount; the fake clock is the reconciler's and the create filter's now.
 
 Negative checks ("no activity recorded") need to know the event was seen and filtered: a *barrier*

@@ -1,4 +1,4 @@
-"""scenarios.md section E (40-54, 56-59) end to end: the ``project-stale`` controller in a Manager running
+"""The stale-Project scenarios end to end: the ``project-stale`` controller in a Manager running
 as gcm's ServiceAccount against the test API server, with a fake clock for the reconciler's now.
 
 Unit scenarios use minimumLifetimeDays 5, staleGracePeriodDays 10, staleExpirationTimeDays 15; the
