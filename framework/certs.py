@@ -89,22 +89,27 @@ def generate_ca(common_name: str = "framework-ca", validity: datetime.timedelta 
         _builder(name, name, key.public_key(), validity)
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=True,
-                encipher_only=False,
-                decipher_only=False,
-            ),
+            _key_usage(signs_certificates=True),
             critical=True,
         )
         .sign(key, hashes.SHA256())
     )
     return _pair(cert, key)
+
+
+def _key_usage(*, signs_certificates: bool) -> x509.KeyUsage:
+    """ECDSA signing; a CA also signs certificates and CRLs."""
+    return x509.KeyUsage(
+        digital_signature=True,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=signs_certificates,
+        crl_sign=signs_certificates,
+        encipher_only=False,
+        decipher_only=False,
+    )
 
 
 def _issue(
@@ -123,17 +128,7 @@ def _issue(
         _builder(subject, ca_cert.subject, key.public_key(), validity)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=False,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
+            _key_usage(signs_certificates=False),
             critical=True,
         )
         .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)

@@ -32,6 +32,24 @@ class OperationResult(enum.StrEnum):
     """``create_or_patch``: only the status was patched."""
 
 
+def _read_and_mutate(
+    client: ReaderWriter, obj: Mapping[str, Any], mutate: MutateFn | None
+) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+    """``(existing, mutated copy)``; ``(None, created object)`` when there was none to read, in which
+    case ``obj`` mutated has been created (the step both operations share)."""
+    key = _key(obj)
+    api_version, kind, namespace, name = key
+    try:
+        existing = client.get(api_version, kind, name, namespace)
+    except NotFound:
+        desired = copy.deepcopy(dict(obj))
+        _mutate(mutate, desired, key)
+        return None, client.create(desired)
+    desired = copy.deepcopy(existing)
+    _mutate(mutate, desired, key)
+    return existing, desired
+
+
 def create_or_update(
     client: ReaderWriter, obj: Mapping[str, Any], mutate: MutateFn | None = None
 ) -> tuple[dict[str, Any], OperationResult]:
@@ -47,15 +65,9 @@ def create_or_update(
     ``status`` are not written (use ``create_or_patch``); ``mutate`` must not change name or
     namespace (``ValueError``). With ``mgr.client`` the read comes from the cache.
     """
-    key = _key(obj)
-    try:
-        existing = client.get(key[0], key[1], key[3], key[2])
-    except NotFound:
-        desired = copy.deepcopy(dict(obj))
-        _mutate(mutate, desired, key)
-        return client.create(desired), OperationResult.CREATED
-    desired = copy.deepcopy(existing)
-    _mutate(mutate, desired, key)
+    existing, desired = _read_and_mutate(client, obj, mutate)
+    if existing is None:
+        return desired, OperationResult.CREATED
     if desired == existing:
         return existing, OperationResult.UNCHANGED
     return client.update(desired), OperationResult.UPDATED
@@ -72,15 +84,10 @@ def create_or_patch(
     ``UPDATED`` (object only), ``UPDATED_STATUS`` (object and status), ``UPDATED_STATUS_ONLY``,
     ``CREATED`` (status changes are dropped on create, as the API server drops them), ``UNCHANGED``.
     """
-    api_version, kind, namespace, name = key = _key(obj)
-    try:
-        existing = client.get(api_version, kind, name, namespace)
-    except NotFound:
-        desired = copy.deepcopy(dict(obj))
-        _mutate(mutate, desired, key)
-        return client.create(desired), OperationResult.CREATED
-    desired = copy.deepcopy(existing)
-    _mutate(mutate, desired, key)
+    api_version, kind, namespace, name = _key(obj)
+    existing, desired = _read_and_mutate(client, obj, mutate)
+    if existing is None:
+        return desired, OperationResult.CREATED
     before, after = dict(existing), dict(desired)
     before_status, after_status = before.pop("status", None), after.pop("status", None)
     result, current = OperationResult.UNCHANGED, existing

@@ -442,31 +442,20 @@ class APIServer:
             seconds = spec.get("expirationSeconds")
             seconds = 3600 if seconds is None else seconds
             # ValidateTokenRequest: at least 10 minutes, at most 2^32 seconds.
-            if not isinstance(seconds, int) or seconds < 600:
+            too = (
+                "less than 10 minutes"
+                if not isinstance(seconds, int) or seconds < 600
+                else "larger than 2^32 seconds"
+                if seconds > 1 << 32
+                else None
+            )
+            if too:
+                detail = f"may not specify a duration {too}"
                 raise errors.invalid(
                     "TokenRequest",
                     "authentication.k8s.io",
                     name or "",
-                    [
-                        errors.invalid_value(
-                            "spec.expirationSeconds",
-                            seconds,
-                            "may not specify a duration less than 10 minutes",
-                        )
-                    ],
-                )
-            if seconds > 1 << 32:
-                raise errors.invalid(
-                    "TokenRequest",
-                    "authentication.k8s.io",
-                    name or "",
-                    [
-                        errors.invalid_value(
-                            "spec.expirationSeconds",
-                            seconds,
-                            "may not specify a duration larger than 2^32 seconds",
-                        )
-                    ],
+                    [errors.invalid_value("spec.expirationSeconds", seconds, detail)],
                 )
             spec["expirationSeconds"] = seconds
             spec["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
