@@ -7,6 +7,7 @@ Immutable tuples whose ``str()`` is Go's ``String()``: ``GroupVersion("apps", "v
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "parse_group_kind",
     "parse_group_resource",
     "parse_group_version",
+    "version_priority",
 ]
 
 
@@ -147,3 +149,16 @@ def parse_group_resource(text: str) -> GroupResource:
     """``ParseGroupResource``: ``"deployments.apps"`` → ``GroupResource("apps", "deployments")``."""
     resource, dot, group = text.partition(".")
     return GroupResource(group if dot else "", resource)
+
+
+_KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+
+
+def version_priority(version: str) -> tuple:
+    """Sort key of apimachinery's ``version.CompareKubeAwareVersionStrings``: GA before beta before
+    alpha, higher numbers first, versions not of that form last (by name)."""
+    m = _KUBE_VERSION.fullmatch(version)
+    if not m:
+        return (3, version)
+    major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)
+    return ({None: 0, "beta": 1, "alpha": 2}[stage], -major, -minor)

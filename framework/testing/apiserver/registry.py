@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-import re
+import functools
 
-from framework.meta.schema import parse_group_version
+from framework.meta.schema import parse_group_version, version_priority
 
-from .resources import BUILTIN, ResourceType, custom_resource_types
+from .catalog.generic import served_types
+from .kinds import builtin_strategies
+from .resources import ResourceType, custom_resource_types
+
+
+@functools.cache
+def builtin_types() -> tuple[ResourceType, ...]:
+    """Every built-in resource: the kinds with their own strategy, the rest of the catalog generic."""
+    return tuple(served_types(builtin_strategies()))
 
 
 class Registry:
@@ -16,7 +24,8 @@ class Registry:
         # Derived views, rebuilt only when the served set changes (every request to /apis/G reads them).
         self._group_versions: dict[str, list[str]] | None = None
         self._storage_types: list[ResourceType] | None = None
-        for rt in BUILTIN:
+        self._builtin = builtin_types()
+        for rt in self._builtin:
             if rt.group not in disabled_groups:
                 self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
 
@@ -46,7 +55,7 @@ class Registry:
                 if t.group == group and t.crd
                 for v in t.crd["spec"]["versions"]
             ]
-            versions.sort(key=lambda v: (crd_order.index(v) if v in crd_order else -1, _version_priority(v)))
+            versions.sort(key=lambda v: (crd_order.index(v) if v in crd_order else -1, version_priority(v)))
         return out
 
     def by_kind(self, api_version: str, kind: str) -> ResourceType | None:
@@ -90,14 +99,4 @@ class Registry:
         self._group_versions = self._storage_types = None
 
     def builtin_conflict(self, group: str, plural: str) -> bool:
-        return any(rt.group == group and rt.resource == plural for rt in BUILTIN)
-
-
-def _version_priority(v: str) -> tuple:
-    """Kubernetes version ordering: GA > beta > alpha, higher numbers first."""
-    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", v)
-    if not m:
-        return (3, v)
-    major, stage, minor = int(m.group(1)), m.group(2), int(m.group(3) or 0)
-    rank = {None: 0, "beta": 1, "alpha": 2}[stage]
-    return (rank, -major, -minor)
+        return any(rt.group == group and rt.resource == plural for rt in self._builtin)

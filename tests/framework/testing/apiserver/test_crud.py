@@ -252,7 +252,7 @@ def test_oversized_body_is_413(raw):
 
 def test_unknown_resource_is_404(raw):
     """2-6."""
-    code, body = raw.json("GET", "/apis/policy/v1/namespaces/default/poddisruptionbudgets")
+    code, body = raw.json("GET", "/apis/policy/v1beta1/namespaces/default/poddisruptionbudgets")
     assert code == 404
     assert body == {
         "kind": "Status",
