@@ -4,7 +4,8 @@
 Every ``<Group><Version>Api`` class of the ``kubernetes`` package names, per operation, its HTTP method
 and resource path (in ``_<op>_serialize``) and its response model (``_response_types_map``). From those
 this script derives each built-in resource of the client's Kubernetes release: group, version, plural,
-kind, scope, verbs, subresources (with their verbs and models) and the model class names. The source is
+kind, scope, verbs, subresources (with their verbs and models), the model class names, and whether a
+DELETE answers the deleted object (its response model is the kind's) rather than a Status. The source is
 parsed with :mod:`ast` (not imported), which is several times faster than ``inspect`` on 60 modules.
 
 Short names and categories are not in the client; they are the ones kube-apiserver's REST storage
@@ -203,6 +204,8 @@ def generate(api_dir: Path | None = None) -> list[dict]:
             elif ns_self:
                 e["namespaced"] = False
             e["verbs"].add(verb)
+            if verb == "delete" and model:
+                e["deleteModel"] = model
             if verb == "list" and model:
                 e["listModel"] = model
                 e["verbs"].add("watch")  # every list operation takes ?watch=true
@@ -225,6 +228,9 @@ def generate(api_dir: Path | None = None) -> list[dict]:
         }
         if e.get("listModel"):
             item["listModel"] = e["listModel"]
+        if model and e.get("deleteModel") == model:
+            # the store's ReturnDeletedObject: DELETE answers the object, not a Status
+            item["deleteReturnsObject"] = True
         if SHORT_NAMES.get(qualified):
             item["shortNames"] = SHORT_NAMES[qualified]
         if CATEGORIES.get(qualified):

@@ -897,7 +897,7 @@ def _negotiate(request: web.Request) -> tuple[str, str]:
 def _table_converter(rt: ResourceType) -> TableConverter:
     """Default columns for built-in kinds; the served version's printer columns for custom resources."""
     if rt.crd is None:
-        return TableConverter(printer=BUILTIN_PRINTERS.get((rt.group, rt.kind)))
+        return TableConverter(printer=rt.extra.get("printer") or BUILTIN_PRINTERS.get((rt.group, rt.kind)))
     for v in (rt.crd.get("spec") or {}).get("versions") or []:
         if v.get("name") == rt.version:
             return TableConverter(list(v.get("additionalPrinterColumns") or []))

@@ -41,6 +41,7 @@ class CatalogEntry:
     short_names: tuple[str, ...]
     categories: tuple[str, ...]
     subresources: tuple[SubresourceEntry, ...]
+    delete_returns_object: bool = False  # the store's ReturnDeletedObject
 
     @property
     def api_version(self) -> str:
@@ -77,6 +78,7 @@ def builtin_resources() -> tuple[CatalogEntry, ...]:
                 )
                 for s in e["subresources"]
             ),
+            delete_returns_object=e.get("deleteReturnsObject", False),
         )
         for e in raw
     )

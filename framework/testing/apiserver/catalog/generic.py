@@ -80,6 +80,7 @@ def strategy(group: str, version: str, resource: str, **overrides: Any) -> Resou
         "persisted": persisted,
         "supports_gc": persisted,
         "time_fields": ("status.conditions[].lastTransitionTime",) if has_status else (),
+        "returns_deleted_object": e.delete_returns_object,
     }
     if not persisted:
         fields["extra"] = {"review": _echo_review}

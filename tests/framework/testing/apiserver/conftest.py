@@ -78,3 +78,66 @@ def kubectl(apiserver, tmp_path) -> Iterator[Kubectl]:
     k = Kubectl(apiserver.kubeconfig, tmp_path, timeout=60)
     yield k
     k.close()
+
+
+# --- one server per module, for the per-kind tests (each test uses its own object names) -------------
+
+
+@pytest.fixture(scope="module")
+def module_server() -> Iterator[Any]:
+    from framework.testing.apiserver import APIServer
+
+    with APIServer() as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def module_api(module_server) -> client.ApiClient:
+    return module_server.api_client()
+
+
+@pytest.fixture(scope="module")
+def module_kubectl(module_server, tmp_path_factory) -> Iterator[Kubectl]:
+    if not os.access(KUBECTL, os.X_OK):
+        pytest.skip("kubectl is not installed")
+    k = Kubectl(module_server.kubeconfig, tmp_path_factory.mktemp("kubectl"), timeout=60)
+    yield k
+    k.close()
+
+
+@pytest.fixture(scope="module")
+def module_dyn(module_api) -> dynamic.DynamicClient:
+    """The dynamic client: it sends bodies the typed client's models would refuse before sending."""
+    return dynamic.DynamicClient(module_api)
+
+
+@pytest.fixture
+def plain(module_api):
+    """A typed client's model as the plain JSON dict the server sent (times back in RFC 3339 ``Z`` form:
+    the client's models parse them into datetimes)."""
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: convert(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [convert(v) for v in value]
+        if isinstance(value, str) and value.endswith("+00:00") and "T" in value:
+            return value[: -len("+00:00")] + "Z"
+        return value
+
+    return lambda model: convert(module_api.sanitize_for_serialization(model))
+
+
+@pytest.fixture
+def invalid():
+    """``invalid(call, *args)``: the message of the 422 the call must answer."""
+    from kubernetes.client.exceptions import ApiException
+    from kubernetes.dynamic.exceptions import DynamicApiError
+
+    def run(call, *args, **kw) -> str:
+        with pytest.raises((ApiException, DynamicApiError)) as e:
+            call(*args, **kw)
+        assert e.value.status == 422, e.value.body
+        return json.loads(e.value.body)["message"]
+
+    return run

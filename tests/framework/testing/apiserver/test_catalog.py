@@ -12,9 +12,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import json
-import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +20,9 @@ import urllib3
 from kubernetes import client, dynamic
 from kubernetes.client.exceptions import ApiException
 
-from framework.testing.apiserver import APIServer
 from framework.testing.apiserver.catalog import builtin_resources
+from framework.testing.apiserver.kinds import builtin_strategies
 from framework.testing.apiserver.registry import builtin_types
-from framework.testing.apiserver.resources import BUILTIN
-from framework.testing.kubectl import KUBECTL, Kubectl
 
 ROOT = Path(__file__).resolve().parents[4]
 
@@ -65,14 +61,13 @@ def test_catalog_covers_known_resources():
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[APIServer]:
-    with APIServer() as s:
-        yield s
+def server(module_server):
+    return module_server
 
 
 @pytest.fixture(scope="module")
-def api_client(server) -> client.ApiClient:
-    return server.api_client()
+def api_client(module_api):
+    return module_api
 
 
 def test_every_resource_of_the_clients_api_classes_is_in_discovery(api_client):
@@ -108,18 +103,9 @@ def test_every_resource_of_the_clients_api_classes_is_in_discovery(api_client):
     assert ("v1", "pods/exec") not in listed  # no kubelet: documented exception
 
 
-@pytest.fixture(scope="module")
-def kubectl(server, tmp_path_factory) -> Iterator[Kubectl]:
-    if not os.access(KUBECTL, os.X_OK):
-        pytest.skip("kubectl is not installed")
-    k = Kubectl(server.kubeconfig, tmp_path_factory.mktemp("kubectl"), timeout=60)
-    yield k
-    k.close()
-
-
-def test_kubectl_api_resources_lists_the_release(kubectl):
+def test_kubectl_api_resources_lists_the_release(module_kubectl):
     """kubectl api-resources (aggregated discovery, 3-6) shows every resource's preferred version."""
-    rows = [line.split() for line in kubectl.ok("api-resources", "--no-headers").splitlines()]
+    rows = [line.split() for line in module_kubectl.ok("api-resources", "--no-headers").splitlines()]
     names = {(row[0], row[-3]) for row in rows}
     preferred = {}
     for rt in builtin_types():
@@ -142,7 +128,7 @@ def test_kubectl_api_resources_lists_the_release(kubectl):
 
 def _generic() -> list:
     """The persisted resources only the generic strategy serves, one version per group/resource."""
-    explicit = {(rt.group, rt.resource) for rt in BUILTIN}
+    explicit = {(rt.group, rt.resource) for rt in builtin_strategies()}
     seen: set[tuple[str, str]] = set()
     out = []
     for rt in builtin_types():

@@ -1,0 +1,1 @@
+"""Kinds of the `batch` group."""

@@ -1,0 +1,1 @@
+"""Kinds of the core (legacy, `v1`) group."""

@@ -1,0 +1,1 @@
+"""Kinds of the `discovery.k8s.io` group."""

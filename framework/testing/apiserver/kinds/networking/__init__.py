@@ -1,0 +1,1 @@
+"""Kinds of the `networking.k8s.io` group."""

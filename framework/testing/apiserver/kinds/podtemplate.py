@@ -1,0 +1,95 @@
+"""What the workload kinds share: their pod template's defaults and the validation of replicas,
+selector and template (``pkg/apis/apps/validation``, ``pkg/apis/batch/validation``)."""
+
+from __future__ import annotations
+
+from typing import Any, TypeGuard
+
+from framework.meta import field
+from framework.meta.labels import label_selector_as_selector, validate_label_selector
+from framework.meta.object import get_labels
+
+from ..errors import FieldError
+from ..patch import _METADATA, MergeStrategy, _pod_template
+from ..resources import _containers_errors, default_pod_spec
+
+
+def is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def as_dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def default_template(template: Any) -> None:
+    """The pod template's defaults (``SetDefaults_PodSpec`` and the containers'), as every workload's."""
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        default_pod_spec(template["spec"])
+
+
+def workload_smp(template_path: str) -> dict[str, MergeStrategy]:
+    """Merge keys of a kind with a pod template at ``template_path`` and ``status.conditions``."""
+    return {**_METADATA, **_pod_template(template_path), "status.conditions": ("merge", "type")}
+
+
+def nonnegative(spec: dict, path: str, *keys: str) -> list[FieldError]:
+    """``ValidateNonnegativeField`` for each of ``keys`` that is set."""
+    errs: list[FieldError] = []
+    for key in keys:
+        value = spec.get(key)
+        if value is not None and (not is_int(value) or value < 0):
+            errs.append(field.invalid(f"{path}.{key}", value, "must be greater than or equal to 0"))
+    return errs
+
+
+def validate_selector_and_template(
+    spec: dict, path: str, restart_policies: tuple[str, ...], empty_word: str = "deployment"
+) -> list[FieldError]:
+    """The selector is required, non-empty and valid, it selects the template's labels, the template
+    has containers, and its restart policy is one the kind accepts (``ValidateReplicaSetSpec``,
+    ``ValidateStatefulSetSpec``, ``ValidateDaemonSetSpec``; upstream's empty-selector text says
+    "deployment" for all of them)."""
+    errs: list[FieldError] = []
+    template = as_dict(spec.get("template"))
+    selector = spec.get("selector")
+    if selector is None:
+        errs.append(field.required(f"{path}.selector"))
+    elif not isinstance(selector, dict) or not (
+        selector.get("matchLabels") or selector.get("matchExpressions")
+    ):
+        errs.append(
+            field.invalid(f"{path}.selector", selector, f"empty selector is invalid for {empty_word}")
+        )
+    else:
+        selector_errs = list(validate_label_selector(selector, f"{path}.selector"))
+        errs += selector_errs
+        try:
+            matches = label_selector_as_selector(selector).matches(get_labels(template))
+        except ValueError:
+            matches = True  # reported above
+        if not matches and not selector_errs:
+            errs.append(
+                field.invalid(
+                    f"{path}.template.metadata.labels",
+                    get_labels(template),
+                    "`selector` does not match template `labels`",
+                )
+            )
+    errs += validate_template_spec(template, f"{path}.template", restart_policies)
+    return errs
+
+
+def validate_template_spec(template: dict, path: str, restart_policies: tuple[str, ...]) -> list[FieldError]:
+    """Containers (names, images) and the restart policy of a pod template."""
+    pod = as_dict(template.get("spec"))
+    errs = _containers_errors(pod.get("containers"), f"{path}.spec.containers")
+    policy = pod.get("restartPolicy")
+    if policy not in restart_policies:
+        errs.append(field.not_supported(f"{path}.spec.restartPolicy", policy, list(restart_policies)))
+    return errs
+
+
+def immutable(new: Any, old: Any, path: str) -> list[FieldError]:
+    """``ValidateImmutableField``."""
+    return [] if new == old else [field.invalid(path, new, "field is immutable")]

@@ -1,0 +1,1 @@
+"""Kinds of the `policy` group."""

@@ -1,0 +1,1 @@
+"""Kinds of the `scheduling.k8s.io` group."""

@@ -1,0 +1,1 @@
+"""Kinds of the `storage.k8s.io` group."""
