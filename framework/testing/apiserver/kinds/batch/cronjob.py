@@ -7,13 +7,13 @@ import zoneinfo
 from datetime import datetime
 from typing import Any
 
+from framework.cron import CronError, parse_standard
 from framework.meta import field
 
 from ...catalog.generic import strategy
 from ...errors import FieldError
 from .. import printing
 from ..podtemplate import as_dict, default_template, nonnegative, validate_template_spec, workload_smp
-from .cron import CronError, parse_standard
 
 CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 JOB_RESTART_POLICIES = ("OnFailure", "Never")

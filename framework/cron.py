@@ -1,12 +1,18 @@
-"""Cron schedules as the CronJob controller reads them: robfig/cron's standard parser (five fields,
-names for months and weekdays, ``@hourly``-style descriptors, ``@every <duration>``) and the next
-activation after a time. Error texts are robfig/cron's, which CronJob validation shows verbatim."""
+"""Cron schedules as Kubernetes' CronJob controller reads them: robfig/cron's standard parser (five
+fields, names for months and weekdays, ``@hourly``-style descriptors, ``@every <duration>``) and the next
+activation after a time. Error texts are robfig/cron's (CronJob validation shows them verbatim).
+
+    schedule = parse_standard("*/15 9-17 * * MON-FRI")
+    schedule.next_after(datetime.now(UTC))
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+__all__ = ["CronError", "Schedule", "parse_standard"]
 
 _MONTHS = {
     m: i + 1

@@ -1,0 +1,122 @@
+"""docs/examples/cronjob.py, a kubebuilder-tutorial-style controller on the framework's Builder, runs
+unchanged against the test API server's built-in batch/v1 CronJobs and Jobs (issue 18): a Job per
+activation, status.active and lastScheduleTime, concurrencyPolicy Forbid, history limits, suspend.
+Time is a FakeClock the test moves; a touch of the CronJob makes the controller look again."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from framework.client import Client
+from framework.clock import FakeClock
+from framework.manager import Manager
+from framework.testing import APIServer, eventually
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+CJ = ("batch/v1", "CronJob")
+JOB = ("batch/v1", "Job")
+
+
+def load_example():
+    spec = importlib.util.spec_from_file_location("cronjob_example", EXAMPLES / "cronjob.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def jobs(admin: Client) -> list[str]:
+    return sorted(j["metadata"]["name"] for j in admin.list(*JOB, "default")["items"])
+
+
+def touch(admin: Client, n: int) -> None:
+    admin.patch(*CJ, "tick", {"metadata": {"annotations": {"touched": str(n)}}}, "default")
+
+
+def complete(admin: Client, name: str) -> None:
+    condition = {"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
+    admin.patch(*JOB, name, {"status": {"conditions": [condition]}}, "default", subresource="status")
+
+
+def test_cronjob_controller_creates_jobs_on_schedule():
+    with APIServer() as server:
+        admin = Client.from_kubeconfig(server.kubeconfig, qps=0)
+        example = load_example()
+        clock = FakeClock(datetime.now(UTC))
+        mgr = Manager(Client.from_kubeconfig(server.kubeconfig, qps=0))
+        example.setup(mgr, clock)
+        t = threading.Thread(target=mgr.start, name="manager", daemon=True)
+        t.start()
+        try:
+            template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}
+            admin.create(
+                {
+                    "apiVersion": "batch/v1",
+                    "kind": "CronJob",
+                    "metadata": {"name": "tick", "namespace": "default"},
+                    "spec": {
+                        "schedule": "* * * * *",
+                        "concurrencyPolicy": "Forbid",
+                        "successfulJobsHistoryLimit": 1,
+                        "jobTemplate": {
+                            "metadata": {"labels": {"app": "tick"}},
+                            "spec": {"template": template},
+                        },
+                    },
+                }
+            )
+            # Nothing is due yet: the schedule's first activation is after the creation.
+            eventually(lambda: admin.get(*CJ, "tick", "default")["status"] == {}, message="first reconcile")
+            assert jobs(admin) == []
+
+            clock.step(61)
+            touch(admin, 1)
+            (first,) = eventually(lambda: jobs(admin), message="a Job for the missed minute")
+            job = admin.get(*JOB, first, "default")
+            (owner,) = job["metadata"]["ownerReferences"]
+            assert (owner["kind"], owner["name"], owner["controller"]) == ("CronJob", "tick", True)
+            assert job["metadata"]["labels"] == {"app": "tick"}
+            assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+            status = eventually(
+                lambda: (s := admin.get(*CJ, "tick", "default")["status"]).get("active") and s,
+                message="status.active",
+            )
+            assert [a["name"] for a in status["active"]] == [first]
+            assert status["lastScheduleTime"] == job["metadata"]["annotations"][example.SCHEDULED_AT]
+
+            # Forbid: the next minute waits while the first Job runs.
+            clock.step(60)
+            touch(admin, 2)
+            eventually(lambda: admin.get(*CJ, "tick", "default")["metadata"]["annotations"]["touched"] == "2")
+            assert jobs(admin) == [first]
+
+            # The first Job completes (an owned-object event): active is emptied, the due minute runs.
+            complete(admin, first)
+            second = eventually(
+                lambda: [n for n in jobs(admin) if n != first] or None,
+                message="a Job once the first finished",
+            )[0]
+            eventually(
+                lambda: (
+                    [a["name"] for a in admin.get(*CJ, "tick", "default")["status"].get("active", [])]
+                    == [second]
+                ),
+                message="only the second Job active",
+            )
+
+            # History limit 1: when the second completes, the first (older) successful Job is deleted.
+            complete(admin, second)
+            eventually(lambda: jobs(admin) == [second], message="the older successful Job pruned")
+
+            # Suspended: time passes, nothing is created.
+            admin.patch(*CJ, "tick", {"spec": {"suspend": True}}, "default")
+            clock.step(600)
+            touch(admin, 3)
+            eventually(lambda: admin.get(*CJ, "tick", "default")["metadata"]["annotations"]["touched"] == "3")
+            assert jobs(admin) == [second]
+        finally:
+            mgr.stop()
+            t.join(15)
+        assert not t.is_alive()
