@@ -8,10 +8,24 @@ to kube-apiserver's usual ones).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from aiohttp import web
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily
+
+
+@dataclass
+class RequestInfo:
+    """Who asked for what, for request accounting (filled in while the request is handled)."""
+
+    verb: str
+    resource: str
+    user: Any = None
+
+
+REQUEST_INFO = web.RequestKey("k8s", RequestInfo)
 
 
 class RequestKey(NamedTuple):

@@ -41,7 +41,8 @@ from .auth import (
 )
 from .controllers import CRD_STORAGE, Controllers
 from .errors import StatusError
-from .http import Fault, Handler
+from .faults import Fault
+from .http import Handler
 from .persistence import SQLiteStore
 from .registry import Registry
 from .resources import ResourceType

@@ -1,0 +1,158 @@
+"""Content negotiation: which form a response takes (``Accept``) and how a request body is read
+(``Content-Type``).
+
+Responses are JSON or YAML objects, metadata-only ``PartialObjectMetadata[List]`` or ``Table``s
+(4-1..4-3), as k8s.io/apiserver's ``pkg/endpoints/handlers/negotiation`` chooses them; protobuf output
+is declined (24-2). Bodies are JSON, YAML, or protobuf for the kinds kubectl's typed clients send so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import yaml
+from aiohttp import web
+
+from . import errors, gojson
+from .errors import StatusError
+from .resources import ResourceType
+from .table import BUILTIN_PRINTERS, TableConverter
+
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
+SERVED_MEDIA = ["application/json", "application/yaml"]
+BODY_MEDIA = ["application/json", "application/yaml"]
+
+JSON_FORM, METADATA_FORM, TABLE_FORM = "json", "metadata", "table"
+
+
+def media_types(header: str) -> list[tuple[str, dict[str, str]]]:
+    """An ``Accept`` header's media types in order, each with its parameters."""
+    out = []
+    for part in header.split(","):
+        fields = [f.strip() for f in part.split(";")]
+        if not fields[0]:
+            continue
+        params = {}
+        for f in fields[1:]:
+            k, _, v = f.partition("=")
+            params[k.strip()] = v.strip()
+        out.append((fields[0].lower(), params))
+    return out
+
+
+def negotiate(request: web.Request) -> tuple[str, str]:
+    """The output form Accept asks for, first acceptable wins: ``(form, meta.k8s.io version)``.
+
+    Forms: plain JSON, metadata-only (PartialObjectMetadata[List]) and Table (4-1..4-3). Protobuf output
+    is declined cleanly (24-2); 406 when nothing acceptable remains.
+    """
+    accept = request.headers.get("Accept", "")
+    if not accept:
+        return JSON_FORM, ""
+    for mt, params in media_types(accept):
+        as_ = params.get("as")
+        if as_:
+            version = params.get("v")
+            if (
+                mt != "application/json"
+                or params.get("g") != "meta.k8s.io"
+                or version not in ("v1", "v1beta1")
+            ):
+                continue
+            if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                return METADATA_FORM, version
+            if as_ == "Table":
+                return TABLE_FORM, version
+            continue
+        if mt in ("*/*", "application/*", "application/json", "application/yaml"):
+            return JSON_FORM, ""
+    raise errors.not_acceptable(SERVED_MEDIA)
+
+
+def aggregated_discovery(request: web.Request) -> str | None:
+    """The apidiscovery.k8s.io version an ``Accept`` asks for first (``v2`` or ``v2beta1``), if any."""
+    for mt, params in media_types(request.headers.get("Accept", "")):
+        if params.get("as") == "APIGroupDiscoveryList" and params.get("g") == "apidiscovery.k8s.io":
+            if mt == "application/json" and params.get("v") in ("v2", "v2beta1"):
+                return params["v"]
+            continue
+        if mt in ("*/*", "application/json", "application/*"):
+            return None  # the legacy document comes first
+    return None
+
+
+def wants_yaml(request: web.Request) -> bool:
+    """Whether the client's first choice is YAML."""
+    types = media_types(request.headers.get("Accept", ""))
+    return bool(types) and types[0][0] == "application/yaml"
+
+
+def table_converter(rt: ResourceType) -> TableConverter:
+    """Default columns for built-in kinds; the served version's printer columns for custom resources."""
+    if rt.crd is None:
+        return TableConverter(printer=rt.extra.get("printer") or BUILTIN_PRINTERS.get((rt.group, rt.kind)))
+    for v in (rt.crd.get("spec") or {}).get("versions") or []:
+        if v.get("name") == rt.version:
+            return TableConverter(list(v.get("additionalPrinterColumns") or []))
+    return TableConverter([])
+
+
+def table_version(table: dict, version: str) -> dict:
+    """The Table in the ``meta.k8s.io`` version asked for (v1beta1 Tables are still served)."""
+    table["apiVersion"] = f"meta.k8s.io/{version}"
+    return table
+
+
+async def read_raw(request: web.Request) -> bytes:
+    """The request body, 413 beyond kube-apiserver's limit."""
+    if request.content_length is not None and request.content_length > MAX_BODY:
+        raise StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
+    # ``read(n)`` returns what has arrived so far (one TCP/TLS record), not n bytes: read up to EOF.
+    buf = bytearray()
+    while len(buf) <= MAX_BODY:
+        chunk = await request.content.read(MAX_BODY + 1 - len(buf))
+        if not chunk:
+            break
+        buf += chunk
+    data = bytes(buf)
+    if len(data) > MAX_BODY:
+        raise StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
+    return data
+
+
+async def read_body(request: web.Request, rt: ResourceType) -> Any:
+    """The request body decoded by its ``Content-Type`` (JSON, YAML, protobuf where decodable); 415 else."""
+    raw = await read_raw(request)
+    ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
+    if ctype in ("", "application/json", "*/*"):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as e:
+            # transformDecodeError: no kind could be read, so the object is "unrecognized".
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {rt.kind}): couldn't get "
+                f"version/kind; json parse error: {gojson.error_text(raw, e)} ({summarize(raw)})"
+            ) from None
+    if ctype in ("application/yaml", "application/x-yaml"):
+        try:
+            return yaml.safe_load(raw)
+        except yaml.YAMLError as e:
+            raise errors.bad_request(f"couldn't get version/kind; yaml parse error: {e}") from None
+    from . import protobuf  # local: protobuf's tables load only when a protobuf body arrives
+
+    decodable = protobuf.decodable(rt.api_version, rt.kind)
+    if ctype == protobuf.CONTENT_TYPE and decodable:
+        # kubectl's typed clients (create namespace/configmap/secret/…, auth can-i) send protobuf and
+        # never retry in JSON; the answer stays JSON (1-9). Other kinds: 415 below (24-2).
+        return protobuf.decode(raw, rt.api_version, rt.kind)
+    raise errors.unsupported_media_type([*BODY_MEDIA, protobuf.CONTENT_TYPE] if decodable else BODY_MEDIA)
+
+
+def summarize(data: bytes, limit: int = 30) -> str:
+    """apiserver's ``summarizeData``: JSON-looking bodies as text, anything else hex-encoded."""
+    if not data:
+        return "<empty>"
+    head = data[:limit]
+    text = head.decode("utf-8", errors="replace") if data[:1] == b"{" else head.hex()
+    return text + (" ..." if len(data) > limit else "")
