@@ -23,9 +23,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 import structlog
 
-from framework.httpserver import BindError
 from framework.leaderelection import LeaderElectionLost
 from framework.manager import CacheSyncTimeout
+from framework.server import BindError
 from gcm.config import ConfigError, IgnoredField, log_ignored_fields
 from gcm.config.types import DEFAULT_WEBHOOK_PORT
 from gcm.log import LEVELS, configure_logging

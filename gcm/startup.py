@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from framework.client import Client
-from framework.httpserver import BindError
+from framework.server import BindError
 from gcm.config import ConfigError, ControllerManagerConfiguration, IgnoredField, load_config
 
 __all__ = [

@@ -21,7 +21,7 @@ Endpoints (``<endpoint>`` is ``healthz`` or ``readyz``):
   404 for unknown checks.
 
 Failed checks are logged with their reasons. ``Checks`` is the per-endpoint handler, for mounting on
-another ``framework.httpserver.HTTPServer``.
+another ``framework.server.HTTPServer``.
 """
 
 from framework.healthz.healthz import Checker, Checks, HealthProbeServer, ping, run_check

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import structlog
 
-from framework.httpserver import HTTPServer, Request, Response, parse_bind_address
+from framework.server import HTTPServer, Request, Response, parse_bind_address
 
 __all__ = ["Checker", "Checks", "HealthProbeServer", "ping", "run_check"]
 

@@ -14,11 +14,11 @@
         server.stop()
 
 ``/metrics`` is rendered by prometheus-client (text format, OpenMetrics if the scraper asks for it,
-gzip when accepted). The server is ``framework.httpserver.HTTPServer``: a named accept thread, a daemon
+gzip when accepted). The server is ``framework.server.HTTPServer``: a named accept thread, a daemon
 thread per connection, ``stop(timeout)`` with a bounded join, and ``port`` for port 0.
 """
 
-from framework.httpserver import parse_bind_address
 from framework.metrics.server import DEFAULT_BIND_ADDRESS, MetricsServer, metrics_handler
+from framework.server import parse_bind_address
 
 __all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler", "parse_bind_address"]

@@ -7,7 +7,7 @@ import gzip
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from framework.httpserver import HTTPServer, Request, Response, RouteHandler, parse_bind_address
+from framework.server import HTTPServer, Request, Response, RouteHandler, parse_bind_address
 
 __all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler"]
 

@@ -9,7 +9,7 @@ path is answered HTTP 200 with an AdmissionReview of the request's apiVersion. C
 from __future__ import annotations
 
 import os
-import socket
+import ssl
 import tempfile
 import time
 from pathlib import Path
@@ -18,7 +18,7 @@ import orjson
 import structlog
 from prometheus_client import CollectorRegistry
 
-from framework.httpserver import BodyTooLarge, HTTPServer, Request, Response, RouteHandler
+from framework.server import BodyTooLarge, HTTPServer, Request, Response, RouteHandler
 from framework.webhook.admission import (
     MAX_REQUEST_SIZE,
     V1,
@@ -63,11 +63,12 @@ class WebhookServer(HTTPServer):
         handshake_timeout: float = 10.0,
         shutdown_timeout: float = 30.0,
     ) -> None:
-        super().__init__(host, port, name=name, shutdown_timeout=shutdown_timeout)
+        super().__init__(
+            host, port, name=name, shutdown_timeout=shutdown_timeout, handshake_timeout=handshake_timeout
+        )
         self.cert_dir = Path(DEFAULT_CERT_DIR if cert_dir is None else cert_dir)
         self.certs = CertWatcher(self.cert_dir / cert_name, self.cert_dir / key_name, registry=registry)
         self._metrics = webhook_metrics(registry)
-        self._handshake_timeout = handshake_timeout
         self._webhooks: dict[str, AdmissionHandler] = {}
 
     @property
@@ -119,13 +120,19 @@ class WebhookServer(HTTPServer):
     def _prepare(self) -> None:
         self.certs.read()  # fail start() if the certificate cannot be loaded, as controller-runtime does
 
-    def _wrap_connection(self, conn: socket.socket) -> socket.socket:
-        conn.settimeout(self._handshake_timeout)
-        tls = self.certs.context().wrap_socket(conn, server_side=True, do_handshake_on_connect=False)
-        self._track(tls)  # so stop() can interrupt the handshake
+    def ssl_context(self) -> ssl.SSLContext:
+        # The listener's context only carries the callback: every handshake switches to the watcher's
+        # current context, so a rotated certificate is served to new connections while established
+        # ones keep theirs.
+        base = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        base.minimum_version = ssl.TLSVersion.TLSv1_2
+        base.set_alpn_protocols(["http/1.1"])
+        base.load_cert_chain(self.certs.cert_path, self.certs.key_path)
+        base.sni_callback = self._select_context
+        return base
+
+    def _select_context(self, connection: ssl.SSLObject, server_name: str | None, _: ssl.SSLContext) -> None:
         try:
-            tls.do_handshake()
-        except BaseException:
-            tls.close()
-            raise
-        return tls
+            connection.context = self.certs.context()
+        except Exception:  # keep the listener's context; the watcher logged and counted the failure
+            log.exception("cannot select the serving certificate", server=self.name)

@@ -15,8 +15,8 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
-from framework.httpserver import HTTPServer, Request, Response
 from framework.metrics import DEFAULT_BIND_ADDRESS, MetricsServer, parse_bind_address
+from framework.server import HTTPServer, Request, Response
 
 pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 
@@ -242,8 +242,8 @@ def test_expect_100_continue_and_malformed_requests(registry: CollectorRegistry)
         )
         assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"\r\n\r\nping")
         data = _exchange(server.port, b"GET /echo NOTHTTP/1.1\r\n\r\n")
-        assert data.startswith(b"HTTP/1.1 400 ")
-        assert data.endswith(b"\r\n\r\n400 Bad request version ('NOTHTTP/1.1')\n")
+        assert data.split(b" ", 2)[1] == b"400"  # a malformed request line: 400 with the reason
+        assert b"Bad status line" in data
         data = _exchange(
             server.port,
             b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nConnection: close\r\n\r\n"

@@ -545,10 +545,16 @@ def test_register_after_start(server: WebhookServer, https: urllib3.PoolManager)
 
 
 def test_threads_are_named(server: WebhookServer, https: urllib3.PoolManager) -> None:
-    post(https, server, "/allow", review_body())
-    names = {t.name for t in threading.enumerate()}
-    assert "webhook-server" in names
-    assert any(name.startswith("webhook-server-conn-") for name in names)
+    seen: list[str] = []
+
+    def record(request: AdmissionRequest) -> AdmissionResponse:
+        seen.append(threading.current_thread().name)
+        return allowed()
+
+    server.register("/record-thread", record)
+    post(https, server, "/record-thread", review_body())
+    assert "webhook-server" in {t.name for t in threading.enumerate()}  # the event-loop thread
+    assert len(seen) == 1 and seen[0].startswith("webhook-server-handler")  # handlers run off the loop
 
 
 # -- response helpers ----------------------------------------------------------------------------------
