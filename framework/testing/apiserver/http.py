@@ -18,7 +18,7 @@ from aiohttp import web
 
 from framework.meta.object import get_resource_version
 
-from . import errors
+from . import errors, scale
 from . import params as query
 from .accounting import REQUEST_INFO, RequestInfo
 from .discovery import ROOT_PATHS, VERSION_INFO, Discovery
@@ -160,9 +160,11 @@ class Handler:
         if verb == "get" and meta_only and not t.subresource:
             return respond(request, 200, partial_metadata(self.api.get(rt, t.namespace, t.name or "")))
         if verb == "get":
-            if t.subresource in ("finalize", "scale"):
+            if t.subresource == "finalize":
                 raise method_not_allowed()
             obj = self.api.get(rt, t.namespace, t.name or "")
+            if t.subresource == "scale":
+                return respond(request, 200, scale.to_scale(rt, obj))
             if table_as and not t.subresource:
                 include = parse_include_object(q.get("includeObject"))
                 rv = {"resourceVersion": get_resource_version(obj) or None}

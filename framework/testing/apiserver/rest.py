@@ -21,7 +21,7 @@ import orjson
 from framework.meta.conditions import set_status_condition
 from framework.meta.object import get_metadata
 
-from . import crd_schema, decoding, errors, gojson, patch, timefmt, validation
+from . import crd_schema, decoding, errors, gojson, patch, scale, timefmt, validation
 from . import managed_fields as mf
 from .errors import FieldError, StatusError
 from .registry import Registry
@@ -491,6 +491,8 @@ class API:
         subresource: str | None = None,
     ) -> Result:
         opts = opts or WriteOptions()
+        if subresource == "scale":
+            return self._write_scale(rt, ns, name, body, opts)
         obj = self._type_meta(rt, body)
         meta = obj["metadata"]
         if meta.get("name", "") != name:
@@ -549,6 +551,8 @@ class API:
         if content_type not in accepted:
             raise errors.unsupported_media_type(accepted)
         if content_type == "application/apply-patch+yaml":
+            if subresource == "scale":  # documented: no server-side apply of a Scale
+                raise errors.unsupported_media_type([t for t in accepted if t != content_type])
             return self._apply(rt, ns, name, raw, opts, subresource)
         try:
             doc = orjson.loads(raw) if raw else None
@@ -558,6 +562,8 @@ class API:
         if old is None:
             raise errors.not_found(rt.resource, rt.group, name)
         current = deep_copy(self.external(rt, old))
+        if subresource == "scale":  # the patch applies to the Scale view
+            current = scale.to_scale(rt, current)
         if content_type == "application/json-patch+json":
             if not isinstance(doc, list):
                 raise errors.bad_request(
@@ -572,9 +578,11 @@ class API:
                     "json: cannot unmarshal into Go value of type map[string]interface {}"
                 )
             assert rt.smp is not None
-            patched = patch.strategic_merge_patch(current, doc, rt.smp)
+            patched = patch.strategic_merge_patch(current, doc, {} if subresource == "scale" else rt.smp)
         if not isinstance(patched, dict):
             raise errors.bad_request("patched object is not a JSON object")
+        if subresource == "scale":
+            return self._write_scale(rt, ns, name, patched, opts)
         obj = self._type_meta(rt, patched)
         meta = obj["metadata"]
         if meta.get("name") != name:
@@ -584,6 +592,17 @@ class API:
         if rt.namespaced:
             meta["namespace"] = ns
         return self._update(rt, ns, name, obj, old, opts, subresource)
+
+    def _write_scale(
+        self, rt: ResourceType, ns: str | None, name: str, body: Any, opts: WriteOptions
+    ) -> Result:
+        """A Scale written to ``/scale``: the object's replica count changes through its own update."""
+        old = self.storage.get(rt.storage, _key(ns, name))
+        if old is None:
+            raise errors.not_found(rt.resource, rt.group, name)
+        wanted = scale.apply_scale(rt, name, deep_copy(self.external(rt, old)), body)
+        res = self._update(rt, ns, name, wanted, old, opts, "scale")
+        return Result(res.code, scale.to_scale(rt, res.body), res.warnings)
 
     def _update(
         self,

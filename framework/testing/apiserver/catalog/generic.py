@@ -21,9 +21,9 @@ from ..patch import _METADATA, MergeStrategy
 from ..resources import ResourceType
 from . import CatalogEntry, builtin_resources
 
-# The subresources the generic REST code serves; the rest (log, exec, proxy, binding, eviction, ...)
-# need a kubelet or a controller and are documented exceptions.
-SERVED_SUBRESOURCES = ("status",)
+# The subresources the generic REST code serves (scale.py is /scale); the rest (log, exec, proxy,
+# binding, eviction, ...) need a kubelet or a controller and are documented exceptions.
+SERVED_SUBRESOURCES = ("status", "scale")
 
 
 def catalog_entry(group: str, version: str, resource: str) -> CatalogEntry:
@@ -100,6 +100,8 @@ def served_types(explicit: Iterable[ResourceType]) -> list[ResourceType]:
         if e is not None:  # a real cluster's short names and categories, unless the module says otherwise
             rt.short_names = rt.short_names or e.short_names
             rt.categories = rt.categories or e.categories
+            if e.subresource("scale") and "scale" not in rt.subresources:
+                rt.subresources += ("scale",)
     storage_version: dict[tuple[str, str], str] = {}
     for rt in out:
         storage_version.setdefault((rt.group, rt.resource), rt.version)

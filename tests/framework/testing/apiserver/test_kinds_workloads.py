@@ -356,3 +356,103 @@ def test_priorityclass_rules(module_api, module_kubectl, plain, invalid):
     assert rows[0] == ["NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"]
     assert rows[1][:3] == ["high", "1000", "false"] and rows[1][-1] == "PreemptLowerPriority"
     scheduling.delete_priority_class("high")
+
+
+# --- /scale ----------------------------------------------------------------------------------------
+
+
+def test_scale_subresource(module_api, module_kubectl, plain, invalid):
+    """10-5: /scale of the workload kinds reads and writes the replica count as an autoscaling/v1 Scale
+    (read, replace, patch, kubectl scale); the object's own update runs (generation bumps), status is
+    kept, and a negative count is a Scale error."""
+    apps = client.AppsV1Api(module_api)
+    apps.create_namespaced_replica_set("default", replicaset("scaled"))
+    made = plain(apps.read_namespaced_replica_set_scale("scaled", "default"))
+    assert made["apiVersion"] == "autoscaling/v1" and made["kind"] == "Scale"
+    assert made["spec"] == {"replicas": 1} and made["status"] == {"replicas": 0, "selector": "app=web"}
+    made["spec"]["replicas"] = 3
+    after = plain(apps.replace_namespaced_replica_set_scale("scaled", "default", made))
+    assert after["spec"] == {"replicas": 3}
+    assert after["metadata"]["resourceVersion"] != made["metadata"]["resourceVersion"]
+    rs = plain(apps.read_namespaced_replica_set("scaled", "default"))
+    assert (
+        rs["spec"]["replicas"] == 3 and rs["metadata"]["generation"] == 2 and rs["status"] == {"replicas": 0}
+    )
+    # The Scale's resourceVersion is a precondition.
+    with pytest.raises(client.exceptions.ApiException) as stale:
+        apps.replace_namespaced_replica_set_scale("scaled", "default", made)
+    assert stale.value.status == 409
+    patched = plain(apps.patch_namespaced_replica_set_scale("scaled", "default", {"spec": {"replicas": 5}}))
+    assert patched["spec"] == {"replicas": 5}
+    assert (
+        invalid(apps.patch_namespaced_replica_set_scale, "scaled", "default", {"spec": {"replicas": -1}})
+        == 'Scale.autoscaling "scaled" is invalid: spec.replicas: Invalid value: -1: '
+        "must be greater than or equal to 0"
+    )
+    # kubectl scale on a Deployment; discovery lists the scale subresources.
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE},
+    }
+    apps.create_namespaced_deployment("default", deployment)
+    assert "deployment.apps/web scaled" in module_kubectl.ok("scale", "deployment/web", "--replicas=4")
+    assert apps.read_namespaced_deployment("web", "default").spec.replicas == 4
+    resources = {r.name for r in apps.get_api_resources().resources}
+    assert {"deployments/scale", "replicasets/scale", "statefulsets/scale"} <= resources
+    apps.delete_namespaced_deployment("web", "default")
+    apps.delete_namespaced_replica_set("scaled", "default")
+
+
+def test_scale_of_a_custom_resource(module_server, module_api):
+    """A CRD's scale subresource maps its specReplicasPath, statusReplicasPath and labelSelectorPath."""
+    preserve = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    module_server.install_crds(
+        [
+            {
+                "apiVersion": "apiextensions.k8s.io/v1",
+                "kind": "CustomResourceDefinition",
+                "metadata": {"name": "pools.example.com"},
+                "spec": {
+                    "group": "example.com",
+                    "scope": "Namespaced",
+                    "names": {"plural": "pools", "singular": "pool", "kind": "Pool"},
+                    "versions": [
+                        {
+                            "name": "v1",
+                            "served": True,
+                            "storage": True,
+                            "subresources": {
+                                "status": {},
+                                "scale": {
+                                    "specReplicasPath": ".spec.size",
+                                    "statusReplicasPath": ".status.size",
+                                    "labelSelectorPath": ".status.selector",
+                                },
+                            },
+                            "schema": {
+                                "openAPIV3Schema": {
+                                    "type": "object",
+                                    "properties": {"spec": preserve, "status": preserve},
+                                }
+                            },
+                        }
+                    ],
+                },
+            }
+        ]
+    )
+    crs = client.CustomObjectsApi(module_api)
+    body = {"apiVersion": "example.com/v1", "kind": "Pool", "metadata": {"name": "p"}, "spec": {"size": 2}}
+    crs.create_namespaced_custom_object("example.com", "v1", "default", "pools", body)
+    crs.patch_namespaced_custom_object_status(
+        "example.com", "v1", "default", "pools", "p", {"status": {"size": 2, "selector": "app=pool"}}
+    )
+    got = crs.get_namespaced_custom_object_scale("example.com", "v1", "default", "pools", "p")
+    assert got["spec"] == {"replicas": 2} and got["status"] == {"replicas": 2, "selector": "app=pool"}
+    crs.patch_namespaced_custom_object_scale(
+        "example.com", "v1", "default", "pools", "p", {"spec": {"replicas": 7}}
+    )
+    pool = crs.get_namespaced_custom_object("example.com", "v1", "default", "pools", "p")
+    assert pool["spec"] == {"size": 7} and pool["status"]["size"] == 2
