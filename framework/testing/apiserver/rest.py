@@ -444,12 +444,14 @@ class API:
         normalize_times(rt, stored)
         if not name:
             meta["name"] = name = self._generated_name(rt, ns, generate)
+        # FillObjectMetaSystemFields runs before the strategy's PrepareForCreate (a Job's generated
+        # selector is its uid).
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = timefmt.now_time()
         if rt.normalize:
             rt.normalize(stored, None)
         if rt.allocate:
             errs += rt.allocate(self.storage.table(rt.storage).objects, _key(ns, name), stored, None)
-        meta["uid"] = str(uuid.uuid4())
-        meta["creationTimestamp"] = timefmt.now_time()
         if rt.tracks_generation:
             meta["generation"] = 1
         if opts.admission is not None:  # mutating admission webhooks (21-1)

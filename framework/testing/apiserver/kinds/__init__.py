@@ -9,16 +9,20 @@ def builtin_strategies() -> list[ResourceType]:
     """Every kind with its own strategy, in registration order (the generic catalog fills in the rest)."""
     from .apps import replicaset, statefulset
     from .autoscaling import horizontalpodautoscaler
-    from .batch import cronjob
-    from .core import endpoints, limitrange, persistentvolume, persistentvolumeclaim
+    from .batch import cronjob, job
+    from .core import endpoints, limitrange, persistentvolume, persistentvolumeclaim, printers
     from .discovery import endpointslice
     from .networking import ingress, networkpolicy
     from .policy import poddisruptionbudget
     from .scheduling import priorityclass
     from .storage import storageclass
 
+    for rt in BUILTIN:  # kubectl's columns for the kinds whose strategy is still in resources.py
+        if (rt.group, rt.kind) in printers.PRINTERS:
+            rt.extra.setdefault("printer", printers.PRINTERS[(rt.group, rt.kind)])
     return [
         *BUILTIN,
+        *job.STRATEGIES,
         *replicaset.STRATEGIES,
         *statefulset.STRATEGIES,
         *cronjob.STRATEGIES,

@@ -456,3 +456,120 @@ def test_scale_of_a_custom_resource(module_server, module_api):
     )
     pool = crs.get_namespaced_custom_object("example.com", "v1", "default", "pools", "p")
     assert pool["spec"] == {"size": 7} and pool["status"]["size"] == 2
+
+
+# --- Job, and the printers of Pod, Node, ReplicationController, DaemonSet --------------------------
+
+
+def test_job_generated_selector_validation_and_printer(module_api, module_kubectl, plain, invalid):
+    batch = client.BatchV1Api(module_api)
+    containers = [{"name": "pi", "image": "perl:5.34"}]
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "pi"},
+        "spec": {"template": {"spec": {"containers": containers}}},
+    }
+    assert invalid(batch.create_namespaced_job, "default", body) == (
+        'Job.batch "pi" is invalid: spec.template.spec.restartPolicy: Unsupported value: "Always": '
+        'supported values: "OnFailure", "Never"'
+    )
+    body["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    made = plain(batch.create_namespaced_job("default", body))
+    uid, spec = made["metadata"]["uid"], made["spec"]
+    assert spec["selector"] == {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    generated = {
+        "batch.kubernetes.io/controller-uid": uid,
+        "batch.kubernetes.io/job-name": "pi",
+        "controller-uid": uid,
+        "job-name": "pi",
+    }
+    assert spec["template"]["metadata"]["labels"] == generated == made["metadata"]["labels"]
+    assert (spec["completions"], spec["parallelism"], spec["backoffLimit"]) == (1, 1, 6)
+    assert (spec["completionMode"], spec["suspend"], spec["podReplacementPolicy"]) == (
+        "NonIndexed",
+        False,
+        "TerminatingOrFailed",
+    )
+    changed = {"spec": {"template": {"spec": {"containers": [{"name": "pi", "image": "perl:5.36"}]}}}}
+    assert "spec.template: Invalid value:" in invalid(batch.patch_namespaced_job, "pi", "default", changed)
+    assert "field is immutable" in invalid(batch.patch_namespaced_job, "pi", "default", changed)
+    listed = batch.list_namespaced_job("default", field_selector="status.successful=0").items
+    assert [j.metadata.name for j in listed] == ["pi"]
+    rows = [line.split() for line in module_kubectl.ok("get", "jobs", "pi").splitlines()]
+    assert rows[0] == ["NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE"]
+    assert rows[1][:3] == ["pi", "Running", "0/1"]
+    done = {
+        "startTime": "2026-01-01T00:00:00Z",
+        "completionTime": "2026-01-01T00:00:05Z",
+        "succeeded": 1,
+        "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:05Z"}],
+    }
+    batch.patch_namespaced_job_status("pi", "default", {"status": done})
+    rows = [line.split() for line in module_kubectl.ok("get", "jobs", "pi").splitlines()]
+    assert rows[1][:4] == ["pi", "Complete", "1/1", "5s"]
+    batch.delete_namespaced_job("pi", "default", propagation_policy="Background")
+
+
+def test_pod_node_rc_daemonset_printers(module_api, module_kubectl):
+    core, apps = client.CoreV1Api(module_api), client.AppsV1Api(module_api)
+    core.create_namespaced_pod(
+        "default", {"metadata": {"name": "p1"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    )
+    rows = [line.split() for line in module_kubectl.ok("get", "pods", "p1").splitlines()]
+    assert rows[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] and rows[1][:4] == [
+        "p1",
+        "0/1",
+        "Pending",
+        "0",
+    ]
+    core.create_node({"metadata": {"name": "n1", "labels": {"node-role.kubernetes.io/control-plane": ""}}})
+    status = {
+        "conditions": [
+            {"type": "Ready", "status": "True", "lastHeartbeatTime": None, "lastTransitionTime": None}
+        ],
+        "nodeInfo": {
+            **dict.fromkeys(
+                ("architecture", "bootID", "kernelVersion", "kubeProxyVersion", "machineID", "systemUUID"), ""
+            ),
+            "kubeletVersion": "v1.37.0",
+            "containerRuntimeVersion": "containerd://2.1.0",
+            "operatingSystem": "linux",
+            "osImage": "Debian GNU/Linux 13",
+        },
+        "addresses": [{"type": "InternalIP", "address": "192.0.2.10"}],
+    }
+    status["conditions"][0].update(
+        lastHeartbeatTime="2026-01-01T00:00:00Z", lastTransitionTime="2026-01-01T00:00:00Z"
+    )
+    core.patch_node_status("n1", {"status": status})
+    rows = [line.split() for line in module_kubectl.ok("get", "nodes", "-o", "wide").splitlines()]
+    assert rows[0][:6] == ["NAME", "STATUS", "ROLES", "AGE", "VERSION", "INTERNAL-IP"]
+    assert rows[1][:3] == ["n1", "Ready", "control-plane"] and rows[1][4:6] == ["v1.37.0", "192.0.2.10"]
+    core.create_namespaced_replication_controller(
+        "default", {"metadata": {"name": "rc1"}, "spec": {"replicas": 2, "template": TEMPLATE}}
+    )
+    rows = [line.split() for line in module_kubectl.ok("get", "rc", "rc1").splitlines()]
+    assert rows[0] == ["NAME", "DESIRED", "CURRENT", "READY", "AGE"] and rows[1][:4] == ["rc1", "2", "0", "0"]
+    apps.create_namespaced_daemon_set(
+        "default",
+        {
+            "metadata": {"name": "ds1"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": TEMPLATE},
+        },
+    )
+    rows = [line.split() for line in module_kubectl.ok("get", "ds", "ds1").splitlines()]
+    assert rows[0] == [
+        "NAME",
+        "DESIRED",
+        "CURRENT",
+        "READY",
+        "UP-TO-DATE",
+        "AVAILABLE",
+        "NODE",
+        "SELECTOR",
+        "AGE",
+    ]
+    assert rows[1][:7] == ["ds1", "0", "0", "0", "0", "0", "<none>"]
+    core.delete_namespaced_pod("p1", "default")
+    core.delete_node("n1")
