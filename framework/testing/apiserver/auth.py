@@ -16,7 +16,7 @@ from typing import Any
 from framework.meta.object import get_metadata
 
 from . import errors, tokens
-from .crd_schema import _dict
+from .crd.values import as_dict
 from .errors import StatusError
 from .storage import Storage
 
@@ -516,7 +516,7 @@ def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str
 
 
 def token_review(body: dict, authenticator: Authenticator) -> dict:
-    spec = _dict(body.get("spec"))
+    spec = as_dict(body.get("spec"))
     token = spec.get("token") or ""
     user = authenticator.token_user(token) if token else None
     status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}

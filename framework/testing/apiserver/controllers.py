@@ -20,7 +20,7 @@ import structlog
 
 from framework.meta.labels import label_selector_as_selector
 
-from . import crd_schema
+from .crd.definition import storage_version
 from .errors import StatusError
 from .registry import Registry
 from .resources import ResourceType
@@ -235,7 +235,7 @@ class Controllers:
         else:
             status["acceptedNames"] = {k: v for k, v in spec["names"].items()}
             stored = list(status.get("storedVersions") or [])
-            sv = crd_schema.storage_version(crd)
+            sv = storage_version(crd)
             if sv not in stored:
                 stored.append(sv)
             status["storedVersions"] = stored

@@ -21,7 +21,7 @@ Subtrees listed as ``opaque`` carry raw JSON (``managedFields[].fieldsV1``) and 
 listed as ``schemas`` are CRD ``JSONSchemaProps`` (:func:`_walk_schema`).
 
 Custom resources are not Go structs: their nulls follow the CRD schema (``nullable``, 16-7, in
-:mod:`crd_schema`); only their ObjectMeta is decoded here, as the CR handler does through
+:mod:`crd`); only their ObjectMeta is decoded here, as the CR handler does through
 ``metav1.ObjectMeta``.
 """
 

@@ -16,8 +16,16 @@ import orjson
 from framework.meta.labels import label_selector_as_selector
 from framework.meta.object import get_labels
 
-from . import allocators, crd_schema, event_conversion, timefmt, validation
-from .crd_schema import _dict
+from . import allocators, event_conversion, timefmt, validation
+from .crd.definition import (
+    default_crd,
+    has_status_subresource,
+    selectable_fields,
+    served_versions,
+    version_entry,
+)
+from .crd.definition_validation import validate_crd
+from .crd.values import as_dict
 from .errors import FieldError, duplicate, invalid_value, not_supported, required
 from .patch import BUILTIN_SMP_STRATEGIES
 
@@ -125,7 +133,7 @@ def _namespace_normalize(obj: dict, old: dict | None) -> None:
     labels = meta.setdefault("labels", {})
     labels["kubernetes.io/metadata.name"] = meta["name"]  # 6-11
     if old is None:
-        spec = _dict(obj.get("spec"))
+        spec = as_dict(obj.get("spec"))
         fins = list(spec.get("finalizers") or [])
         if "kubernetes" not in fins:
             fins.append("kubernetes")
@@ -166,7 +174,7 @@ def _webhook_normalize(mutating: bool) -> Hook:
 
 
 def _crd_normalize(obj: dict, old: dict | None) -> None:
-    crd_schema.default_crd(obj)
+    default_crd(obj)
     if old is None:
         obj["status"] = {
             "acceptedNames": {"kind": "", "plural": ""},
@@ -294,8 +302,8 @@ def _pod_normalize(obj: dict, old: dict | None) -> None:
 
 
 def _pod_fields(obj: dict) -> dict[str, str]:
-    spec = _dict(obj.get("spec"))
-    status = _dict(obj.get("status"))
+    spec = as_dict(obj.get("spec"))
+    status = as_dict(obj.get("status"))
     return {
         "spec.nodeName": spec.get("nodeName") or "",
         "spec.restartPolicy": spec.get("restartPolicy") or "",
@@ -328,7 +336,7 @@ def _containers_errors(containers: Any, path: str) -> list[FieldError]:
 
 
 def _pod_validate(obj: dict, old: dict | None) -> list[FieldError]:
-    spec = _dict(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     return _containers_errors(spec.get("containers"), "spec.containers")
 
 
@@ -355,8 +363,8 @@ def _template_normalize(status: dict, spec_defaults: dict) -> Hook:
 
 
 def _template_validate(obj: dict, old: dict | None) -> list[FieldError]:
-    spec = _dict(obj.get("spec"))
-    template = _dict(spec.get("template"))
+    spec = as_dict(obj.get("spec"))
+    template = as_dict(spec.get("template"))
     return _containers_errors((template.get("spec") or {}).get("containers"), "spec.template.spec.containers")
 
 
@@ -376,13 +384,13 @@ def _apiservice_normalize(obj: dict, old: dict | None) -> None:
 
 def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
     """The parts of ``ValidateDeployment`` a manifest can get wrong: replicas, selector, template."""
-    spec = _dict(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     errs: list[FieldError] = []
     for key in ("replicas", "revisionHistoryLimit", "progressDeadlineSeconds", "minReadySeconds"):
         value = spec.get(key)
         if value is not None and (not _int(value) or value < 0):
             errs.append(invalid_value(f"spec.{key}", value, "must be greater than or equal to 0"))
-    template = _dict(spec.get("template"))
+    template = as_dict(spec.get("template"))
     labels = get_labels(template)
     selector = spec.get("selector")
     if not isinstance(selector, dict) or not (
@@ -460,13 +468,13 @@ def _service_normalize(obj: dict, old: dict | None) -> None:
 
 
 def _service_fields(obj: dict) -> dict[str, str]:
-    spec = _dict(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     return {"spec.clusterIP": spec.get("clusterIP") or "", "spec.type": spec.get("type") or ""}
 
 
 def _service_validate(obj: dict, old: dict | None) -> list[FieldError]:
     """The parts of ``ValidateService`` a manifest can get wrong: type, ports, externalName."""
-    spec = _dict(obj.get("spec"))
+    spec = as_dict(obj.get("spec"))
     errs: list[FieldError] = []
     kind = spec.get("type", "ClusterIP")
     if kind not in _SERVICE_TYPES:
@@ -906,7 +914,7 @@ def _builtin() -> list[ResourceType]:
             generation_keys=("spec",),
             put_requires_rv=True,
             normalize=_crd_normalize,
-            validate=crd_schema.validate_crd,
+            validate=validate_crd,
             smp=smp["CustomResourceDefinition"],
             time_fields=("status.conditions[].lastTransitionTime",),
         ),
@@ -942,12 +950,12 @@ def custom_resource_types(crd: dict) -> list[ResourceType]:
     names = spec["names"]
     group = spec["group"]
     out = []
-    for version in crd_schema.served_versions(crd):
-        subs: tuple[str, ...] = ("status",) if crd_schema.has_status_subresource(crd, version) else ()
-        entry = crd_schema.version_entry(crd, version) or {}
+    for version in served_versions(crd):
+        subs: tuple[str, ...] = ("status",) if has_status_subresource(crd, version) else ()
+        entry = version_entry(crd, version) or {}
         if (entry.get("subresources") or {}).get("scale") is not None:
             subs += ("scale",)
-        selectable = tuple(crd_schema.selectable_fields(crd, version))
+        selectable = tuple(selectable_fields(crd, version))
         out.append(
             ResourceType(
                 group,

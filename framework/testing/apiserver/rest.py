@@ -21,8 +21,12 @@ import orjson
 from framework.meta.conditions import set_status_condition
 from framework.meta.object import get_metadata
 
-from . import crd_schema, decoding, errors, gojson, patch, scale, timefmt, validation
+from . import decoding, errors, gojson, patch, scale, timefmt, validation
 from . import managed_fields as mf
+from .crd.defaulting import apply_defaults
+from .crd.definition import storage_version, version_entry
+from .crd.object_validation import validate_object
+from .crd.pruning import prune
 from .errors import FieldError, StatusError
 from .registry import Registry
 from .resources import ResourceType, normalize_times
@@ -125,7 +129,7 @@ class API:
             return rt.to_storage(obj)
         if rt.is_custom:
             assert rt.crd is not None
-            obj["apiVersion"] = f"{rt.group}/{crd_schema.storage_version(rt.crd)}"
+            obj["apiVersion"] = f"{rt.group}/{storage_version(rt.crd)}"
         return obj
 
     # -- helpers -----------------------------------------------------------------------------------
@@ -232,15 +236,15 @@ class API:
     ) -> list[FieldError]:
         """Default, prune and validate a custom resource against its version's schema (16-5..16-7)."""
         assert rt.crd is not None
-        entry = crd_schema.version_entry(rt.crd, rt.version) or {}
+        entry = version_entry(rt.crd, rt.version) or {}
         schema = (entry.get("schema") or {}).get("openAPIV3Schema")
         if not schema:
             return []
-        crd_schema.apply_defaults(obj, schema)
-        unknown = crd_schema.prune(obj, schema)
+        apply_defaults(obj, schema)
+        unknown = prune(obj, schema)
         if unknown:
             self._unknown_fields(unknown, opts, warnings)
-        return crd_schema.validate_object(obj, schema)
+        return validate_object(obj, schema)
 
     @staticmethod
     def _unknown_fields(unknown: list[str], opts: WriteOptions, warnings: list[str]) -> None:
@@ -711,7 +715,7 @@ class API:
     def _ssa_schema(self, rt: ResourceType) -> mf.Schema:
         if rt.is_custom:
             assert rt.crd is not None
-            entry = crd_schema.version_entry(rt.crd, rt.version) or {}
+            entry = version_entry(rt.crd, rt.version) or {}
             return mf.custom_schema((entry.get("schema") or {}).get("openAPIV3Schema"))
         schema = rt.extra.get("ssa_schema")
         if schema is None:

@@ -15,7 +15,8 @@ from typing import Any
 from framework.meta import field
 from framework.meta.labels import label_selector_as_selector
 
-from . import crd_schema, errors
+from . import errors
+from .crd.definition import version_entry
 from .resources import ResourceType
 
 _SCALE_META = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
@@ -26,7 +27,7 @@ def _paths(rt: ResourceType) -> tuple[str, str, str | None]:
     (it is computed from ``spec.selector``)."""
     if rt.crd is None:
         return "spec.replicas", "status.replicas", None
-    entry = crd_schema.version_entry(rt.crd, rt.version) or {}
+    entry = version_entry(rt.crd, rt.version) or {}
     scale = (entry.get("subresources") or {}).get("scale") or {}
     return (
         str(scale.get("specReplicasPath", ".spec.replicas")).lstrip("."),

@@ -13,10 +13,9 @@ import framework.testing.apiserver as apiserver_pkg
 LIMIT = 600
 ROOT = Path(apiserver_pkg.__file__).parent
 
-# Awaiting their split (issue 18): crd_schema.py into a crd package, then the rest, rest.py last.
+# Awaiting their split (issue 18); rest.py goes last, after its kind-specific branches moved out.
 NOT_YET_SPLIT = {
     "admission.py",
-    "crd_schema.py",
     "managed_fields.py",
     "protobuf.py",
     "resources.py",

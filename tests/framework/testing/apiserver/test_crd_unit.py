@@ -1,4 +1,4 @@
-"""Unit tests for framework.testing.apiserver.crd_schema (spec §16, fieldValidation of §4-5)."""
+"""Unit tests for framework.testing.apiserver.crd (spec §16, fieldValidation of §4-5)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from framework.testing.apiserver import crd_schema
+from framework.testing.apiserver.crd.defaulting import apply_defaults
+from framework.testing.apiserver.crd.definition import (
+    default_crd,
+    has_status_subresource,
+    selectable_fields,
+    served_versions,
+    storage_version,
+    version_entry,
+)
+from framework.testing.apiserver.crd.definition_validation import validate_crd
+from framework.testing.apiserver.crd.object_validation import validate_object
+from framework.testing.apiserver.crd.pruning import prune
+from framework.testing.apiserver.crd.structural import validate_structural
 from framework.testing.apiserver.errors import (
     FORBIDDEN,
     INVALID,
@@ -65,7 +77,7 @@ def make_crd(**spec_overrides: Any) -> dict:
         },
     }
     crd["spec"].update(spec_overrides)
-    crd_schema.default_crd(crd)
+    default_crd(crd)
     return crd
 
 
@@ -87,7 +99,7 @@ def version(name: str, storage: bool = False, served: bool = True, schema: dict 
 
 def test_default_crd_fills_names_and_conversion_only():
     crd = {"spec": {"names": {"plural": "widgets", "kind": "Widget"}, "versions": [{"name": "v1"}]}}
-    crd_schema.default_crd(crd)
+    default_crd(crd)
     assert crd["spec"]["names"] == {
         "plural": "widgets",
         "kind": "Widget",
@@ -104,7 +116,7 @@ def test_default_crd_keeps_given_values_and_defaults_webhook_port():
         "webhook": {"clientConfig": {"service": {"name": "s", "namespace": "n"}}},
     }
     crd = {"spec": {"names": {"kind": "Widget", "singular": "w", "listKind": "Ws"}, "conversion": conversion}}
-    crd_schema.default_crd(crd)
+    default_crd(crd)
     assert crd["spec"]["names"] == {"kind": "Widget", "singular": "w", "listKind": "Ws"}
     assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["port"] == 443
 
@@ -114,20 +126,20 @@ def test_accessors():
     v2["subresources"] = {"status": {}}
     v2["selectableFields"] = [{"jsonPath": ".spec.color"}, {"jsonPath": ".spec.size"}]
     crd = make_crd(versions=[version("v1alpha1", served=False), version("v1"), v2])
-    assert crd_schema.served_versions(crd) == ["v1", "v2"]
-    assert crd_schema.storage_version(crd) == "v2"
-    assert crd_schema.version_entry(crd, "v1")["name"] == "v1"
-    assert crd_schema.version_entry(crd, "v9") is None
-    assert crd_schema.has_status_subresource(crd, "v2")
-    assert not crd_schema.has_status_subresource(crd, "v1")
-    assert not crd_schema.has_status_subresource(crd, "v9")
-    assert crd_schema.selectable_fields(crd, "v2") == ["spec.color", "spec.size"]
-    assert crd_schema.selectable_fields(crd, "v1") == []
+    assert served_versions(crd) == ["v1", "v2"]
+    assert storage_version(crd) == "v2"
+    assert version_entry(crd, "v1")["name"] == "v1"
+    assert version_entry(crd, "v9") is None
+    assert has_status_subresource(crd, "v2")
+    assert not has_status_subresource(crd, "v1")
+    assert not has_status_subresource(crd, "v9")
+    assert selectable_fields(crd, "v2") == ["spec.color", "spec.size"]
+    assert selectable_fields(crd, "v1") == []
 
 
 def test_storage_version_missing_fails_loudly():
     with pytest.raises(ValueError, match="no storage version"):
-        crd_schema.storage_version(make_crd(versions=[version("v1")]))
+        storage_version(make_crd(versions=[version("v1")]))
 
 
 # --- CRD validation -------------------------------------------------------------------------------
@@ -135,8 +147,8 @@ def test_storage_version_missing_fails_loudly():
 
 def test_valid_crd():
     crd = make_crd()
-    assert crd_schema.validate_crd(crd) == []
-    assert crd_schema.validate_crd(copy.deepcopy(crd), crd) == []
+    assert validate_crd(crd) == []
+    assert validate_crd(copy.deepcopy(crd), crd) == []
 
 
 def test_valid_multi_version_crd_with_columns_and_scale():
@@ -148,13 +160,13 @@ def test_valid_multi_version_crd_with_columns_and_scale():
     }
     v1["selectableFields"] = [{"jsonPath": ".spec.color"}]
     crd = make_crd(versions=[version("v1beta1"), v1], scope="Cluster")
-    assert crd_schema.validate_crd(crd) == []
+    assert validate_crd(crd) == []
 
 
 def test_name_must_be_plural_dot_group():
     crd = make_crd()
     crd["metadata"]["name"] = "widget.example.com"
-    errs = crd_schema.validate_crd(crd)
+    errs = validate_crd(crd)
     assert msgs(errs) == [
         'metadata.name: Invalid value: "widget.example.com": must be spec.names.plural+"."+spec.group'
     ]
@@ -164,23 +176,23 @@ def test_name_must_be_plural_dot_group():
 def test_name_rule_not_checked_on_update():
     crd = make_crd()
     crd["metadata"]["name"] = "other.example.com"
-    assert crd_schema.validate_crd(crd, copy.deepcopy(crd)) == []
+    assert validate_crd(crd, copy.deepcopy(crd)) == []
 
 
 def test_group_required_and_domain():
     crd = make_crd(group="")
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         'metadata.name: Invalid value: "widgets.example.com": must be spec.names.plural+"."+spec.group',
         "spec.group: Required value",
     ]
     crd = make_crd(group="example")
     crd["metadata"]["name"] = "widgets.example"
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         'spec.group: Invalid value: "example": should be a domain with at least one dot'
     ]
     crd = make_crd(group="Example.com")
     crd["metadata"]["name"] = "widgets.Example.com"
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         'spec.group: Invalid value: "Example.com": a lowercase RFC 1123 subdomain must consist of lower case'
         " alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g."
         " 'example.com', regex used for validation is"
@@ -189,18 +201,18 @@ def test_group_required_and_domain():
 
 
 def test_scope():
-    errs = crd_schema.validate_crd(make_crd(scope="Global"))
+    errs = validate_crd(make_crd(scope="Global"))
     assert msgs(errs) == [
         'spec.scope: Unsupported value: "Global": supported values: "Cluster", "Namespaced"'
     ]
     assert errs[0].type == NOT_SUPPORTED
-    assert msgs(crd_schema.validate_crd(make_crd(scope=""))) == ["spec.scope: Required value"]
+    assert msgs(validate_crd(make_crd(scope=""))) == ["spec.scope: Required value"]
 
 
 def test_names():
     crd = make_crd(names={"plural": "Widgets", "singular": "w_x", "kind": "Wid.get", "listKind": "Wid.get"})
     crd["metadata"]["name"] = "Widgets.example.com"
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         f'spec.names.plural: Invalid value: "Widgets": {DNS1035}',
         f'spec.names.singular: Invalid value: "w_x": {DNS1035}',
         'spec.names.kind: Invalid value: "Wid.get": may have mixed case, but should otherwise'
@@ -213,7 +225,7 @@ def test_names():
 
 def test_names_required():
     crd = make_crd(names={"plural": "widgets"})
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         "spec.names.singular: Required value",
         "spec.names.kind: Required value",
         "spec.names.listKind: Required value",
@@ -224,30 +236,28 @@ def test_short_names_and_categories():
     crd = make_crd(
         names={"plural": "widgets", "kind": "Widget", "shortNames": ["wd", "W"], "categories": ["all"]}
     )
-    assert msgs(crd_schema.validate_crd(crd)) == [f'spec.names.shortNames[1]: Invalid value: "W": {DNS1035}']
+    assert msgs(validate_crd(crd)) == [f'spec.names.shortNames[1]: Invalid value: "W": {DNS1035}']
 
 
 def test_versions_empty():
-    assert msgs(crd_schema.validate_crd(make_crd(versions=[]))) == [
+    assert msgs(validate_crd(make_crd(versions=[]))) == [
         "spec.versions: Invalid value: []: must have exactly one version marked as storage version"
     ]
 
 
 def test_versions_storage_and_uniqueness():
-    errs = crd_schema.validate_crd(
-        make_crd(versions=[version("v1", storage=True), version("v1", storage=True)])
-    )
+    errs = validate_crd(make_crd(versions=[version("v1", storage=True), version("v1", storage=True)]))
     assert [e.field for e in errs] == ["spec.versions", "spec.versions"]
     assert errs[0].message().endswith(": must contain unique version names")
     assert errs[1].message().startswith('spec.versions: Invalid value: [{"name":"v1"')
     assert errs[1].message().endswith(": must have exactly one version marked as storage version")
-    errs = crd_schema.validate_crd(make_crd(versions=[version("v1"), version("v2")]))
+    errs = validate_crd(make_crd(versions=[version("v1"), version("v2")]))
     assert [e.detail for e in errs] == ["must have exactly one version marked as storage version"]
 
 
 def test_version_name_must_be_dns1035():
     crd = make_crd(versions=[version("V1", storage=True)])
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         f'spec.versions[0].name: Invalid value: "V1": {DNS1035}',
         f'spec.version: Invalid value: "V1": {DNS1035}',
     ]
@@ -256,7 +266,7 @@ def test_version_name_must_be_dns1035():
 def test_schema_required():
     v = version("v1", storage=True)
     del v["schema"]
-    errs = crd_schema.validate_crd(make_crd(versions=[v]))
+    errs = validate_crd(make_crd(versions=[v]))
     assert msgs(errs) == ["spec.versions[0].schema.openAPIV3Schema: Required value: schemas are required"]
     assert errs[0].type == REQUIRED
 
@@ -264,9 +274,9 @@ def test_schema_required():
 def test_schema_ratchet_on_update_only_requires_served_versions():
     old = make_crd(versions=[version("v1", storage=True), {"name": "v0", "served": False, "storage": False}])
     new = copy.deepcopy(old)
-    assert crd_schema.validate_crd(new, old) == []
+    assert validate_crd(new, old) == []
     new["spec"]["versions"][1]["served"] = True
-    assert msgs(crd_schema.validate_crd(new, old)) == [
+    assert msgs(validate_crd(new, old)) == [
         "spec.versions[1].schema.openAPIV3Schema: Required value: because otherwise all fields are pruned"
     ]
 
@@ -274,7 +284,7 @@ def test_schema_ratchet_on_update_only_requires_served_versions():
 def test_structural_errors_are_reported_under_spec_validation_when_schemas_are_identical():
     schema = {"type": "object", "properties": {"spec": {"properties": {"a": {"type": "string"}}}}}
     crd = make_crd(versions=[version("v1", storage=True, schema=schema)])
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         "spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty"
         " for specified"
         " object fields"
@@ -284,14 +294,14 @@ def test_structural_errors_are_reported_under_spec_validation_when_schemas_are_i
 def test_structural_errors_are_reported_per_version_when_schemas_differ():
     bad = {"type": "object", "properties": {"spec": {"type": "object"}, "tags": {"type": "array"}}}
     crd = make_crd(versions=[version("v1", storage=True), version("v2", schema=bad)])
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         "spec.versions[1].schema.openAPIV3Schema.properties[tags].items: Required value: must be specified"
     ]
 
 
 def test_root_must_be_object_and_not_nullable():
     v = version("v1", storage=True, schema={"type": "string", "nullable": True})
-    assert msgs(crd_schema.validate_crd(make_crd(versions=[v]))) == [
+    assert msgs(validate_crd(make_crd(versions=[v]))) == [
         "spec.validation.openAPIV3Schema.nullable: Forbidden: nullable cannot be true at the root",
         'spec.validation.openAPIV3Schema.type: Invalid value: "string": must be object at the root',
     ]
@@ -300,7 +310,7 @@ def test_root_must_be_object_and_not_nullable():
 def test_status_subresource_restricts_root_schema():
     v = version("v1", storage=True, schema={"type": "object", "enum": [{}], "properties": {}})
     v["subresources"] = {"status": {}}
-    errs = crd_schema.validate_crd(make_crd(versions=[v]))
+    errs = validate_crd(make_crd(versions=[v]))
     assert len(errs) == 1
     assert errs[0].field == "spec.validation.openAPIV3Schema"
     assert errs[0].detail == (
@@ -314,7 +324,7 @@ def test_status_subresource_restricts_root_schema():
 def test_status_subresource_must_be_empty_object():
     crd = make_crd()
     crd["spec"]["versions"][0]["subresources"] = {"status": {"x": 1}}
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         'spec.subresources.status: Invalid value: {"x":1}: must be an empty object'
     ]
 
@@ -322,7 +332,7 @@ def test_status_subresource_must_be_empty_object():
 def test_scale_subresource_paths():
     crd = make_crd()
     crd["spec"]["versions"][0]["subresources"] = {"scale": {"specReplicasPath": ".status.n"}}
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         'spec.subresources.scale.specReplicasPath: Invalid value: ".status.n": should be a json'
         " path under .spec",
         "spec.subresources.scale.statusReplicasPath: Required value",
@@ -335,7 +345,7 @@ def test_printer_columns():
         {},
         {"name": "A", "type": "float", "format": "hex", "jsonPath": "spec.a"},
     ]
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         "spec.additionalPrinterColumns[0].name: Required value",
         "spec.additionalPrinterColumns[0].type: Required value: must be one of"
         " boolean,date,integer,number,string",
@@ -359,7 +369,7 @@ def test_selectable_fields():
         {},
     ]
     v["selectableFields"].append({"jsonPath": ".spec.color"})
-    assert msgs(crd_schema.validate_crd(make_crd(versions=[v]))) == [
+    assert msgs(validate_crd(make_crd(versions=[v]))) == [
         'spec.versions[0].selectableFields[0].jsonPath: Invalid value: ".spec.nope": is an invalid'
         " path: does not"
         " refer to a valid field",
@@ -371,21 +381,21 @@ def test_selectable_fields():
 
 
 def test_conversion_strategy():
-    assert msgs(crd_schema.validate_crd(make_crd(conversion={"strategy": "Magic"}))) == [
+    assert msgs(validate_crd(make_crd(conversion={"strategy": "Magic"}))) == [
         'spec.conversion.strategy: Unsupported value: "Magic": supported values: "None", "Webhook"'
     ]
-    assert msgs(crd_schema.validate_crd(make_crd(conversion={"strategy": "Webhook"}))) == [
+    assert msgs(validate_crd(make_crd(conversion={"strategy": "Webhook"}))) == [
         "spec.conversion.webhookClientConfig: Required value: required when strategy is set to Webhook",
         "spec.conversion.conversionReviewVersions: Required value",
     ]
     webhook = {"clientConfig": {"url": "https://x"}, "conversionReviewVersions": ["v1"]}
-    assert crd_schema.validate_crd(make_crd(conversion={"strategy": "Webhook", "webhook": webhook})) == []
+    assert validate_crd(make_crd(conversion={"strategy": "Webhook", "webhook": webhook})) == []
 
 
 def test_deprecation_warning():
     v = version("v1", storage=True)
     v["deprecationWarning"] = "old"
-    assert msgs(crd_schema.validate_crd(make_crd(versions=[v]))) == [
+    assert msgs(validate_crd(make_crd(versions=[v]))) == [
         'spec.versions[0].deprecationWarning: Invalid value: "old": can only be set for deprecated versions'
     ]
 
@@ -393,7 +403,7 @@ def test_deprecation_warning():
 def test_protected_group_needs_approval_annotation():
     crd = make_crd(group="widgets.k8s.io")
     crd["metadata"]["name"] = "widgets.widgets.k8s.io"
-    assert msgs(crd_schema.validate_crd(crd)) == [
+    assert msgs(validate_crd(crd)) == [
         "metadata.annotations[api-approved.kubernetes.io]: Required value: protected groups must"
         " have approval"
         ' annotation "api-approved.kubernetes.io", see https://github.com/kubernetes/enhancements/pull/1111'
@@ -401,13 +411,13 @@ def test_protected_group_needs_approval_annotation():
     crd["metadata"]["annotations"] = {
         "api-approved.kubernetes.io": "https://github.com/kubernetes/kubernetes/pull/1"
     }
-    assert crd_schema.validate_crd(crd) == []
+    assert validate_crd(crd) == []
     crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": "unapproved, experimental"}
-    assert crd_schema.validate_crd(crd) == []
+    assert validate_crd(crd) == []
 
 
 def test_preserve_unknown_fields_true_rejected():
-    assert msgs(crd_schema.validate_crd(make_crd(preserveUnknownFields=True))) == [
+    assert msgs(validate_crd(make_crd(preserveUnknownFields=True))) == [
         "spec.preserveUnknownFields: Invalid value: true: must be false in order to use defaults in"
         " the schema",
         "spec.preserveUnknownFields: Invalid value: true: cannot set to true, set"
@@ -418,7 +428,7 @@ def test_preserve_unknown_fields_true_rejected():
 def test_update_group_and_plural_are_immutable():
     old = make_crd()
     new = make_crd(group="other.com", names={"plural": "gadgets", "kind": "Widget"})
-    assert msgs(crd_schema.validate_crd(new, old)) == [
+    assert msgs(validate_crd(new, old)) == [
         'spec.group: Invalid value: "other.com": field is immutable',
         'spec.names.plural: Invalid value: "gadgets": field is immutable',
     ]
@@ -427,9 +437,9 @@ def test_update_group_and_plural_are_immutable():
 def test_update_scope_and_kind_immutable_once_established():
     old = make_crd()
     new = make_crd(scope="Cluster", names={"plural": "widgets", "kind": "Gadget"})
-    assert crd_schema.validate_crd(new, old) == []
+    assert validate_crd(new, old) == []
     old["status"] = {"conditions": [{"type": "Established", "status": "True"}]}
-    assert msgs(crd_schema.validate_crd(new, old)) == [
+    assert msgs(validate_crd(new, old)) == [
         'spec.scope: Invalid value: "Cluster": field is immutable',
         'spec.names.kind: Invalid value: "Gadget": field is immutable',
     ]
@@ -438,7 +448,7 @@ def test_update_scope_and_kind_immutable_once_established():
 def test_stored_version_cannot_be_dropped_from_spec():
     crd = make_crd()
     crd["status"] = {"storedVersions": ["v1beta1", "v1"]}
-    assert msgs(crd_schema.validate_crd(crd, copy.deepcopy(crd))) == [
+    assert msgs(validate_crd(crd, copy.deepcopy(crd))) == [
         'status.storedVersions[0]: Invalid value: "v1beta1": missing from spec.versions; v1beta1'
         " was previously"
         " a storage version, and must remain in spec.versions until a storage migration ensures no"
@@ -446,14 +456,14 @@ def test_stored_version_cannot_be_dropped_from_spec():
         " persisted in v1beta1 and removes v1beta1 from status.storedVersions"
     ]
     crd["status"]["storedVersions"] = []
-    assert crd_schema.validate_crd(crd) == []
+    assert validate_crd(crd) == []
 
 
 # --- structural schemas -----------------------------------------------------------------------------
 
 
 def structural(schema: dict) -> list[str]:
-    return msgs(crd_schema.validate_structural(schema, "s"))
+    return msgs(validate_structural(schema, "s"))
 
 
 def test_structural_ok_with_preserve_unknown_and_int_or_string():
@@ -591,7 +601,7 @@ def test_structural_openapi_restrictions():
 
 
 def test_structural_invalid_pattern():
-    errs = crd_schema.validate_structural(
+    errs = validate_structural(
         {"type": "object", "properties": {"a": {"type": "string", "pattern": "("}}}, "s"
     )
     assert len(errs) == 1
@@ -648,13 +658,13 @@ DEFAULTS_SCHEMA: dict[str, Any] = {
 
 def test_defaults_fill_absent_fields_recursively():
     obj: dict[str, Any] = {"metadata": {"name": "w"}}
-    crd_schema.apply_defaults(obj, DEFAULTS_SCHEMA)
+    apply_defaults(obj, DEFAULTS_SCHEMA)
     assert obj == {"metadata": {"name": "w"}, "spec": {"size": 3, "conf": {"a": 1, "b": 2}}}
 
 
 def test_defaults_in_items_and_additional_properties():
     obj = {"spec": {"size": 5, "ports": [{}, {"proto": "UDP"}, None], "labels": {"x": None, "y": "off"}}}
-    crd_schema.apply_defaults(obj, DEFAULTS_SCHEMA)
+    apply_defaults(obj, DEFAULTS_SCHEMA)
     assert obj["spec"]["ports"] == [{"proto": "TCP"}, {"proto": "UDP"}, {"proto": "TCP"}]
     assert obj["spec"]["labels"] == {"x": "on", "y": "off"}
     assert obj["spec"]["size"] == 5
@@ -662,14 +672,14 @@ def test_defaults_in_items_and_additional_properties():
 
 def test_defaults_nulls():
     obj = {"spec": {"size": None, "mode": None, "opt": None}}
-    crd_schema.apply_defaults(obj, DEFAULTS_SCHEMA)
+    apply_defaults(obj, DEFAULTS_SCHEMA)
     assert obj["spec"] == {"size": 3, "opt": None, "conf": {"a": 1, "b": 2}}
 
 
 def test_defaults_are_copies():
     schema = copy.deepcopy(DEFAULTS_SCHEMA)
     a: dict[str, Any] = {}
-    crd_schema.apply_defaults(a, schema)
+    apply_defaults(a, schema)
     a["spec"]["conf"]["a"] = 99
     assert schema == DEFAULTS_SCHEMA
 
@@ -722,7 +732,7 @@ def test_prune_unknown_fields_sorted_with_paths():
         "alpha": 2,
         "status": {"anything": {"goes": [1]}},
     }
-    removed = crd_schema.prune(obj, PRUNE_SCHEMA)
+    removed = prune(obj, PRUNE_SCHEMA)
     assert removed == ["alpha", "spec.foo", "spec.items[1].extra", "zeta"]
     assert obj == {
         "apiVersion": "example.com/v1",
@@ -741,7 +751,7 @@ def test_prune_additional_properties_and_preserve_unknown():
             "raw": {"unknown": {"z": 1}, "known": {"a": 1, "b": 2}},
         }
     }
-    removed = crd_schema.prune(obj, PRUNE_SCHEMA)
+    removed = prune(obj, PRUNE_SCHEMA)
     # additionalProperties: true has no schema, so nested objects under it are pruned (upstream behavior).
     assert removed == ["spec.free.o.deep", "spec.labels.k.w", "spec.raw.known.b"]
     assert obj["spec"] == {
@@ -760,7 +770,7 @@ def test_prune_embedded_resource_keeps_type_and_object_meta():
         "other": 1,
     }
     obj = {"spec": {"template": template}}
-    assert crd_schema.prune(obj, PRUNE_SCHEMA) == ["spec.template.other", "spec.template.spec.containers"]
+    assert prune(obj, PRUNE_SCHEMA) == ["spec.template.other", "spec.template.spec.containers"]
     assert obj["spec"]["template"] == {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -771,7 +781,7 @@ def test_prune_embedded_resource_keeps_type_and_object_meta():
 
 def test_prune_nested_value_with_prefix_is_not_a_resource_root():
     spec = {"size": 1, "kind": "x", "foo": 2}
-    assert crd_schema.prune(spec, PRUNE_SCHEMA["properties"]["spec"], "spec") == ["spec.foo", "spec.kind"]
+    assert prune(spec, PRUNE_SCHEMA["properties"]["spec"], "spec") == ["spec.foo", "spec.kind"]
     assert spec == {"size": 1}
 
 
@@ -783,7 +793,7 @@ def obj_schema(props: dict, **extra: Any) -> dict:
 
 
 def check(props: dict, spec: Any, **extra: Any) -> list[FieldError]:
-    return crd_schema.validate_object(
+    return validate_object(
         {"apiVersion": "example.com/v1", "kind": "Widget", "spec": spec}, obj_schema(props, **extra)
     )
 
@@ -997,7 +1007,7 @@ def test_metadata_is_not_validated_and_cel_is_ignored():
             "metadata": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 2}}}
         },
     }
-    assert crd_schema.validate_object({"metadata": {"name": "too-long"}}, schema) == []
+    assert validate_object({"metadata": {"name": "too-long"}}, schema) == []
 
 
 def test_embedded_resource_needs_api_version_and_kind():
@@ -1132,10 +1142,10 @@ def _conforming(draw: st.DrawFn) -> tuple[dict, dict]:
 @given(_conforming())
 def test_property_conforming_objects_validate_and_prune_to_themselves(case: tuple[dict, dict]):
     schema, obj = case
-    assert crd_schema.validate_structural(schema, "s") == []
-    assert crd_schema.validate_object(obj, schema) == []
+    assert validate_structural(schema, "s") == []
+    assert validate_object(obj, schema) == []
     pruned = copy.deepcopy(obj)
-    assert crd_schema.prune(pruned, schema) == []
+    assert prune(pruned, schema) == []
     assert pruned == obj
-    crd_schema.apply_defaults(pruned, schema)
+    apply_defaults(pruned, schema)
     assert pruned == obj

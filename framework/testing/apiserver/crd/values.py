@@ -1,0 +1,52 @@
+"""What the CRD modules share: the ``x-kubernetes-*`` extension names, JSON-value helpers and Go's
+formatting of JSON numbers."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import orjson
+
+PRESERVE = "x-kubernetes-preserve-unknown-fields"
+EMBEDDED = "x-kubernetes-embedded-resource"
+INT_OR_STRING = "x-kubernetes-int-or-string"
+META_FIELDS = ("apiVersion", "kind", "metadata")
+
+
+def as_dict(x: Any) -> dict:
+    return x if isinstance(x, dict) else {}
+
+
+def as_list(x: Any) -> list:
+    return x if isinstance(x, list) else []
+
+
+def join_path(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+# --- Go formatting ------------------------------------------------------------------------------
+
+
+def json_text(v: Any) -> str:
+    """``json.Marshal`` of a decoded JSON value (enum values are float64 in Go, so 1.0 is ``1``)."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return str(int(v))
+    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def is_json_integer(f: float) -> bool:
+    """``swag.IsFloat64AJSONInteger``: integral, or positive and within 1e-9 relative error of one."""
+    if not math.isfinite(f) or abs(f) > 2**53 - 1:
+        return False
+    if f.is_integer():
+        return True
+    g = math.trunc(f)
+    return f > 0 and g != 0 and (f - g) / (f + g) < 1e-9
+
+
+def schema_type(s: dict) -> str:
+    """A schema node's ``type``, ``""`` when unset."""
+    t = s.get("type")
+    return t if isinstance(t, str) else ""
