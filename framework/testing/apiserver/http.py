@@ -181,7 +181,7 @@ class Handler:
         return await self._write(request, t, verb)
 
     async def _write(self, request: web.Request, t: Target, verb: str) -> web.Response:
-        """create, update and patch, through the admission webhooks (admission.py, spec §21)."""
+        """create, update and patch, through the admission webhooks (the admission package, spec §21)."""
         rt = t.rt
         opts = write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user
