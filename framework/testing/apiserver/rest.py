@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import builtins
+import functools
 import random
 import uuid
 from bisect import bisect_left, bisect_right
@@ -21,7 +22,7 @@ import orjson
 from framework.meta.conditions import set_status_condition
 from framework.meta.object import get_metadata
 
-from . import decoding, errors, gojson, patch, scale, timefmt, validation
+from . import catalog, decoding, errors, gojson, patch, scale, timefmt, typed_decoding, validation
 from . import managed_fields as mf
 from .crd.defaulting import apply_defaults
 from .crd.definition import storage_version, version_entry
@@ -84,6 +85,8 @@ class WriteOptions:
     # Admission webhooks of this request (``admission.Review``): ``mutate`` runs before validation,
     # ``validate`` after it, just before persistence (21-1). None for in-process writes.
     admission: Any = None
+    # Unknown fields the decoder dropped from this request's body, as warnings (fieldValidation=Warn).
+    decode_warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -134,7 +137,9 @@ class API:
 
     # -- helpers -----------------------------------------------------------------------------------
 
-    def _type_meta(self, rt: ResourceType, body: Any) -> dict:
+    def _type_meta(
+        self, rt: ResourceType, body: Any, opts: WriteOptions | None = None, patched: bool = False
+    ) -> dict:
         if not isinstance(body, dict):
             raise errors.bad_request(
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
@@ -166,12 +171,25 @@ class API:
             )
         # A null is decoded as Go would (mostly: like an absent field) before anything reads the body.
         decoding.decode(rt.group, rt.kind, body, custom=rt.is_custom)
+        self._decode_typed(rt, body, opts, patched)
         _check_bytes_fields(rt, body)
         for k in list(meta):
             if k not in META_KEYS or meta[k] in (None, {}, [], ""):
                 # Unknown keys are dropped (6-10); empty ones are omitted like Go's omitempty.
                 del meta[k]
         return body
+
+    def _decode_typed(self, rt: ResourceType, body: dict, opts: WriteOptions | None, patched: bool) -> None:
+        """The Go decoder's type checks and unknown fields for a built-in kind (``typed_decoding``).
+
+        A wrong JSON type is a 400 (422 for a patch, whose result failed to decode) and nothing is
+        stored; unknown fields are dropped, with warnings or an error per ``fieldValidation``.
+        """
+        if rt.is_custom:
+            return
+        unknown = decode_builtin(rt, body, patched=patched)
+        if unknown and opts is not None:
+            self._unknown_fields(unknown, opts, opts.decode_warnings)
 
     def _check_decodable(self, rt: ResourceType, api_version: str, kind: str) -> None:
         """A built-in endpoint decodes a body of another kind as kube-apiserver's codec does: an
@@ -391,7 +409,7 @@ class API:
 
     def create(self, rt: ResourceType, ns: str | None, body: Any, opts: WriteOptions | None = None) -> Result:
         opts = opts or WriteOptions()
-        obj = self._type_meta(rt, body)
+        obj = self._type_meta(rt, body, opts)
         meta = obj["metadata"]
         if rt.namespaced:
             body_ns = meta.get("namespace")
@@ -437,7 +455,7 @@ class API:
             "generation",
         ):
             meta.pop(k, None)
-        warnings: list[str] = []
+        warnings: list[str] = list(opts.decode_warnings)
         errs: list[FieldError] = []
         if rt.is_custom:
             if rt.has_status:
@@ -499,7 +517,7 @@ class API:
         opts = opts or WriteOptions()
         if subresource == "scale":
             return self._write_scale(rt, ns, name, body, opts)
-        obj = self._type_meta(rt, body)
+        obj = self._type_meta(rt, body, opts)
         meta = obj["metadata"]
         if meta.get("name", "") != name:
             raise errors.bad_request(
@@ -589,7 +607,7 @@ class API:
             raise errors.bad_request("patched object is not a JSON object")
         if subresource == "scale":
             return self._write_scale(rt, ns, name, patched, opts)
-        obj = self._type_meta(rt, patched)
+        obj = self._type_meta(rt, patched, opts, patched=True)
         meta = obj["metadata"]
         if meta.get("name") != name:
             raise errors.bad_request(
@@ -635,7 +653,7 @@ class API:
                 f"Precondition failed: UID in precondition: {uid}, UID in object meta: {old_meta['uid']}",
             )
         old_ext = self.external(rt, old)
-        warnings: list[str] = []
+        warnings: list[str] = list(opts.decode_warnings)
         errs: list[FieldError] = []
         if subresource == "status":
             new = deep_copy(old_ext)
@@ -870,7 +888,7 @@ class API:
             if isinstance(annotations, dict) and mf.LAST_APPLIED in annotations:
                 annotations[mf.LAST_APPLIED] = mf.last_applied_value(config)
         entries = mf.encode(managed)
-        obj = self._type_meta(rt, merged)
+        obj = self._type_meta(rt, merged, opts, patched=True)
         if rt.namespaced:
             obj["metadata"]["namespace"] = ns
         if old is None:
@@ -1116,3 +1134,30 @@ def _set_condition(obj: dict, ctype: str, status: str, reason: str, message: str
 
 
 set_condition = _set_condition
+
+
+@functools.cache
+def _models() -> dict[tuple[str, str, str], str]:
+    return {(e.group, e.version, e.resource): e.model for e in catalog.builtin_resources() if e.model}
+
+
+def decode_builtin(
+    rt: ResourceType, body: dict, *, model: str | None = None, kind: str | None = None, patched: bool = False
+) -> list[str]:
+    """Decode ``body`` as the Go type of built-in ``rt`` (or of ``model``, a subresource's kind): the
+    unknown fields' paths (removed from ``body``). A wrong JSON type is a 400, or a 422 for the result of
+    a patch; kinds the client has no model for are not checked."""
+    model = model or _builtin_model(rt)
+    if model is None:
+        return []
+    try:
+        return typed_decoding.decode(model, body)
+    except typed_decoding.DecodeError as e:
+        kind = kind or rt.kind
+        message = f'{kind} in version "{rt.version}" cannot be handled as a {kind}: {e}'
+        raise StatusError(422, "Invalid", message) if patched else errors.bad_request(message) from None
+
+
+def _builtin_model(rt: ResourceType) -> str | None:
+    """The client model class of a built-in resource (None when the client has none)."""
+    return _models().get((rt.group, rt.version, rt.resource))

@@ -46,7 +46,7 @@ from .http import Handler
 from .persistence import SQLiteStore
 from .registry import Registry
 from .resources import ResourceType
-from .rest import API, Result, WriteOptions, deep_copy
+from .rest import API, Result, WriteOptions, decode_builtin, deep_copy
 from .storage import Storage
 
 log = structlog.get_logger("framework.testing.apiserver")
@@ -435,8 +435,10 @@ class APIServer:
             raise errors.bad_request(f"{rt.kind} must be a JSON object")
         if rt.resource == "serviceaccounts":
             decoding.decode("authentication.k8s.io", "TokenRequest", body)
+            decode_builtin(rt, body, model="AuthenticationV1TokenRequest", kind="TokenRequest")
         else:
             decoding.decode(rt.group, rt.kind, body)
+            decode_builtin(rt, body)
         if rt.resource == "serviceaccounts":
             sa = self.api.get_stored(rt, namespace, name or "")
             spec = dict(body.get("spec") or {})
