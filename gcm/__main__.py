@@ -26,7 +26,7 @@ import structlog
 from framework.leaderelection import LeaderElectionLost
 from framework.manager import CacheSyncTimeout
 from framework.server import BindError
-from gcm.config import ConfigError, IgnoredField, log_ignored_fields
+from gcm.config import API_VERSION, ConfigError, IgnoredField, log_ignored_fields
 from gcm.config.types import DEFAULT_WEBHOOK_PORT
 from gcm.log import LEVELS, configure_logging
 from gcm.startup import (
@@ -109,8 +109,7 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
         metavar="FILE",
-        help="ControllerManagerConfiguration (YAML or JSON, "
-        "controllermanager.config.gardener.cloud/v1alpha1)",
+        help=f"ControllerManagerConfiguration (YAML or JSON, {API_VERSION})",
     )
     p.add_argument(
         "--kubeconfig",

@@ -20,12 +20,13 @@ from framework.meta.object import get_metadata
 from framework.meta.schema import parse_group_version
 from framework.meta.time import parse_time
 from framework.reconcile import Request, Result
+from gcm.apis.constants import GROUP_CORE, KIND_SHOOT
 
 log = structlog.get_logger("gcm.controllers.event")
 
 EVENT_API_VERSION = "events.k8s.io/v1"
-SHOOT_GROUP = "core.gardener.cloud"
-SHOOT_KIND = "Shoot"
+SHOOT_GROUP = GROUP_CORE
+SHOOT_KIND = KIND_SHOOT
 
 # Go's zero time.Time (``metav1.Time{}``); the JSON of a zero MicroTime/Time is null or absent.
 ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
+from gcm.apis.constants import PROJECT
+
 # Index of Projects by ``spec.namespace``: maps a namespace back to its Project.
 PROJECT_NAMESPACE_INDEX = "spec.namespace"
 
@@ -16,4 +17,4 @@ def project_namespace(project: dict) -> list[str]:
 
 def add_project_namespace_index(mgr: Any) -> None:
     """Register the index; safe to call from every controller (the manager shares it)."""
-    mgr.add_field_index(PROJECT_API_VERSION, "Project", PROJECT_NAMESPACE_INDEX, project_namespace)
+    mgr.add_field_index(*PROJECT, PROJECT_NAMESPACE_INDEX, project_namespace)

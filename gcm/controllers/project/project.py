@@ -28,13 +28,9 @@ from framework.handler import EnqueueRequestsFromMapFunc
 from framework.meta.object import get_labels, get_namespace, get_resource_version, is_being_deleted
 from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
+from gcm.apis.constants import KIND_SHOOT, LABEL_PROJECT_NAME, PROJECT, SHOOT
 from gcm.controllers.project.indexes import add_project_namespace_index
-from gcm.controllers.project.reconciler import (
-    LABEL_PROJECT_NAME,
-    PROJECT_API_VERSION,
-    SHOOT_API_VERSION,
-    ProjectReconciler,
-)
+from gcm.controllers.project.reconciler import ProjectReconciler
 
 log = structlog.get_logger("gcm.controllers.project")
 
@@ -80,19 +76,19 @@ def map_shoot_to_project_in_deletion(client: Any) -> Any:
     """Mapper for Shoot deletes: the Project (being deleted) whose namespace just lost its last Shoot."""
 
     def map_fn(obj: dict) -> Iterable[Request]:
-        if not isinstance(obj, dict) or obj.get("kind") != "Shoot":
+        if not isinstance(obj, dict) or obj.get("kind") != KIND_SHOOT:
             return []
         namespace = get_namespace(obj)
         if not namespace:
             return []
         try:
-            if client.list(SHOOT_API_VERSION, "Shoot", namespace, metadata_only=True)["items"]:
+            if client.list(*SHOOT, namespace, metadata_only=True)["items"]:
                 return []  # another Shoot still blocks the release
             ns = client.get("v1", "Namespace", namespace)
             project_name = get_labels(ns).get(LABEL_PROJECT_NAME)
             if not project_name:
                 return []  # not a project namespace (Gardener would dereference nil here)
-            project = client.get(PROJECT_API_VERSION, "Project", project_name)
+            project = client.get(*PROJECT, project_name)
         except Exception as e:
             log.info("could not map shoot to project", shoot=obj["metadata"].get("name"), error=str(e))
             return []
@@ -119,12 +115,11 @@ def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
     return (
         Builder(mgr)
         .named(CONTROLLER_NAME)
-        .for_(PROJECT_API_VERSION, "Project", predicates=[GenerationChangedPredicate()])
+        .for_(*PROJECT, predicates=[GenerationChangedPredicate()])
         .owns("v1", "Namespace", predicates=[delete_only()])
         .owns("rbac.authorization.k8s.io/v1", "RoleBinding", predicates=[RoleBindingPredicate()])
         .watches(
-            SHOOT_API_VERSION,
-            "Shoot",
+            *SHOOT,
             EnqueueRequestsFromMapFunc(map_shoot_to_project_in_deletion(mgr.client)),
             predicates=[delete_only()],
             metadata_only=True,

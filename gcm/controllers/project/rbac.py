@@ -27,29 +27,30 @@ from typing import Any
 
 from framework.client import AlreadyExists, NotFound
 from framework.meta.object import get_metadata
+from gcm.apis.constants import CLUSTER_ROLE_PREFIX_EXTENSION_PROJECT as NAME_PREFIX_EXTENSION
+from gcm.apis.constants import CLUSTER_ROLE_PREFIX_PROJECT as NAME_PREFIX_PROJECT
+from gcm.apis.constants import CLUSTER_ROLE_PREFIX_PROJECT_UAM as NAME_PREFIX_UAM
+from gcm.apis.constants import CLUSTER_ROLE_PROJECT_MEMBER as NAME_PREFIX_MEMBER
+from gcm.apis.constants import CLUSTER_ROLE_PROJECT_SERVICEACCOUNTMANAGER as NAME_SERVICEACCOUNTMANAGER
+from gcm.apis.constants import CLUSTER_ROLE_PROJECT_VIEWER as NAME_PREFIX_VIEWER
+from gcm.apis.constants import (
+    GROUP_CORE,
+    LABEL_AGGREGATE_TO_EXTENSION_ROLE,
+    LABEL_PROJECT_NAME,
+    LABEL_ROLE,
+    PROJECT,
+)
+from gcm.apis.constants import LABEL_ROLE_EXTENSION_PROJECT_ROLE as LABEL_ROLE_EXTENSION
+from gcm.apis.constants import PROJECT_MEMBER_ADMIN as ROLE_ADMIN
+from gcm.apis.constants import PROJECT_MEMBER_EXTENSION_PREFIX as ROLE_EXTENSION_PREFIX
+from gcm.apis.constants import PROJECT_MEMBER_OWNER as ROLE_OWNER
+from gcm.apis.constants import PROJECT_MEMBER_SERVICEACCOUNTMANAGER as ROLE_SERVICEACCOUNTMANAGER
+from gcm.apis.constants import PROJECT_MEMBER_UAM as ROLE_UAM
+from gcm.apis.constants import PROJECT_MEMBER_VIEWER as ROLE_VIEWER
 
-PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
+PROJECT_API_VERSION = PROJECT[0]
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
-
-NAME_PREFIX_PROJECT = "gardener.cloud:system:project"
-NAME_PREFIX_UAM = "gardener.cloud:system:project-uam"
-NAME_PREFIX_MEMBER = "gardener.cloud:system:project-member"
-NAME_PREFIX_VIEWER = "gardener.cloud:system:project-viewer"
-NAME_SERVICEACCOUNTMANAGER = "gardener.cloud:system:project-serviceaccountmanager"
-NAME_PREFIX_EXTENSION = "gardener.cloud:extension:project"
-
-ROLE_OWNER = "owner"
-ROLE_ADMIN = "admin"
-ROLE_VIEWER = "viewer"
-ROLE_UAM = "uam"
-ROLE_SERVICEACCOUNTMANAGER = "serviceaccountmanager"
-ROLE_EXTENSION_PREFIX = "extension:"
-
-LABEL_ROLE = "gardener.cloud/role"
-LABEL_PROJECT_NAME = "project.gardener.cloud/name"
-LABEL_ROLE_EXTENSION = "extension-project-role"
-LABEL_AGGREGATE_TO_EXTENSION_ROLE = "rbac.gardener.cloud/aggregate-to-extension-role"
 
 
 class RBACError(Exception):
@@ -162,7 +163,7 @@ def owner_reference(project: dict) -> dict:
     meta = project["metadata"]
     return {
         "apiVersion": PROJECT_API_VERSION,
-        "kind": "Project",
+        "kind": PROJECT[1],
         "name": meta["name"],
         "uid": meta["uid"],
         "controller": True,
@@ -184,7 +185,7 @@ def _namespace_rule(namespace: str) -> dict:
 
 def _project_rule(project_name: str, verbs: list[str]) -> dict:
     return {
-        "apiGroups": ["core.gardener.cloud"],
+        "apiGroups": [GROUP_CORE],
         "resources": ["projects"],
         "resourceNames": [project_name],
         "verbs": verbs,

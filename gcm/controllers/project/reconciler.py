@@ -32,35 +32,42 @@ from framework.meta.object import get_finalizers, get_labels, get_metadata
 from framework.meta.strconv import is_true
 from framework.reconcile import Request, Result
 from framework.record import NORMAL, WARNING
+from gcm.apis.constants import (
+    ANNOTATION_NAMESPACE_CREATED_BY_PROJECT_CONTROLLER as ANNOTATION_CREATED_BY_CONTROLLER,
+)
+from gcm.apis.constants import (
+    ANNOTATION_NAMESPACE_KEEP_AFTER_PROJECT_DELETION as ANNOTATION_KEEP_AFTER_DELETION,
+)
+from gcm.apis.constants import ANNOTATION_NAMESPACE_PROJECT as ANNOTATION_PROJECT_UID
+from gcm.apis.constants import EVENT_ACTION_DELETE as ACTION_DELETE
+from gcm.apis.constants import EVENT_ACTION_RECONCILE as ACTION_RECONCILE
+from gcm.apis.constants import FINALIZER_GARDENER as FINALIZER
+from gcm.apis.constants import (
+    LABEL_PROJECT_NAME,
+    LABEL_ROLE,
+    PROJECT,
+    SHOOT,
+)
+from gcm.apis.constants import LABEL_ROLE_PROJECT as ROLE_PROJECT
+from gcm.apis.constants import PROJECT_EVENT_NAMESPACE_DELETION_FAILED as REASON_DELETION_FAILED
+from gcm.apis.constants import PROJECT_EVENT_NAMESPACE_MARKED_FOR_DELETION as REASON_MARKED_FOR_DELETION
+from gcm.apis.constants import PROJECT_EVENT_NAMESPACE_NOT_EMPTY as REASON_NOT_EMPTY
+from gcm.apis.constants import PROJECT_EVENT_NAMESPACE_RECONCILE_FAILED as REASON_RECONCILE_FAILED
+from gcm.apis.constants import (
+    PROJECT_EVENT_NAMESPACE_RECONCILE_SUCCESSFUL as REASON_RECONCILE_SUCCESSFUL,
+)
+from gcm.apis.constants import PROJECT_FAILED as PHASE_FAILED
+from gcm.apis.constants import PROJECT_NAMESPACE_PREFIX as NAMESPACE_PREFIX
+from gcm.apis.constants import PROJECT_PENDING as PHASE_PENDING
+from gcm.apis.constants import PROJECT_READY as PHASE_READY
+from gcm.apis.constants import PROJECT_TERMINATING as PHASE_TERMINATING
+from gcm.apis.constants import RESOURCE_QUOTA_NAME as QUOTA_NAME
 from gcm.controllers.project.rbac import ProjectRBAC
 
 log = structlog.get_logger("gcm.controllers.project")
 
-PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
-SHOOT_API_VERSION = "core.gardener.cloud/v1beta1"
-
-FINALIZER = "gardener"
-LABEL_ROLE = "gardener.cloud/role"
-ROLE_PROJECT = "project"
-LABEL_PROJECT_NAME = "project.gardener.cloud/name"
-ANNOTATION_PROJECT_UID = "namespace.gardener.cloud/project"
-ANNOTATION_CREATED_BY_CONTROLLER = "namespace.gardener.cloud/created-by-project-controller"
-ANNOTATION_KEEP_AFTER_DELETION = "namespace.gardener.cloud/keep-after-project-deletion"
-NAMESPACE_PREFIX = "garden-"
-QUOTA_NAME = "gardener"
-
-PHASE_PENDING = "Pending"
-PHASE_READY = "Ready"
-PHASE_FAILED = "Failed"
-PHASE_TERMINATING = "Terminating"
-
-ACTION_RECONCILE = "Reconcile"
-ACTION_DELETE = "Delete"
-REASON_RECONCILE_FAILED = "NamespaceReconcileFailed"
-REASON_RECONCILE_SUCCESSFUL = "NamespaceReconcileSuccessful"
-REASON_NOT_EMPTY = "NamespaceNotEmpty"
-REASON_DELETION_FAILED = "NamespaceDeletionFailed"
-REASON_MARKED_FOR_DELETION = "NamespaceMarkedForDeletion"
+PROJECT_API_VERSION, KIND = PROJECT
+SHOOT_API_VERSION = SHOOT[0]
 
 NAMESPACE_DELETION_REQUEUE = 60.0  # seconds; the owned-Namespace delete event normally comes first
 NAMESPACE_DELETION_GRACE_PERIOD = 60
@@ -102,7 +109,7 @@ def controller_reference(project: dict, block_owner_deletion: bool = True) -> di
     meta = project["metadata"]
     return {
         "apiVersion": PROJECT_API_VERSION,
-        "kind": "Project",
+        "kind": KIND,
         "name": meta["name"],
         "uid": meta["uid"],
         "controller": True,
@@ -203,7 +210,7 @@ class ProjectReconciler:
 
     def reconcile(self, request: Request) -> Result | None:
         try:
-            project = self.client.get(PROJECT_API_VERSION, "Project", request.name)
+            project = self.client.get(PROJECT_API_VERSION, KIND, request.name)
         except NotFound:
             return None
         if project["metadata"].get("deletionTimestamp"):
@@ -398,7 +405,7 @@ class ProjectReconciler:
             return None
         # The metadata-only Shoot cache, the one the Shoot-delete watch reads (Gardener's
         # IsNamespaceInUse): when a delete re-enqueues the Project, this cache has seen it already.
-        if self.client.list(SHOOT_API_VERSION, "Shoot", ns_name, metadata_only=True)["items"]:
+        if self.client.list(SHOOT_API_VERSION, SHOOT[1], ns_name, metadata_only=True)["items"]:
             self._event(
                 project,
                 WARNING,
@@ -472,7 +479,7 @@ class ProjectReconciler:
                         for o in meta.get("ownerReferences") or []
                         if not (
                             o.get("apiVersion") == PROJECT_API_VERSION
-                            and o.get("kind") == "Project"
+                            and o.get("kind") == KIND
                             and o.get("name") == p_meta["name"]
                             and o.get("uid") == p_meta["uid"]
                         )
@@ -522,7 +529,7 @@ class ProjectReconciler:
         meta = project["metadata"]
         return self.client.patch(
             PROJECT_API_VERSION,
-            "Project",
+            KIND,
             meta["name"],
             {"metadata": {"finalizers": finalizers or None, "resourceVersion": meta["resourceVersion"]}},
         )
@@ -535,7 +542,7 @@ class ProjectReconciler:
             return project
         return self.client.patch(
             PROJECT_API_VERSION,
-            "Project",
+            KIND,
             project["metadata"]["name"],
             {"status": {"phase": phase, "observedGeneration": generation}},
             subresource="status",

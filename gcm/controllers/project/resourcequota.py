@@ -24,16 +24,17 @@ from framework.meta.quantity import Quantity, quantity_from_json
 from framework.meta.strconv import atoi
 from framework.predicate import Funcs, Predicate
 from framework.reconcile import Request, Result
-from gcm.controllers.project.indexes import (
-    PROJECT_API_VERSION,
-    PROJECT_NAMESPACE_INDEX,
-    add_project_namespace_index,
+from gcm.apis.constants import (
+    ANNOTATION_CONFIGMAPS_PER_SHOOT,
+    ANNOTATION_SECRETS_PER_SHOOT,
+    PROJECT,
+    SHOOT,
 )
+from gcm.apis.constants import RESOURCE_QUOTA_SHOOTS as SHOOTS_QUOTA_KEY
+from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
 
 CONTROLLER_NAME = "project-resourcequota"
 RECONCILE_TIMEOUT = 180.0
-SHOOT_API_VERSION = "core.gardener.cloud/v1beta1"
-SHOOTS_QUOTA_KEY = "count/shoots.core.gardener.cloud"
 
 
 @dataclass(frozen=True)
@@ -47,9 +48,9 @@ class PerShootResource:
 
 DEFAULT_PER_SHOOT_RESOURCES = (
     # ca-cluster, ca-kubelet
-    PerShootResource("quota.gardener.cloud/configmaps-per-shoot", "count/configmaps", 2),
+    PerShootResource(ANNOTATION_CONFIGMAPS_PER_SHOOT, "count/configmaps", 2),
     # ca-cluster, ssh-keypair, ssh-keypair.old, monitoring
-    PerShootResource("quota.gardener.cloud/secrets-per-shoot", "count/secrets", 4),
+    PerShootResource(ANNOTATION_SECRETS_PER_SHOOT, "count/secrets", 4),
 )
 
 # --- predicate and reconciler -------------------------------------------------------------------------
@@ -65,11 +66,7 @@ def project_namespace_predicate(client: Any) -> Predicate:
         namespace = get_namespace(obj)
         if not namespace:
             return False
-        return bool(
-            client.list(PROJECT_API_VERSION, "Project", field_selector={PROJECT_NAMESPACE_INDEX: namespace})[
-                "items"
-            ]
-        )
+        return bool(client.list(*PROJECT, field_selector={PROJECT_NAMESPACE_INDEX: namespace})["items"])
 
     return Funcs(
         create=in_project_namespace,
@@ -112,7 +109,7 @@ class ResourceQuotaReconciler:
         if SHOOTS_QUOTA_KEY in hard:
             max_shoots = quantity_from_json(hard[SHOOTS_QUOTA_KEY])
         else:
-            shoots = self.client.list(SHOOT_API_VERSION, "Shoot", meta["namespace"])["items"]
+            shoots = self.client.list(*SHOOT, meta["namespace"])["items"]
             max_shoots = Quantity(Fraction(len(shoots)))
 
         new_hard: dict[str, str] = {}

@@ -14,9 +14,9 @@ from typing import Any
 
 import structlog
 
+from gcm.apis.constants import PROJECT
 from gcm.webhooks.namespacedeletion.handler import (
     PATH,
-    PROJECT_API_VERSION,
     WEBHOOK_NAME,
     NamespaceDeletionHandler,
 )
@@ -88,7 +88,7 @@ def add_to_manager(mgr: Any, cfg: Any) -> WebhookRegistrar | None:
         )
         return None
     handler = NamespaceDeletionHandler(mgr.client, mgr.api_reader)
-    informers = [mgr.cache.informer("v1", "Namespace"), mgr.cache.informer(PROJECT_API_VERSION, "Project")]
+    informers = [mgr.cache.informer("v1", "Namespace"), mgr.cache.informer(*PROJECT)]
     registrar = WebhookRegistrar(server, PATH, handler, informers)
     mgr.add(registrar, need_leader_election=False)  # every replica serves it (§6, §7)
     mgr.add_readyz_check(READYZ_CHECK, registrar.check)

@@ -18,14 +18,13 @@ import structlog
 from framework.client import NotFound
 from framework.meta.object import get_labels, is_being_deleted
 from framework.webhook import AdmissionRequest, AdmissionResponse, allowed, denied, errored
+from gcm.apis.constants import LABEL_PROJECT_NAME, PROJECT, SHOOT, WEBHOOK_NAMESPACE_DELETION
 
 log = structlog.get_logger("gcm.webhooks.namespacedeletion")
 
 PATH = "/webhooks/validate-namespace-deletion"
-WEBHOOK_NAME = "validate-namespace-deletion.gardener.cloud"
-LABEL_PROJECT_NAME = "project.gardener.cloud/name"
-PROJECT_API_VERSION = "core.gardener.cloud/v1beta1"
-SHOOT_API_VERSION = "core.gardener.cloud/v1beta1"
+WEBHOOK_NAME = WEBHOOK_NAMESPACE_DELETION
+PROJECT_API_VERSION = PROJECT[0]
 TIMEOUT = 10.0  # the overall time budget of one review (§4)
 
 
@@ -90,7 +89,7 @@ class NamespaceDeletionHandler:
         if not project_name:
             return allowed()
         try:
-            project = self._get(PROJECT_API_VERSION, "Project", project_name, deadline)
+            project = self._get(*PROJECT, project_name, deadline)
         except NotFound:
             return allowed()
         except Exception as e:
@@ -130,6 +129,6 @@ class NamespaceDeletionHandler:
     def _has_shoots(self, namespace: str, deadline: float) -> bool:
         """Whether the namespace holds a Shoot: a live, metadata-only list with ``limit=1``."""
         result = self.api_reader.list(
-            SHOOT_API_VERSION, "Shoot", namespace, limit=1, metadata_only=True, timeout=self._left(deadline)
+            *SHOOT, namespace, limit=1, metadata_only=True, timeout=self._left(deadline)
         )
         return bool((result or {}).get("items"))

@@ -25,24 +25,41 @@ from typing import Any
 
 from framework.manager import CacheOptions
 from framework.meta.object import get_namespace
+from gcm.apis.constants import (
+    BACKUP_ENTRY,
+    CREDENTIALS_BINDING,
+    INTERNAL_SECRET,
+    PLANT,
+    PROJECT,
+    QUOTA,
+    SECRET_BINDING,
+    SHOOT,
+    WORKLOAD_IDENTITY,
+)
+from gcm.apis.constants import LABEL_CREDENTIALS_BINDING_REFERENCE as LABEL_CREDENTIALS_BINDING_REF
+from gcm.apis.constants import LABEL_SECRET_BINDING_REFERENCE as LABEL_SECRET_BINDING_REF
 
-CORE_V1BETA1 = "core.gardener.cloud/v1beta1"
-SECURITY_V1ALPHA1 = "security.gardener.cloud/v1alpha1"
+__all__ = [
+    "BACKUP_ENTRY",
+    "CREDENTIALS_BINDING",
+    "INTERNAL_SECRET",
+    "LABEL_CREDENTIALS_BINDING_REF",
+    "LABEL_SECRET_BINDING_REF",
+    "NAMESPACE",
+    "PLANT",
+    "PROJECT",
+    "QUOTA",
+    "SECRET",
+    "SECRET_BINDING",
+    "SHOOT",
+    "WORKLOAD_IDENTITY",
+    "add_indexes",
+    "cache_options",
+    "secret_metadata_only",
+]
 
-PROJECT = (CORE_V1BETA1, "Project")
 NAMESPACE = ("v1", "Namespace")
-SHOOT = (CORE_V1BETA1, "Shoot")
-PLANT = (CORE_V1BETA1, "Plant")
-BACKUP_ENTRY = (CORE_V1BETA1, "BackupEntry")
-QUOTA = (CORE_V1BETA1, "Quota")
-SECRET_BINDING = (CORE_V1BETA1, "SecretBinding")
-INTERNAL_SECRET = (CORE_V1BETA1, "InternalSecret")
 SECRET = ("v1", "Secret")
-CREDENTIALS_BINDING = (SECURITY_V1ALPHA1, "CredentialsBinding")
-WORKLOAD_IDENTITY = (SECURITY_V1ALPHA1, "WorkloadIdentity")
-
-LABEL_SECRET_BINDING_REF = "reference.gardener.cloud/secretbinding"
-LABEL_CREDENTIALS_BINDING_REF = "reference.gardener.cloud/credentialsbinding"
 
 # Index names are prefixed so they never share a name (and so a function) with another controller's.
 INDEX_SECRET_BINDING_SECRET_REF = "gcm.stale/secretbinding-secretref"

@@ -33,6 +33,9 @@ from framework.meta.object import (
 from framework.meta.strconv import is_true
 from framework.meta.time import format_rfc3339_nano, format_time, parse_time
 from framework.reconcile import Request, Result
+from gcm.apis.constants import ANNOTATION_CONFIRMATION_DELETION as ANNOTATION_CONFIRM_DELETION
+from gcm.apis.constants import ANNOTATION_PROJECT_SKIP_STALE_CHECK as ANNOTATION_SKIP_STALE_CHECK
+from gcm.apis.constants import ANNOTATION_TIMESTAMP, LABEL_ROLE
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,
@@ -61,10 +64,6 @@ log = structlog.get_logger("gcm.controllers.project.stale")
 
 DAY = timedelta(hours=24)
 
-ANNOTATION_SKIP_STALE_CHECK = "project.gardener.cloud/skip-stale-check"
-ANNOTATION_CONFIRM_DELETION = "confirmation.gardener.cloud/deletion"
-ANNOTATION_TIMESTAMP = "gardener.cloud/timestamp"
-LABEL_ROLE = "gardener.cloud/role"
 # Gardener's own control-plane secrets never keep a Project alive.
 CONTROL_PLANE_SECRET_ROLES = frozenset({"kubeconfig", "ssh-keypair", "monitoring"})
 
@@ -190,7 +189,7 @@ def _credentials(reader: Reader, ns: str, api_version: str, kind: str, objs: lis
         bindings = _items(reader, CREDENTIALS_BINDING, field_selector={INDEX_CREDENTIALS_BINDING_REF: key})
         hit = _shoot_using(reader, bindings, INDEX_SHOOT_CREDENTIALS_BINDING)
         if hit:
-            return _used(f"{kind} {ns}/{_name(obj)}", hit, "CredentialsBinding")
+            return _used(f"{kind} {ns}/{_name(obj)}", hit, CREDENTIALS_BINDING[1])
     return None
 
 
@@ -220,7 +219,7 @@ def find_usage(reader: Reader, ns: str, *, plants: bool = True) -> str | None:
         bindings = _items(reader, SECRET_BINDING, field_selector={INDEX_SECRET_BINDING_SECRET_REF: key})
         hit = _shoot_using(reader, bindings, INDEX_SHOOT_SECRET_BINDING)
         if hit:
-            return _used(f"Secret {key}", hit, "SecretBinding")
+            return _used(f"Secret {key}", hit, SECRET_BINDING[1])
     secrets = _not_control_plane(
         _items(reader, SECRET, ns, label_selector={LABEL_CREDENTIALS_BINDING_REF: "true"})
     )
@@ -229,12 +228,12 @@ def find_usage(reader: Reader, ns: str, *, plants: bool = True) -> str | None:
         return usage
 
     internal = _items(reader, INTERNAL_SECRET, ns, label_selector={LABEL_CREDENTIALS_BINDING_REF: "true"})
-    usage = _credentials(reader, ns, INTERNAL_SECRET[0], "InternalSecret", internal)
+    usage = _credentials(reader, ns, *INTERNAL_SECRET, internal)
     if usage:
         return usage
 
     identities = _items(reader, WORKLOAD_IDENTITY, ns, label_selector={LABEL_CREDENTIALS_BINDING_REF: "true"})
-    usage = _credentials(reader, ns, WORKLOAD_IDENTITY[0], "WorkloadIdentity", identities)
+    usage = _credentials(reader, ns, *WORKLOAD_IDENTITY, identities)
     if usage:
         return usage
 
