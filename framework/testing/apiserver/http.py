@@ -48,6 +48,7 @@ from .responses import (
     warning_headers,
 )
 from .rest import WriteOptions
+from .reviews import create_review
 from .routing import Target, request_verb, resolve_target
 from .table import parse_include_object, partial_metadata
 from .watch import Watcher
@@ -188,7 +189,7 @@ class Handler:
         admission = self.server.admission
         if verb == "create" and (not rt.persisted or t.subresource == "token"):
             body = await read_body(request, rt)
-            res = self.server.review(rt, t.namespace, t.name, body, opts.user)
+            res = create_review(self.server, rt, t.namespace, t.name, body, opts.user)
         elif verb == "create":
             body = await read_body(request, rt)
             res = await admission.create(rt, t.namespace, body, opts)

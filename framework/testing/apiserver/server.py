@@ -11,7 +11,6 @@ import shutil
 import ssl
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,31 +21,27 @@ import yaml
 from aiohttp import web
 
 from framework import certs
-from framework.meta.time import format_time
 
-from . import allocators, decoding, errors, gardener, timefmt, tokens
+from . import allocators, gardener
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
     MASTERS,
     RBAC_GROUP,
-    Attributes,
     Authenticator,
     RBACAuthorizer,
     UserInfo,
-    access_review,
     bootstrap_policy,
-    escalation_error,
-    token_review,
 )
+from .builtin_admission import admit
 from .controllers import CRD_STORAGE, Controllers
+from .crd_install import install_crds
 from .errors import StatusError
 from .faults import Fault
 from .http import Handler
 from .persistence import SQLiteStore
 from .registry import Registry
-from .resources import ResourceType
-from .rest import API, Result, WriteOptions, decode_builtin, deep_copy
+from .rest import API
 from .storage import Storage
 
 log = structlog.get_logger("framework.testing.apiserver")
@@ -108,7 +103,7 @@ class APIServer:
         # Groups not to serve, e.g. ("events.k8s.io",) to test clients against an older cluster.
         self.registry = Registry(tuple(disabled_groups))
         self.api = API(self.storage, self.registry)
-        self.api.admit = self._admit
+        self.api.admit = functools.partial(admit, self)
         # The Gardener API server's Project/Shoot rules (gcm --embedded turns them on).
         self.gardener_admission = gardener_admission
         if gardener_admission:
@@ -427,114 +422,6 @@ class APIServer:
         target = Path(path) if path else self._dir / f"kubeconfig-{secrets.token_hex(4)}"
         return _write_private(target, yaml.safe_dump(kc))
 
-    def review(
-        self, rt: ResourceType, namespace: str | None, name: str | None, body: Any, user: UserInfo
-    ) -> Result:
-        """The create-only review APIs and the ServiceAccount TokenRequest (10-6, 22-3)."""
-        if not isinstance(body, dict):
-            raise errors.bad_request(f"{rt.kind} must be a JSON object")
-        if rt.resource == "serviceaccounts":
-            decoding.decode("authentication.k8s.io", "TokenRequest", body)
-            decode_builtin(rt, body, model="AuthenticationV1TokenRequest", kind="TokenRequest")
-        else:
-            decoding.decode(rt.group, rt.kind, body)
-            decode_builtin(rt, body)
-        if rt.resource == "serviceaccounts":
-            sa = self.api.get_stored(rt, namespace, name or "")
-            spec = dict(body.get("spec") or {})
-            seconds = spec.get("expirationSeconds")
-            seconds = 3600 if seconds is None else seconds
-            # ValidateTokenRequest: at least 10 minutes, at most 2^32 seconds.
-            too = (
-                "less than 10 minutes"
-                if not isinstance(seconds, int) or seconds < 600
-                else "larger than 2^32 seconds"
-                if seconds > 1 << 32
-                else None
-            )
-            if too:
-                detail = f"may not specify a duration {too}"
-                raise errors.invalid(
-                    "TokenRequest",
-                    "authentication.k8s.io",
-                    name or "",
-                    [errors.invalid_value("spec.expirationSeconds", seconds, detail)],
-                )
-            spec["expirationSeconds"] = seconds
-            spec["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
-            token, exp = self.authenticator.mint_service_account_token(
-                namespace or "",
-                name or "",
-                sa["metadata"]["uid"],
-                spec["audiences"],
-                seconds,
-                spec.get("boundObjectRef"),
-            )
-            if self.store is not None:
-                sa_ref = [namespace or "", name or "", sa["metadata"]["uid"]]
-                self.store.add_token(token, "serviceaccount", sa_ref)
-            expires = format_time(datetime.fromtimestamp(exp, UTC))
-            return Result(
-                201,
-                {
-                    "apiVersion": "authentication.k8s.io/v1",
-                    "kind": "TokenRequest",
-                    "metadata": {
-                        "name": name,
-                        "namespace": namespace,
-                        "creationTimestamp": timefmt.now_time(),
-                    },
-                    "spec": spec,
-                    "status": {"token": token, "expirationTimestamp": expires},
-                },
-            )
-        if "review" in rt.extra:  # a create-only kind of the generic catalog strategy
-            return Result(201, rt.extra["review"](body))
-        if rt.kind == "TokenReview":
-            return Result(201, token_review(body, self.authenticator))
-        if rt.kind == "SelfSubjectReview":  # kubectl auth whoami: the requester as authenticated
-            return Result(
-                201,
-                {
-                    "kind": "SelfSubjectReview",
-                    "apiVersion": "authentication.k8s.io/v1",
-                    "metadata": {"creationTimestamp": timefmt.now_time()},
-                    "status": {"userInfo": user.as_dict()},
-                },
-            )
-
-        def decide(a: Attributes) -> bool:
-            return self.authorization == "AlwaysAllow" or self.authorizer.allowed(a)
-
-        return Result(201, access_review(rt.kind, body, user, namespace, decide))
-
-    def _admit(self, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions) -> None:
-        """RBAC escalation prevention for roles and bindings (19-2); Gardener's rules when enabled."""
-        user = opts.user
-        if self.gardener_admission and rt.group == gardener.GROUP:
-            gardener.admit(rt, new, old, user)
-            return
-        if self.authorization != "RBAC" or user is None or rt.group != RBAC_GROUP:
-            return
-        meta = new["metadata"]
-        ns = meta.get("namespace", "")
-        if rt.resource in ("roles", "clusterroles"):
-            if self.authorizer.allowed(
-                Attributes(user, "escalate", True, RBAC_GROUP, "v1", rt.resource, "", meta["name"], ns)
-            ):
-                return
-            missing = self.authorizer.covers(user, ns, list(new.get("rules") or ()))
-        else:
-            ref = new.get("roleRef") or {}
-            role_resource = "clusterroles" if ref.get("kind") == "ClusterRole" else "roles"
-            if self.authorizer.allowed(
-                Attributes(user, "bind", True, RBAC_GROUP, "v1", role_resource, "", ref.get("name", ""), ns)
-            ):
-                return
-            missing = self.authorizer.covers(user, ns, self.authorizer.role_rules(ref, ns))
-        if missing:
-            raise escalation_error(rt.resource, meta["name"], user, missing)
-
     def map_webhook_service(self, namespace: str, name: str, address: str, port: int = 443) -> None:
         """Send admission webhook calls for Service ``namespace/name`` port ``port`` to ``address``
         (``host:port``); TLS still verifies the name ``name.namespace.svc`` (21-6)."""
@@ -551,42 +438,7 @@ class APIServer:
 
     def install_crds(self, source: str | os.PathLike | Iterable[dict], timeout: float = 10.0) -> list[str]:
         """Create or update the CRDs of a YAML directory or file (or dicts); wait until Established."""
-        docs = list(_load_docs(source)) if isinstance(source, str | os.PathLike) else list(source)
-        crds = [d for d in docs if isinstance(d, dict) and d.get("kind") == "CustomResourceDefinition"]
-        rt = self.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
-        assert rt is not None
-
-        def apply(crd: dict) -> None:
-            crd = deep_copy(crd)  # storage keeps what it is given: never the caller's dict
-            name = crd.get("metadata", {}).get("name", "")
-            existing = self.storage.get(CRD_STORAGE, ("", name))
-            if existing is None:
-                self.api.create(rt, None, crd)
-            else:
-                body = {
-                    **crd,
-                    "metadata": {
-                        **crd.get("metadata", {}),
-                        "resourceVersion": existing["metadata"]["resourceVersion"],
-                    },
-                }
-                self.api.update(rt, None, name, body)
-
-        names = []
-        for crd in crds:
-            self.call(functools.partial(apply, crd))
-            names.append(crd["metadata"]["name"])
-
-        def established(crd_name: str) -> bool:
-            return bool(self.registry.custom_types(crd_name))
-
-        deadline = time.monotonic() + timeout
-        for name in names:
-            while not self.call(functools.partial(established, name)):
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"CRD {name} was not established within {timeout}s")
-                time.sleep(0.01)
-        return names
+        return install_crds(self, source, timeout)
 
     # -- fault injection -----------------------------------------------------------------------------
 
@@ -630,17 +482,6 @@ def _write_private(path: Path, text: str) -> str:
         f.write(text)
     tmp.replace(path)
     return str(path)
-
-
-def _load_docs(source: str | os.PathLike) -> Iterable[Any]:
-    path = Path(source)
-    files = (
-        sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
-        if path.is_dir()
-        else [path]
-    )
-    for f in files:
-        yield from yaml.safe_load_all(f.read_text())
 
 
 __all__ = ["APIServer", "StatusError"]

@@ -17,7 +17,6 @@ ROOT = Path(apiserver_pkg.__file__).parent
 NOT_YET_SPLIT = {
     "resources.py",
     "rest.py",
-    "server.py",
     "validation.py",
 }
 
