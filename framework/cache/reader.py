@@ -12,7 +12,8 @@ import orjson
 
 from framework.client import NotFound, RESTMapping
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
-from framework.client.selectors import exact_field_matches, label_matcher
+from framework.client.selectors import exact_field_matches
+from framework.meta import labels
 from framework.meta.object import get_metadata
 
 from .store import Indexer
@@ -23,6 +24,15 @@ __all__ = ["CacheReader", "deep_copy"]
 def deep_copy(obj: Any) -> Any:
     """A private copy of a cached object (orjson round trip: faster than ``copy.deepcopy``)."""
     return orjson.loads(orjson.dumps(obj))
+
+
+def _exact_label(selector: labels.Selector) -> tuple[str, str] | None:
+    """(key, value) of the selector's first ``key=value`` requirement: the objects it can match
+    are a subset of that label's index entry."""
+    for r in selector.requirements:
+        if r.operator in ("=", "==") or (r.operator == "in" and len(r.values) == 1):
+            return r.key, r.values[0]
+    return None
 
 
 class CacheReader:
@@ -89,11 +99,15 @@ class CacheReader:
                     f"{field!r}; register one with add_field_index({self.api_version!r}, {m.kind!r}, "
                     f"{field!r}, func)"
                 )
-        matches = label_matcher(label_selector)
+        selector = labels.as_selector(label_selector or None)
+        matches = selector.matches
+        exact = _exact_label(selector)
         if fields:
             objs = self.indexer.by_index(*next(iter(fields.items())))
         elif namespace:
             objs = self.indexer.by_index("namespace", namespace)
+        elif exact is not None:
+            objs = self.indexer.by_label(*exact)
         else:
             objs = self.indexer.list()
         items = []

@@ -34,6 +34,18 @@ KeyFunc = Callable[[Any], str]
 
 _NO_VALUES: tuple[str, ...] = ()
 
+LABEL_INDEX_PREFIX = "label:"
+"""Prefix of the label indices :meth:`Indexer.by_label` registers (``"label:<key>"``)."""
+
+
+def _label_index_func(key: str) -> IndexFunc:
+    def label_values(obj: Any) -> list[str]:
+        labels = (obj.get("metadata") or {}).get("labels") if isinstance(obj, dict) else None
+        value = labels.get(key) if labels else None
+        return [value] if isinstance(value, str) else []
+
+    return label_values
+
 
 class IndexNotFoundError(KeyError):
     """Raised when a query names an index that was never registered."""
@@ -175,6 +187,14 @@ class ThreadSafeStore:
         """Return every value currently present in index ``index_name``."""
         with self._lock:
             return list(self._index(index_name))
+
+    def by_lazy_index(self, index_name: str, func: IndexFunc, value: str) -> builtins.list[Any]:
+        """:meth:`by_index`, registering ``func`` as the lazy index ``index_name`` if it has none yet
+        (built now, maintained from then on)."""
+        with self._lock:
+            if index_name not in self._indices and index_name not in self._lazy:
+                self._lazy[index_name] = func
+            return self.by_index(index_name, value)
 
     # -- internals ----------------------------------------------------------------------------------
 
@@ -337,6 +357,16 @@ class Indexer:
     def list_index_func_values(self, index_name: str) -> builtins.list[str]:
         """Return the values present in index ``index_name``."""
         return self._store.list_index_func_values(index_name)
+
+    def by_label(self, key: str, value: str) -> builtins.list[Any]:
+        """Return the objects whose label ``key`` is ``value``.
+
+        The index of label ``key`` (named ``"label:<key>"``) is built by the first call and maintained
+        after, so a label-selected read of a cluster-wide cache is not a scan of every object
+        (the project controller lists its ClusterRoles by label once per reconcile); a cache never
+        read so pays nothing.
+        """
+        return self._store.by_lazy_index(LABEL_INDEX_PREFIX + key, _label_index_func(key), value)
 
     def get_indexers(self) -> dict[str, IndexFunc]:
         """Return a copy of the registered index functions (the built-in ones included)."""

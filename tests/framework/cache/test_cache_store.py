@@ -169,6 +169,24 @@ def test_an_indexer_never_read_by_namespace_keeps_no_namespace_index() -> None:
     assert read - unread > 20 * len(objs)  # the index costs tens of bytes per object, only once read
 
 
+def test_label_index_is_built_on_first_read_and_follows_label_changes() -> None:
+    idx = Indexer()
+    idx.add(obj("a", None, {"app": "web"}))
+    idx.add(obj("b", None, {"app": "db"}))
+    idx.add(obj("c", None))
+    assert "label:app" not in idx.get_indexers()  # nothing paid before a read by label
+    assert [o["metadata"]["name"] for o in idx.by_label("app", "web")] == ["a"]
+    assert "label:app" in idx.get_indexers()
+    idx.update(obj("b", None, {"app": "web"}, rv="2"))  # moves from db to web
+    idx.update(obj("a", None, {"tier": "front"}, rv="2"))  # label removed
+    idx.add(obj("d", None, {"app": "web"}))
+    idx.delete(obj("d", None))
+    assert [o["metadata"]["name"] for o in idx.by_label("app", "web")] == ["b"]
+    assert idx.by_label("app", "db") == []
+    assert sorted(idx.list_index_func_values("label:app")) == ["web"]  # emptied values pruned
+    assert idx.by_label("tier", "front") == [obj("a", None, {"tier": "front"}, rv="2")]
+
+
 def test_namespace_indexer_may_be_passed_again_but_not_overridden() -> None:
     Indexer(indexers={"namespace": meta_namespace_index_func, "app": by_app})
     with pytest.raises(ValueError, match="conflict"):
