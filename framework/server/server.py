@@ -38,6 +38,7 @@ from aiohttp import HttpVersion11, web
 from multidict import CIMultiDictProxy
 
 from framework.server.address import BindError, bind_socket
+from framework.server.pool import WorkerPool
 
 __all__ = ["BodyTooLarge", "HTTPServer", "Request", "Response", "RouteHandler"]
 
@@ -192,7 +193,7 @@ class HTTPServer:
         self._bound_port = 0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._pool: WorkerPool | None = None
         self._runner: web.ServerRunner | None = None
         self._started = threading.Event()
         self._stopping = threading.Event()
@@ -277,7 +278,7 @@ class HTTPServer:
             except OSError as error:
                 raise BindError(self.name, self._host, self._requested_port, error) from error
             self._bound_port = sock.getsockname()[1]
-            self._pool = concurrent.futures.ThreadPoolExecutor(self._max_workers, f"{self.name}-handler")
+            self._pool = WorkerPool(f"{self.name}-handler", self._max_workers)
             loop = self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(target=self._run_loop, args=(loop,), name=self.name, daemon=True)
             self._thread.start()
@@ -368,11 +369,7 @@ class HTTPServer:
             thread.join(left())
         leftover = [thread.name] if thread is not None and thread.is_alive() else []
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
-            for worker in list(getattr(pool, "_threads", ())):
-                worker.join(left())
-                if worker.is_alive():
-                    leftover.append(worker.name)
+            leftover.extend(pool.shutdown(left()))
         return leftover
 
     def __enter__(self) -> HTTPServer:
@@ -394,7 +391,7 @@ class HTTPServer:
         assert self._loop is not None and self._pool is not None
         request = Request(raw, self._loop)
         try:
-            response = await self._loop.run_in_executor(self._pool, handler, request)
+            response = await self._pool.call(lambda: handler(request))
         except (ConnectionError, TimeoutError) as error:  # the client went away mid-body
             log.debug("client connection failed", server=self.name, path=raw.path, error=repr(error))
             raise

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -17,6 +19,7 @@ from prometheus_client.registry import Collector
 
 from framework.metrics import DEFAULT_BIND_ADDRESS, MetricsServer, parse_bind_address
 from framework.server import HTTPServer, Request, Response
+from framework.testing import consistently, eventually
 
 pytestmark = pytest.mark.usefixtures("no_leaked_threads")
 
@@ -250,3 +253,70 @@ def test_expect_100_continue_and_malformed_requests(registry: CollectorRegistry)
             + b"x" * 1000,
         )
         assert data.startswith(b"HTTP/1.1 500 ")  # BodyTooLarge escaped the handler: logged 500
+
+
+def test_handlers_run_on_a_bounded_pool_off_the_loop(http: urllib3.PoolManager) -> None:
+    """Two workers: a third slow request waits for one, while the loop keeps answering unrouted paths."""
+    running, most, lock, release = [0], [0], threading.Lock(), threading.Event()
+
+    def slow(request: Request) -> Response:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        release.wait(10)
+        with lock:
+            running[0] -= 1
+        return Response.text(threading.current_thread().name)
+
+    server = HTTPServer("127.0.0.1", 0, name="pooled", max_workers=2)
+    server.route("/slow", slow)
+    names: list[str] = []
+    with server:
+        clients = [
+            threading.Thread(
+                target=lambda: names.append(
+                    urllib3.PoolManager(retries=False).request("GET", server.url + "/slow").data.decode()
+                ),
+                name=f"client-{i}",
+            )
+            for i in range(3)
+        ]
+        for client in clients:
+            client.start()
+        eventually(lambda: running[0] == 2, message="two handlers running")
+        # both workers are busy: the event loop still serves what needs no worker
+        assert http.request("GET", server.url + "/unrouted", timeout=5).status == 404
+        consistently(lambda: most[0] == 2, duration=0.2, message="no third handler at once")
+        release.set()
+        for client in clients:
+            client.join(10)
+    assert most[0] == 2
+    assert sorted(set(names)) == ["pooled-handler_0", "pooled-handler_1"]
+
+
+_HUNG_HANDLER = """
+import threading, urllib3, time
+from framework.server import HTTPServer, Response
+
+def stuck(request):
+    threading.Event().wait()  # never returns
+    return Response.text("late")
+
+server = HTTPServer("127.0.0.1", 0, name="exit-test")
+server.route("/stuck", stuck)
+server.start()
+client = lambda: urllib3.PoolManager(retries=False).request("GET", server.url + "/stuck", timeout=30)
+threading.Thread(target=client, name="client", daemon=True).start()
+while not any(t.name.startswith("exit-test-handler") for t in threading.enumerate()):
+    time.sleep(0.01)
+print("stopped in time:", server.stop(0.3), flush=True)
+"""
+
+
+def test_a_hung_handler_does_not_keep_the_process_from_exiting() -> None:
+    # stop() gives up on the handler at its bound; the process (gcm on SIGTERM) must still exit.
+    done = subprocess.run(
+        [sys.executable, "-c", _HUNG_HANDLER], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "stopped in time: False" in done.stdout, done.stderr
+    assert done.returncode == 0, done.stderr
