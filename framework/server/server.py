@@ -5,9 +5,9 @@ draining on shutdown); this module adds what the manager's servers share, in the
 controller-runtime's servers:
 
 - Routes map a path (or a path prefix) to a synchronous ``handler(Request) -> Response``. Handlers run on
-  a bounded pool of named threads, never on the event loop, so a slow health check or admission handler
-  cannot stall other connections. Unknown paths answer ``404 page not found`` (Go's ``http.NotFound``);
-  a handler that raises gets a logged 500.
+  a bounded pool of named daemon threads (``pool.WorkerPool``), never on the event loop, so a slow
+  health check or admission handler cannot stall other connections. Unknown paths answer ``404 page
+  not found`` (Go's ``http.NotFound``); a handler that raises gets a logged 500.
 - ``start()`` binds synchronously: an address in use raises :class:`BindError` right there, naming the
   server and the address. ``port`` is the bound port (useful with port 0).
 - ``stop(timeout)`` closes the listener at once, closes idle keep-alive connections, lets in-flight
