@@ -8,7 +8,7 @@ Every measurement runs in its own process, against a test API server in another 
 in-process there, not measured), so gcm's figures are gcm's alone and its peak RSS is its own:
 
 1. **expire**: N events (10 % Shoot events), all expired (reference time 2h ago, TTL 1h), exist before
-   gcm starts. gcm (a Manager with the event controller as ``gcm.app.build_manager`` builds it,
+   gcm starts. gcm (a Manager with the event controller as ``gcm.cmd.app.build_manager`` builds it,
    ``concurrentSyncs`` = W, client without QPS limit) starts; measured: time until its informer holds
    only the Shoot events (checked against the server afterwards), of which the initial list + cache
    sync, and peak RSS of the process above its baseline, per cached event.
@@ -163,12 +163,13 @@ def rss_kb() -> tuple[int, int]:
 
 
 def make_manager(kubeconfig: str, workers: int, build: bool = True, slim: bool = True) -> tuple[Any, Any]:
-    """gcm's manager for ``controllers.event`` (build: via ``gcm.app.build_manager``, with the
+    """gcm's manager for ``controllers.event`` (build: via ``gcm.cmd.app.build_manager``, with the
     controller; else a bare Manager with or without the slim Event cache, controller not added)."""
     from framework.client import Client
     from framework.manager import Manager
-    from gcm import app
+    from gcm.cmd import app
     from gcm.config import EventControllerConfiguration, default_config
+    from gcm.controllers.add import add_event_controller
     from gcm.controllers.event import EVENT_CACHE_OPTIONS
 
     cfg = default_config()
@@ -178,8 +179,8 @@ def make_manager(kubeconfig: str, workers: int, build: bool = True, slim: bool =
     client = Client.from_kubeconfig(kubeconfig, qps=0)
     client.mapping(EV, "Event")  # discovery before the baseline
     if build:
-        app.CONTROLLER_MODULES = ("gcm.controllers.event",)  # the others are not part of this bench
-        return app.build_manager(cfg, client), cfg
+        # The other controllers are not part of this bench.
+        return app.build_manager(cfg, client, add_controllers=add_event_controller), cfg
     return Manager(client, cache_options=EVENT_CACHE_OPTIONS if slim else None), cfg
 
 

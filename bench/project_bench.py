@@ -295,12 +295,12 @@ def child_floor(n: int, threads: int) -> dict:
     import structlog
 
     from framework.client import Client
-    from gcm.controllers.project.rbac import desired_objects
-    from gcm.controllers.project.reconciler import (
+    from gcm.controllers.project.project.reconciler import (
         controller_reference,
         generated_namespace_name,
         project_labels,
     )
+    from gcm.controllers.project.rbac import desired_objects
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     with tempfile.TemporaryDirectory() as tmp:

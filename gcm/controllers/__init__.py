@@ -1,1 +1,2 @@
-"""gcm's controllers; each registers itself with ``gcm.app.register_controller``."""
+"""gcm's controllers, one package per controller (``add.py`` wiring, ``reconciler.py`` logic), all
+registered by :mod:`gcm.controllers.add`."""

@@ -329,7 +329,7 @@ def test_unknown_field_is_a_warning_with_the_nearest_known_field(garden, tmp_pat
 
 def test_concurrent_syncs_zero_means_one_worker_for_every_controller(apiserver):
     from framework.client import Client
-    from gcm.app import build_manager
+    from gcm.cmd.app import build_manager
     from gcm.config import load_config
 
     cfg = load_config(

@@ -38,7 +38,7 @@ from framework.manager import LeaderElectionOptions, Manager
 from framework.testing import consistently
 from framework.webhook import AdmissionRequest, WebhookServer, self_signed_cert
 from gcm import embedded
-from gcm.app import webhook_server
+from gcm.cmd.app import webhook_server
 from gcm.config import ConfigError, default_config
 from gcm.config.types import WebhookServer as WebhookServerConfig
 from gcm.config.types import WebhookTLS
@@ -242,7 +242,7 @@ def test_delete_without_old_object_is_a_bad_request():
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory) -> Iterator[tuple[str, bytes]]:
-    """gcm's webhook server (``gcm.app.webhook_server``) serving the handler with fake readers."""
+    """gcm's webhook server (``gcm.cmd.app.webhook_server``) serving the handler with fake readers."""
     certs = tmp_path_factory.mktemp("served-certs")
     _, _, ca_pem = self_signed_cert(certs)
     cfg = default_config()

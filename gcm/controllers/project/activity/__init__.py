@@ -4,7 +4,7 @@ InternalSecrets in its namespace are created, changed or deleted, so the stale c
 objects that lived shorter than ``staleSyncPeriod``.
 Gardener's ``pkg/controllermanager/controller/project/activity``."""
 
-from gcm.controllers.project.activity.controller import (
+from gcm.controllers.project.activity.add import (
     CONTROLLER_NAME,
     HasBindingReferenceLabel,
     RelevantCreatesAndUpdates,

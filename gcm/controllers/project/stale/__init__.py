@@ -2,12 +2,12 @@
 auto-delete timestamp after a grace period and deletes them once it has passed.
 
 ``add_to_manager(mgr, cfg)`` registers it; ``python -m gcm stale-report`` prints what it would decide
-for every Project (:mod:`gcm.controllers.project.stale.report`).
+for every Project (:mod:`gcm.cmd.stale_report`).
 Gardener's ``pkg/controllermanager/controller/project/stale``.
 """
 
+from gcm.controllers.project.stale.add import CONTROLLER_NAME, StalePredicate, add_to_manager
 from gcm.controllers.project.stale.cache import cache_options
-from gcm.controllers.project.stale.controller import CONTROLLER_NAME, StalePredicate, add_to_manager
 from gcm.controllers.project.stale.reconciler import Decision, StaleReconciler, StaleSettings, evaluate
 
 __all__ = [

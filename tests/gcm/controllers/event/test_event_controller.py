@@ -3,7 +3,7 @@
 Unit tests run the Reconciler against the test API server with a FakeClock (TTL 1h, as Gardener's unit
 tests). Integration tests run the controller in a Manager whose clock is a FakeClock (TTL 30m, as
 Gardener's integration test), so "an hour later" is one ``step()``; one test uses the real clock, a TTL
-of 2 s and ``gcm.app.build_manager``. Events are written through both ``core/v1`` and
+of 2 s and ``gcm.cmd.app.build_manager``. Events are written through both ``core/v1`` and
 ``events.k8s.io/v1``.
 """
 
@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-import gcm.app
+import gcm.cmd.app
+import gcm.controllers.add
 from framework.client import Client, Conflict, NotFound
 from framework.clock import FakeClock
 from framework.manager import Manager
@@ -592,14 +593,13 @@ def test_restart_of_gcm_mid_way(apiserver, client, clock):
         second.stop()
 
 
-# --- gcm.app wiring and the real clock ------------------------------------------------------------------
+# --- gcm.cmd.app wiring and the real clock --------------------------------------------------------------
 
 
 @pytest.fixture
-def only_event_controller(monkeypatch):
-    """``build_manager`` with the event controller as its only module (others are tested elsewhere)."""
-    monkeypatch.setattr(gcm.app, "CONTROLLER_MODULES", ("gcm.controllers.event",))
-    monkeypatch.setattr(gcm.app, "_controllers", [])
+def only_event_controller():
+    """``build_manager`` adding the event controller only (the others are tested elsewhere)."""
+    return {"add_controllers": gcm.controllers.add.add_event_controller}
 
 
 def quiet(cfg: Any) -> Any:
@@ -614,7 +614,7 @@ def quiet(cfg: Any) -> Any:
 def test_85_without_event_section_nothing_is_registered(apiserver, client, only_event_controller):
     cfg = quiet(default_config())
     assert cfg.controllers.event is None
-    mgr = gcm.app.build_manager(cfg, client)
+    mgr = gcm.cmd.app.build_manager(cfg, client, **only_event_controller)
     # Only the API server connection check runs (on every replica); no controller.
     assert mgr._leader_runnables == []
     assert [type(r).__name__ for r in mgr._runnables] == ["APIServerConnection"]
@@ -631,9 +631,9 @@ def test_85_without_event_section_nothing_is_registered(apiserver, client, only_
 
 
 def test_build_manager_real_clock_short_ttl(apiserver, client, only_event_controller):
-    """gcm.app.build_manager with ``controllers.event: {ttlNonShootEvents: 2s}``, on the real clock."""
+    """gcm.cmd.app.build_manager with ``controllers.event: {ttlNonShootEvents: 2s}``, on the real clock."""
     cfg = quiet(event_config(2.0))
-    mgr = gcm.app.build_manager(cfg, client)
+    mgr = gcm.cmd.app.build_manager(cfg, client, **only_event_controller)
     assert mgr.cache.options[(EV, "Event")].transform is slim_event
     assert mgr.cache.informer(EV, "Event").resync_period == 0  # create-only: no periodic resync
     [controller] = mgr._leader_runnables

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gcm.config import LabelSelector, LabelSelectorRequirement, QuotaConfiguration
-from gcm.controllers.project.reconciler import desired_quota, quota_patch, select_quota
+from gcm.controllers.project.project.reconciler import desired_quota, quota_patch, select_quota
 
 
 def _harness():

@@ -21,7 +21,11 @@ import pytest
 
 from framework.client import Client, Invalid
 from framework.testing import consistently
-from gcm.controllers.project.reconciler import NamespaceError, ProjectReconciler, generated_namespace_name
+from gcm.controllers.project.project.reconciler import (
+    NamespaceError,
+    ProjectReconciler,
+    generated_namespace_name,
+)
 
 
 def _harness():

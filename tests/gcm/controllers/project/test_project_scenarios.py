@@ -14,7 +14,7 @@ from pathlib import Path
 from framework.client import Client
 from framework.reconcile import Request, Result
 from framework.testing import consistently
-from gcm.controllers.project.reconciler import ProjectReconciler
+from gcm.controllers.project.project.reconciler import ProjectReconciler
 
 
 def _harness():
@@ -321,10 +321,10 @@ def test_a16_deleting_project_without_finalizer_is_left_alone(make_env):
 
 
 def test_full_app_build_manager(tmp_path):
-    """The whole gcm application (gcm.app.build_manager) reconciles a Project to Ready."""
+    """The whole gcm application (gcm.cmd.app.build_manager) reconciles a Project to Ready."""
     import threading
 
-    from gcm.app import build_manager
+    from gcm.cmd.app import build_manager
 
     e = h.Env(tmp_path, start=False)
     try:

@@ -72,7 +72,7 @@ def mixed_projects(env) -> tuple:
 
 
 def run_report(env, tmp_path, output: str, minimum=5, grace=10, expiration=15) -> tuple[int, str]:
-    from gcm.controllers.project.stale.report import run
+    from gcm.cmd.stale_report import run
 
     args = argparse.Namespace(
         config=write_config(tmp_path, minimum, grace, expiration),
@@ -248,7 +248,7 @@ def test_stale_report_names_defaults_and_config_values(env, tmp_path):
         "apiVersion: controllermanager.config.gardener.cloud/v1alpha1\nkind: ControllerManagerConfiguration\n"
         "controllers:\n  project:\n    staleGracePeriodDays: 7\n"
     )
-    from gcm.controllers.project.stale.report import run
+    from gcm.cmd.stale_report import run
 
     for output in ("table", "json"):
         args = argparse.Namespace(config=str(config), kubeconfig=env.embedded.gcm_kubeconfig, output=output)

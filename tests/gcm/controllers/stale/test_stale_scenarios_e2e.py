@@ -514,7 +514,7 @@ def test_gauges_count_stale_and_scheduled_projects(env):
 
 
 def test_secrets_are_cached_without_data(env):
-    from gcm.app import build_manager
+    from gcm.cmd.app import build_manager
     from gcm.controllers.project.stale.cache import secret_metadata_only
 
     env.project("sec")
@@ -531,6 +531,6 @@ def test_secrets_are_cached_without_data(env):
     h.seen(secret)
     (cached,) = h.mgr.client.list("v1", "Secret", namespace="garden-sec", label_selector=SB_LABEL)["items"]
     assert set(cached) == {"apiVersion", "kind", "metadata"} and "managedFields" not in cached["metadata"]
-    # gcm's own Manager (gcm.app.build_manager) is constructed with that transform.
+    # gcm's own Manager (gcm.cmd.app.build_manager) is constructed with that transform.
     mgr = build_manager(env.config(), h.sa)
     assert mgr.cache.options[("v1", "Secret")].transform is secret_metadata_only

@@ -9,7 +9,7 @@ Events are the highest-churn kind of a cluster, so the informer caches only what
 (:func:`slim_event`): name, namespace, resourceVersion, ``regarding.apiVersion``/``kind`` (one shared
 dict per distinct pair) and the one timestamp that decides the reference time. The manager's
 cache options are fixed when it is constructed: pass :data:`EVENT_CACHE_OPTIONS` to ``Manager(...,
-cache_options=...)`` (``gcm.app.build_manager`` does when the controller is enabled).
+cache_options=...)`` (``gcm.controllers.add.cache_options`` does when the controller is enabled).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ import structlog
 
 from framework.builder import Builder
 from framework.controller import Controller
-from framework.manager import CacheOptions
+from framework.manager import CacheOptions, Manager
 from framework.predicate import Funcs
-from gcm.config import EventControllerConfiguration
+from gcm.config import ControllerManagerConfiguration
 from gcm.config.defaults import DEFAULT_TTL_NON_SHOOT_EVENTS
 from gcm.controllers.event.reconciler import (
     EVENT_API_VERSION,
@@ -123,11 +123,14 @@ EVENT_CACHE_OPTIONS: dict[tuple[str, str], CacheOptions] = {
 not resync (the create-only predicate drops resync updates; a resync would queue every event at once)."""
 
 
-def add_controller(mgr: Any, cfg: EventControllerConfiguration) -> Controller:
-    """Add the Event TTL controller to ``mgr`` (runs while leading); returns it."""
-    ttl = cfg.ttl_non_shoot_events
+def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Controller | None:
+    """Add the Event TTL controller (runs while leading) when ``controllers.event`` is set; returns it."""
+    event = cfg.controllers.event
+    if event is None:
+        return None
+    ttl = event.ttl_non_shoot_events
     ttl = float(DEFAULT_TTL_NON_SHOOT_EVENTS if ttl is None else ttl)
-    workers = cfg.workers  # 0 means one worker, as everywhere in gcm
+    workers = event.workers  # 0 means one worker, as everywhere in gcm
     if mgr.cache.options.get((EVENT_API_VERSION, EVENT_KIND)) is None:
         log.warning(
             "the manager caches full Events; pass gcm.controllers.event.EVENT_CACHE_OPTIONS "

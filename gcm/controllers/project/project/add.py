@@ -1,4 +1,4 @@
-"""The ``project`` controller: wiring of :class:`~gcm.controllers.project.reconciler.ProjectReconciler`.
+"""The ``project`` controller: wiring of its reconciler (:mod:`.reconciler`).
 
 Gardener's ``pkg/controllermanager/controller/project/project/add.go``:
 
@@ -30,7 +30,7 @@ from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
 from gcm.apis.constants import KIND_SHOOT, LABEL_PROJECT_NAME, PROJECT, SHOOT
 from gcm.controllers.project.indexes import add_project_namespace_index
-from gcm.controllers.project.reconciler import ProjectReconciler
+from gcm.controllers.project.project.reconciler import ProjectReconciler
 
 log = structlog.get_logger("gcm.controllers.project")
 

@@ -1,9 +1,9 @@
 """``python -m gcm stale-report``: what the stale check decides for every Project, changing nothing.
 
 It lists each kind the stale check reads once, cluster-wide (Secrets metadata-only), indexes them as
-the controller's cache does and runs the controller's own :func:`~.reconciler.evaluate` for every
-Project at the current time with the day settings of ``controllers.project`` of the given config. Only
-GET/LIST requests are made. Columns:
+the controller's cache does and runs the controller's own
+:func:`~gcm.controllers.project.stale.reconciler.evaluate` for every Project at the current time with
+the day settings of ``controllers.project`` of the given config. Only GET/LIST requests are made. Columns:
 
 - ``STATE``: ``young``, ``active`` (recent ``lastActivityTimestamp``), ``in-use``, ``excluded``
   (``skip-stale-check``), ``stale``, ``auto-delete-scheduled``, ``auto-delete-due`` (deleted at the
@@ -241,7 +241,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, clock: Clock | None = None, out: Any = None) -> int:
     """The ``stale-report`` command: 0 on success, 2 for a bad config or kubeconfig, 1 on API errors."""
-    from gcm.startup import (
+    from gcm.cmd.options import (
         EXIT_RUNTIME,
         NO_KUBECONFIG,
         StartupError,

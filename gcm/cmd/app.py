@@ -1,13 +1,10 @@
-"""Builds gcm's Manager from the configuration and registers its controllers and webhooks.
-
-A controller plugs in with one call: ``register_controller(name, fn)`` where ``fn(manager, config)``
-adds it to the manager (``gcm/controllers/...``); the registrations run in ``build_manager``.
+"""Builds gcm's Manager from the configuration and registers its controllers and webhooks
+(Gardener's ``cmd/gardener-controller-manager/app``): :func:`gcm.controllers.add.add_to_manager` and
+:func:`gcm.webhooks.add.add_to_manager` add each of them explicitly.
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import ssl
 from collections.abc import Callable
 from pathlib import Path
@@ -20,26 +17,13 @@ from framework.webhook import WebhookServer
 from gcm.config import ConfigError, ControllerManagerConfiguration
 from gcm.config.errors import invalid, required
 from gcm.connection import APIServerConnection
+from gcm.controllers import add as controllers
+from gcm.webhooks import add as webhooks
 
 log = structlog.get_logger("gcm")
 
-Registration = Callable[[Manager, ControllerManagerConfiguration], None]
-_controllers: list[tuple[str, Registration]] = []
-
-# Each module exposes ``add_to_manager(mgr, cfg)`` and decides from ``cfg`` whether it is enabled.
-CONTROLLER_MODULES = (
-    "gcm.controllers.project.project",
-    "gcm.controllers.project.resourcequota",
-    "gcm.controllers.project.stale",
-    "gcm.controllers.project.activity",
-    "gcm.controllers.event",
-    "gcm.webhooks.namespacedeletion",
-)
-
-
-def register_controller(name: str, fn: Registration) -> None:
-    """Add a controller (or webhook) registration run for every Manager ``build_manager`` creates."""
-    _controllers.append((name, fn))
+AddToManager = Callable[[Manager, ControllerManagerConfiguration], object]
+"""Adds controllers to a Manager from the configuration (:func:`gcm.controllers.add.add_to_manager`)."""
 
 
 def bind(address: str, port: int) -> str:
@@ -83,14 +67,15 @@ def webhook_server(cfg: ControllerManagerConfiguration) -> WebhookServer | None:
     return server
 
 
-def _available(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_options: Any) -> Manager:
+def build_manager(
+    cfg: ControllerManagerConfiguration,
+    client: Any,
+    *,
+    add_controllers: AddToManager = controllers.add_to_manager,
+    **manager_options: Any,
+) -> Manager:
+    """The Manager ``cfg`` describes, with the controllers ``add_controllers`` adds (all that ``cfg``
+    enables, by default) and the webhooks; ``manager_options`` go to :class:`Manager`."""
     le = cfg.leader_election
     election = None
     if le is not None and le.leader_elect:
@@ -102,19 +87,9 @@ def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_op
             retry_period=float(le.retry_period),
             release_on_cancel=True,
         )
-    if cfg.controllers.event is not None:
-        # Events are cached slim; cache options are fixed when the Manager is constructed.
-        from gcm.controllers.event import EVENT_CACHE_OPTIONS
-
-        manager_options["cache_options"] = {
-            **EVENT_CACHE_OPTIONS,
-            **(manager_options.get("cache_options") or {}),
-        }
-    # Secrets are cached metadata-only (stale check, activity): never their data.
-    from gcm.controllers.project.stale.cache import cache_options as stale_cache_options
-
+    # Fixed when the Manager is constructed: Events cached slim, Secrets metadata-only.
     manager_options["cache_options"] = {
-        **stale_cache_options(),
+        **controllers.cache_options(cfg),
         **(manager_options.get("cache_options") or {}),
     }
     server = cfg.server
@@ -138,12 +113,6 @@ def build_manager(cfg: ControllerManagerConfiguration, client: Any, **manager_op
     connection = APIServerConnection(client)
     mgr.add(connection, need_leader_election=False)
     mgr.add_readyz_check("apiserver", connection.check)
-    for module in CONTROLLER_MODULES:
-        if not _available(module):
-            log.warning("controller module not available", module=module)
-            continue
-        importlib.import_module(module).add_to_manager(mgr, cfg)
-    for name, register in _controllers:
-        log.info("registering", controller=name)
-        register(mgr, cfg)
+    add_controllers(mgr, cfg)
+    webhooks.add_to_manager(mgr, cfg)
     return mgr

@@ -1,4 +1,4 @@
-"""The ``project-resourcequota`` controller.
+"""The ``project-resourcequota`` reconciler.
 
 Gardener's ``pkg/controllermanager/controller/project/resourcequota``: every ResourceQuota in a project
 namespace must leave room for the Secrets and ConfigMaps Gardener itself creates per Shoot. For each
@@ -16,25 +16,17 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from framework.builder import Builder
 from framework.client import NotFound
-from framework.controller import Controller
-from framework.meta.object import get_metadata, get_namespace
+from framework.meta.object import get_metadata
 from framework.meta.quantity import Quantity, quantity_from_json
 from framework.meta.strconv import atoi
-from framework.predicate import Funcs, Predicate
 from framework.reconcile import Request, Result
 from gcm.apis.constants import (
     ANNOTATION_CONFIGMAPS_PER_SHOOT,
     ANNOTATION_SECRETS_PER_SHOOT,
-    PROJECT,
     SHOOT,
 )
 from gcm.apis.constants import RESOURCE_QUOTA_SHOOTS as SHOOTS_QUOTA_KEY
-from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
-
-CONTROLLER_NAME = "project-resourcequota"
-RECONCILE_TIMEOUT = 180.0
 
 
 @dataclass(frozen=True)
@@ -53,27 +45,7 @@ DEFAULT_PER_SHOOT_RESOURCES = (
     PerShootResource(ANNOTATION_SECRETS_PER_SHOOT, "count/secrets", 4),
 )
 
-# --- predicate and reconciler -------------------------------------------------------------------------
-
-
 _ZERO = Quantity(Fraction(0))
-
-
-def project_namespace_predicate(client: Any) -> Predicate:
-    """Passes (every event type) only when a Project's ``spec.namespace`` is the quota's namespace."""
-
-    def in_project_namespace(obj: Any) -> bool:
-        namespace = get_namespace(obj)
-        if not namespace:
-            return False
-        return bool(client.list(*PROJECT, field_selector={PROJECT_NAMESPACE_INDEX: namespace})["items"])
-
-    return Funcs(
-        create=in_project_namespace,
-        update=lambda old, new: in_project_namespace(new),
-        delete=in_project_namespace,
-        generic=in_project_namespace,
-    )
 
 
 class ResourceQuotaReconciler:
@@ -139,21 +111,3 @@ class ResourceQuotaReconciler:
         if new_hard:
             patch["spec"] = {"hard": new_hard}
         return patch
-
-
-def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
-    """Register ``project-resourcequota`` (with ``controllers.project``, which is always defaulted)."""
-    project_cfg = cfg.controllers.project
-    if project_cfg is None:
-        return None
-    add_project_namespace_index(mgr)
-    return (
-        Builder(mgr)
-        .named(CONTROLLER_NAME)
-        .for_("v1", "ResourceQuota", predicates=[project_namespace_predicate(mgr.client)])
-        .with_options(
-            max_concurrent_reconciles=project_cfg.workers,
-            reconcile_timeout=RECONCILE_TIMEOUT,
-        )
-        .complete(ResourceQuotaReconciler(mgr.client, project_cfg))
-    )

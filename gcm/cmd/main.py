@@ -1,0 +1,261 @@
+"""The ``gcm`` command line (``python -m gcm``): the Gardener Controller Manager.
+
+    python -m gcm [run] [--config FILE] [--kubeconfig FILE]   run against a cluster
+    python -m gcm --embedded                                   run against a built-in API server
+    python -m gcm stale-report [--config FILE] [--kubeconfig FILE] [-o table|json]
+                                                               stale state of every Project, read-only
+
+Exit codes: 0 after a graceful shutdown (SIGTERM/SIGINT), 1 when leadership was lost or gcm failed at
+runtime, 2 for anything the operator configured wrong (config file, kubeconfig, ports, TLS files), each
+reported as one line on stderr naming the file, field or port (no traceback unless ``--log-level
+debug``). An API server that does not answer is not a start-up error: gcm waits for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import sys
+import traceback
+from importlib.metadata import PackageNotFoundError, version
+
+import structlog
+
+from framework.leaderelection import LeaderElectionLost
+from framework.manager import CacheSyncTimeout
+from framework.server import BindError
+from gcm.cmd.options import (
+    EXIT_OK,
+    EXIT_RUNTIME,
+    EXIT_USAGE,
+    NO_KUBECONFIG,
+    KubeconfigSource,
+    StartupError,
+    bind_error,
+    load_configuration,
+    make_client,
+    resolve_kubeconfig,
+)
+from gcm.config import API_VERSION, ConfigError, IgnoredField, log_ignored_fields
+from gcm.config.types import DEFAULT_WEBHOOK_PORT
+from gcm.log import LEVELS, configure_logging
+
+log = structlog.get_logger("gcm")
+
+__all__ = ["EXIT_OK", "EXIT_RUNTIME", "EXIT_USAGE", "main", "make_client", "parser", "resolve_kubeconfig"]
+
+
+def _version() -> str:
+    try:
+        return version("gcm")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+DESCRIPTION = (
+    "Gardener Controller Manager: reconciles Projects (namespaces, member RBAC, quotas), marks and "
+    "deletes stale Projects, expires non-Shoot Events and guards project namespaces against deletion."
+)
+EXIT_CODES = (
+    "exit codes: 0 after SIGTERM/SIGINT (graceful), 1 when leadership was lost or gcm failed at runtime, "
+    "2 for anything configured wrong (config file, kubeconfig, ports, TLS files)"
+)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m gcm",
+        description=DESCRIPTION,
+        epilog="'run' is the default command: 'python -m gcm --embedded' tries gcm without a cluster, "
+        "'python -m gcm run --help' lists its options. " + EXIT_CODES + ".",
+    )
+    p.add_argument("--version", action="version", version=f"gcm {_version()}")
+    sub = p.add_subparsers(dest="command", title="commands", metavar="{run,stale-report}")
+    _run_options(
+        sub.add_parser(
+            "run",
+            help="run the controller manager (the default command)",
+            description=DESCRIPTION,
+            epilog="Without --config all defaults apply. Run '--embedded' to try gcm without a cluster. "
+            + EXIT_CODES
+            + ".",
+        )
+    )
+    from gcm.cmd import stale_report
+
+    stale_report.add_arguments(
+        sub.add_parser(
+            "stale-report",
+            help="list every Project with its stale state, read-only",
+            description="What the stale-Project check decides for every Project now, with the day "
+            "settings of the config's controllers.project (young, active, in use by what, stale since, "
+            "auto-delete at). Changes nothing.",
+        )
+    )
+    return p
+
+
+def _log_level_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--log-level",
+        choices=tuple(LEVELS),
+        help="overrides the config's logLevel; 'debug' also prints the traceback of a failed start",
+    )
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help=f"ControllerManagerConfiguration (YAML or JSON, {API_VERSION})",
+    )
+    p.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig of the garden cluster (else $KUBECONFIG, gardenClientConnection.kubeconfig, "
+        "in-cluster, ~/.kube/config)",
+    )
+    _log_level_option(p)
+    p.add_argument(
+        "--embedded",
+        action="store_true",
+        help="start a built-in API server (RBAC on) and run gcm against it as its ServiceAccount",
+    )
+    p.add_argument(
+        "--embedded-port",
+        type=int,
+        default=6443,
+        metavar="PORT",
+        help="port of the built-in API server (default 6443)",
+    )
+    p.add_argument(
+        "--embedded-port-offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N to every port embedded mode listens on (API server 6443, probes 2718, metrics 2719, "
+        "webhook 2721): a second instance next to the first (also give it another --embedded-data-dir)",
+    )
+    p.add_argument(
+        "--embedded-data-dir",
+        default=".gcm/data",
+        metavar="DIR",
+        help="where the built-in API server keeps its objects (SQLite; survives restarts and kill -9), "
+        "certificates and gcm's kubeconfig (default .gcm/data; delete it to start afresh)",
+    )
+    p.add_argument(
+        "--embedded-ephemeral",
+        action="store_true",
+        help="keep the built-in API server's objects in memory only: everything is gone on stop",
+    )
+    p.add_argument(
+        "--embedded-kubeconfig",
+        default=".gcm/kubeconfig",
+        metavar="FILE",
+        help="where to write an admin kubeconfig for the built-in API server (default .gcm/kubeconfig)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    ignored: list[IgnoredField] = []
+    cfg = load_configuration(args.config, ignored)
+    configure_logging(args.log_level or cfg.log_level or "info", cfg.log_format or "json")
+    log_ignored_fields(ignored)  # now that logging is configured: a typo must be seen
+    embedded = None
+    if args.embedded:
+        from gcm import embedded as embedded_mode
+
+        offset = args.embedded_port_offset
+        try:
+            embedded = embedded_mode.start(
+                args.embedded_port + offset,
+                args.embedded_kubeconfig,
+                data_dir=args.embedded_data_dir,
+                ephemeral=args.embedded_ephemeral,
+                gardener_admission=True,  # a garden's gardener-apiserver rules for Projects and Shoots
+            )
+        except embedded_mode.DataDirError as e:
+            raise StartupError(f"--embedded-data-dir: {e}") from None
+        except OSError as e:
+            if e.errno != errno.EADDRINUSE and e.filename is not None:
+                # A read-only or foreign place for the garden's files (a container's root filesystem).
+                raise StartupError(
+                    f"gcm --embedded cannot write {e.filename}: {e.strerror}; pass --embedded-data-dir DIR "
+                    "and --embedded-kubeconfig FILE on a writable filesystem"
+                ) from None
+            if e.errno != errno.EADDRINUSE:
+                raise
+            port = args.embedded_port + offset
+            raise StartupError(
+                f"the embedded API server cannot listen on port {port}: address already in use (another "
+                "gcm --embedded?); stop it, or pass --embedded-port-offset N to move every embedded port"
+            ) from None
+        source = KubeconfigSource(embedded.gcm_kubeconfig, "--embedded")
+        embedded_mode.local_servers(cfg, offset)
+        # namespace-deletion webhook (issue 10)
+        embedded_mode.enable_webhooks(embedded, cfg, DEFAULT_WEBHOOK_PORT + offset)
+        ready = embedded_mode.ReadyLine(
+            kubeconfig=embedded.admin_kubeconfig,
+            data_dir="(memory)" if args.embedded_ephemeral else str(embedded.data_dir),
+            **embedded_mode.urls(embedded, cfg),
+            hint=f"try: kubectl --kubeconfig {embedded.admin_kubeconfig} get projects,namespaces",
+        )
+    else:
+        found = resolve_kubeconfig(args.kubeconfig, cfg)
+        if found is None:
+            raise StartupError(NO_KUBECONFIG)
+        source = found
+    try:
+        from gcm.cmd.app import build_manager
+
+        client = make_client(source, cfg)
+        try:
+            mgr = build_manager(cfg, client)
+        except ConfigError as e:
+            raise StartupError("\n".join(e.errors)) from None
+        if embedded is not None:
+            mgr.add(ready, need_leader_election=False)
+        log.info(
+            "starting gcm", version=_version(), kubeconfig=source.path or "in-cluster", api_server=client.host
+        )
+        try:
+            mgr.start()
+        except BindError as e:
+            raise bind_error(e, cfg, embedded=embedded is not None) from None
+    except LeaderElectionLost:
+        log.error("leader election lost, exiting")
+        return EXIT_RUNTIME
+    except CacheSyncTimeout as e:
+        raise StartupError(f"{e}; the wait is controllers.cacheSyncTimeout", EXIT_RUNTIME) from None
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    log.info("gcm stopped")
+    return EXIT_OK
+
+
+COMMANDS = ("run", "stale-report")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not any(a in (*COMMANDS, "--version", "-h", "--help") for a in argv[:1]):
+        argv.insert(0, "run")  # `run` is the default command
+    args = parser().parse_args(argv)
+    debug = getattr(args, "log_level", None) == "debug"
+    try:
+        if args.command == "stale-report":
+            from gcm.cmd import stale_report
+
+            return stale_report.run(args)
+        return run(args)
+    except StartupError as e:
+        sys.stderr.write(f"gcm: {e}\n")
+        return e.exit_code
+    except Exception as e:
+        # A bug or an unforeseen failure: one line, the traceback only on request.
+        if debug:
+            traceback.print_exc()
+        hint = "" if debug else " (run with --log-level debug for the traceback)"
+        sys.stderr.write(f"gcm: unexpected error: {type(e).__name__}: {e}{hint}\n")
+        return EXIT_RUNTIME
