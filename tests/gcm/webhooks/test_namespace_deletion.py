@@ -591,7 +591,7 @@ def test_without_webhook_server_the_webhook_is_off_and_logged():
 
 @pytest.mark.parametrize("legacy", [False, True])
 def test_missing_certificates_exit_2_naming_the_setting(tmp_path, capsys, monkeypatch, legacy):
-    import gcm.__main__ as cli
+    import gcm.cmd.main as cli
 
     monkeypatch.setattr(cli, "configure_logging", lambda *a: None)  # keep the test's structlog setup
 
