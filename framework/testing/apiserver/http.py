@@ -111,7 +111,7 @@ class Handler:
         if parts[0] == "version" and len(parts) == 1:
             return json_response(VERSION_INFO)
         if parts[0] == "openapi":
-            return openapi(request, parts)
+            return openapi(request, parts, self.server.registry)
         if parts[0] == "api":
             if len(parts) == 1:
                 if (disc := aggregated_discovery(request)) is not None:

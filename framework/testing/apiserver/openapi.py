@@ -1,13 +1,17 @@
-"""``/openapi/v2``: the OpenAPI document kubectl fetches for client-side validation and ``explain``.
+"""``/openapi/v2`` and ``/openapi/v3``: the OpenAPI documents kubectl fetches for ``explain`` and
+field validation.
 
-It is empty so far: kubectl then skips client-side validation (3-7, 24-1).
+v2 is empty so far (kubectl then skips client-side validation, 3-7, 24-1); v3 is served per
+group-version by :mod:`openapi_v3`, which kubectl ≥ 1.27 prefers for ``explain`` and ``apply``.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from . import openapi_v3
 from .discovery import GIT_VERSION
+from .registry import Registry
 from .responses import json_response, path_not_found
 
 SWAGGER = {
@@ -18,8 +22,21 @@ SWAGGER = {
 }
 
 
-def openapi(request: web.Request, parts: list[str]) -> web.Response:
+def openapi(request: web.Request, parts: list[str], registry: Registry) -> web.Response:
     """Serve ``/openapi/...`` (``parts`` are the path's segments)."""
+    if parts[1:] == ["v3"]:
+        return json_response(openapi_v3.root(registry))
+    if parts[1:2] == ["v3"]:
+        rest = parts[2:]
+        if rest[:1] == ["api"] and len(rest) == 2:
+            doc = openapi_v3.document(registry, "", rest[1])
+        elif rest[:1] == ["apis"] and len(rest) == 3:
+            doc = openapi_v3.document(registry, rest[1], rest[2])
+        else:
+            doc = None
+        if doc is None:
+            raise path_not_found()
+        return json_response(doc)
     if parts[1:] == ["v2"]:
         accept = request.headers.get("Accept", "")
         if "protobuf" in accept and "application/json" not in accept:

@@ -1147,7 +1147,7 @@ def decode_builtin(
     """Decode ``body`` as the Go type of built-in ``rt`` (or of ``model``, a subresource's kind): the
     unknown fields' paths (removed from ``body``). A wrong JSON type is a 400, or a 422 for the result of
     a patch; kinds the client has no model for are not checked."""
-    model = model or _builtin_model(rt)
+    model = model or builtin_model(rt)
     if model is None:
         return []
     try:
@@ -1158,6 +1158,6 @@ def decode_builtin(
         raise StatusError(422, "Invalid", message) if patched else errors.bad_request(message) from None
 
 
-def _builtin_model(rt: ResourceType) -> str | None:
+def builtin_model(rt: ResourceType) -> str | None:
     """The client model class of a built-in resource (None when the client has none)."""
     return _models().get((rt.group, rt.version, rt.resource))
