@@ -64,3 +64,12 @@ def test_apply_validate_strict_and_warn(apiserver, kubectl):
     w = widget("w1", {"size": 1, "bogus": True})
     r = kubectl.run("apply", "--validate=strict", "-f", kubectl.write("w.yaml", w))
     assert r.returncode != 0 and 'unknown field "spec.bogus"' in r.stderr
+
+
+def test_explain_gardener_project_spec(apiserver, kubectl):
+    root = os.path.dirname(os.path.abspath(__file__)) + "/../../../.."
+    apiserver.install_crds(os.path.join(root, "manifests/crds/core.gardener.cloud_projects.yaml"))
+    out = kubectl.ok("explain", "project.spec")
+    assert "GROUP:      core.gardener.cloud" in out and "KIND:       Project" in out
+    assert "Spec defines the project properties." in out
+    assert "members\t<[]Object>" in out and "namespace\t<string>" in out
