@@ -24,6 +24,7 @@ __all__ = [
     "is_path_segment_prefix",
     "is_qualified_name",
     "is_valid_label_value",
+    "is_valid_port_name",
     "max_len_error",
     "regex_error",
 ]
@@ -206,4 +207,25 @@ def is_config_map_key(value: str) -> list[str]:
         errs.append("must not be '..'")
     elif value.startswith(".."):
         errs.append("must not start with '..'")
+    return errs
+
+
+_PORT_NAME_CHARS = re.compile(r"[-a-z0-9]+")
+_PORT_NAME_LETTER = re.compile(r".*[a-z].*")
+
+
+def is_valid_port_name(value: str) -> list[str]:
+    """``IsValidPortName``: an IANA_SVC_NAME, at most 15 characters of ``[-a-z0-9]`` with a letter,
+    no double or edge hyphens."""
+    errs = []
+    if len(value) > 15:
+        errs.append(max_len_error(15))
+    if not _full(_PORT_NAME_CHARS, value):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if "--" in value:
+        errs.append("must not contain consecutive hyphens")
+    if not _full(_PORT_NAME_LETTER, value):
+        errs.append("must contain at least one letter (a-z)")
+    if value.startswith("-") or value.endswith("-"):
+        errs.append("must not begin or end with a hyphen")
     return errs

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 import orjson
 
@@ -27,6 +27,8 @@ from .crd.definition import (
 from .crd.definition_validation import validate_crd
 from .crd.values import as_dict
 from .errors import FieldError, duplicate, invalid_value, not_supported, required
+from .kinds.core.podspec import is_int as _int
+from .kinds.core.podspec import validate_pod_spec
 from .patch import BUILTIN_SMP_STRATEGIES
 
 PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -187,10 +189,6 @@ def _crd_normalize(obj: dict, old: dict | None) -> None:
 # defaulting and validation for manifests to apply and round-trip, nothing that needs a controller.
 
 
-def _int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _deployment_normalize(obj: dict, old: dict | None) -> None:
     """apps/v1 ``SetDefaults_Deployment`` (not the pod template's defaults) and the registry strategy:
     status starts empty; annotations are copied to ReplicaSets upstream, so changing them bumps
@@ -316,28 +314,8 @@ def _pod_fields(obj: dict) -> dict[str, str]:
     }
 
 
-def _containers_errors(containers: Any, path: str) -> list[FieldError]:
-    if not containers or not isinstance(containers, list):
-        return [required(path)]
-    errs: list[FieldError] = []
-    seen: set[str] = set()
-    for i, c in enumerate(containers):
-        c = c if isinstance(c, dict) else {}
-        name = c.get("name")
-        if not name:
-            errs.append(required(f"{path}[{i}].name"))
-        elif name in seen:
-            errs.append(duplicate(f"{path}[{i}].name", name))
-        else:
-            seen.add(name)
-        if not c.get("image"):
-            errs.append(required(f"{path}[{i}].image"))
-    return errs
-
-
 def _pod_validate(obj: dict, old: dict | None) -> list[FieldError]:
-    spec = as_dict(obj.get("spec"))
-    return _containers_errors(spec.get("containers"), "spec.containers")
+    return validate_pod_spec(obj.get("spec"), "spec")
 
 
 def _template_normalize(status: dict, spec_defaults: dict) -> Hook:
@@ -363,9 +341,9 @@ def _template_normalize(status: dict, spec_defaults: dict) -> Hook:
 
 
 def _template_validate(obj: dict, old: dict | None) -> list[FieldError]:
-    spec = as_dict(obj.get("spec"))
-    template = as_dict(spec.get("template"))
-    return _containers_errors((template.get("spec") or {}).get("containers"), "spec.template.spec.containers")
+    """ReplicationController and DaemonSet templates: a valid pod spec restarting Always."""
+    template = as_dict(as_dict(obj.get("spec")).get("template"))
+    return validate_pod_spec(template.get("spec"), "spec.template.spec", ("Always",))
 
 
 def _rc_fields(obj: dict) -> dict[str, str]:
@@ -414,22 +392,7 @@ def _deployment_validate(obj: dict, old: dict | None) -> list[FieldError]:
                     "spec.template.metadata.labels", labels, "`selector` does not match template `labels`"
                 )
             )
-    containers = (template.get("spec") or {}).get("containers")
-    if not containers or not isinstance(containers, list):
-        errs.append(required("spec.template.spec.containers"))
-    else:
-        seen: set[str] = set()
-        for i, c in enumerate(containers):
-            c = c if isinstance(c, dict) else {}
-            name = c.get("name")
-            if not name:
-                errs.append(required(f"spec.template.spec.containers[{i}].name"))
-            elif name in seen:
-                errs.append(duplicate(f"spec.template.spec.containers[{i}].name", name))
-            else:
-                seen.add(name)
-            if not c.get("image"):
-                errs.append(required(f"spec.template.spec.containers[{i}].image"))
+    errs += validate_pod_spec(template.get("spec"), "spec.template.spec", ("Always",))
     if old is not None and (old.get("spec") or {}).get("selector") != selector:
         errs.append(invalid_value("spec.selector", selector, "field is immutable"))
     return errs

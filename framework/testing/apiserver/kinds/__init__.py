@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ..resources import BUILTIN, ResourceType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..resources import ResourceType
 
 
 def builtin_strategies() -> list[ResourceType]:
     """Every kind with its own strategy, in registration order (the generic catalog fills in the rest)."""
+    # Imported here: resources.py itself uses kinds.core.podspec, so the package may not import it first.
+    from ..resources import BUILTIN
     from .apps import replicaset, statefulset
     from .autoscaling import horizontalpodautoscaler
     from .batch import cronjob, job

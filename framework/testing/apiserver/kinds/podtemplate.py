@@ -3,7 +3,7 @@ selector and template (``pkg/apis/apps/validation``, ``pkg/apis/batch/validation
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import Any
 
 from framework.meta import field
 from framework.meta.labels import label_selector_as_selector, validate_label_selector
@@ -11,11 +11,8 @@ from framework.meta.object import get_labels
 
 from ..errors import FieldError
 from ..patch import _METADATA, MergeStrategy, _pod_template
-from ..resources import _containers_errors, default_pod_spec
-
-
-def is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
+from ..resources import default_pod_spec
+from .core.podspec import is_int, validate_pod_spec
 
 
 def as_dict(value: Any) -> dict:
@@ -81,13 +78,8 @@ def validate_selector_and_template(
 
 
 def validate_template_spec(template: dict, path: str, restart_policies: tuple[str, ...]) -> list[FieldError]:
-    """Containers (names, images) and the restart policy of a pod template."""
-    pod = as_dict(template.get("spec"))
-    errs = _containers_errors(pod.get("containers"), f"{path}.spec.containers")
-    policy = pod.get("restartPolicy")
-    if policy not in restart_policies:
-        errs.append(field.not_supported(f"{path}.spec.restartPolicy", policy, list(restart_policies)))
-    return errs
+    """The template's pod spec (``validate_pod_spec``) with the restart policies the kind allows."""
+    return validate_pod_spec(template.get("spec"), f"{path}.spec", restart_policies)
 
 
 def immutable(new: Any, old: Any, path: str) -> list[FieldError]:

@@ -573,3 +573,48 @@ def test_pod_node_rc_daemonset_printers(module_api, module_kubectl):
     assert rows[1][:7] == ["ds1", "0", "0", "0", "0", "0", "<none>"]
     core.delete_namespaced_pod("p1", "default")
     core.delete_node("n1")
+
+
+def test_pod_spec_validation_of_pods_and_templates(module_api, invalid):
+    """ValidatePodSpec's common findings, for a Pod and for a Deployment's and DaemonSet's template."""
+    core, apps = client.CoreV1Api(module_api), client.AppsV1Api(module_api)
+    container = {
+        "name": "Web",
+        "image": "nginx",
+        "imagePullPolicy": "Sometimes",
+        "ports": [{"containerPort": 70000, "name": "http-port-number-one"}],
+        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
+    }
+    body = {"metadata": {"name": "bad"}, "spec": {"containers": [container], "restartPolicy": "Sometimes"}}
+    message = invalid(core.create_namespaced_pod, "default", body)
+    for expected in (
+        'spec.containers[0].name: Invalid value: "Web": a lowercase RFC 1123 label must consist of',
+        'spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: '
+        '"Always", "IfNotPresent", "Never"',
+        "spec.containers[0].ports[0].containerPort: Invalid value: 70000: "
+        "must be between 1 and 65535, inclusive",
+        'spec.containers[0].ports[0].name: Invalid value: "http-port-number-one": '
+        "must be no more than 15 characters",
+        'spec.containers[0].volumeMounts[0].name: Not found: "data"',
+        'spec.containers[0].resources.requests: Invalid value: "2": '
+        "must be less than or equal to cpu limit of 1",
+        'spec.restartPolicy: Unsupported value: "Sometimes": '
+        'supported values: "Always", "OnFailure", "Never"',
+    ):
+        assert expected in message
+    template = {
+        "metadata": {"labels": {"app": "web"}},
+        "spec": {"restartPolicy": "OnFailure", "containers": [{"name": "web", "image": "nginx"}]},
+    }
+    spec = {"selector": {"matchLabels": {"app": "web"}}, "template": template}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "bad"}, "spec": spec}
+    assert invalid(apps.create_namespaced_deployment, "default", deployment) == (
+        'Deployment.apps "bad" is invalid: spec.template.spec.restartPolicy: Unsupported value: "OnFailure": '
+        'supported values: "Always"'
+    )
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bad"}, "spec": spec}
+    assert 'spec.template.spec.restartPolicy: Unsupported value: "OnFailure"' in invalid(
+        apps.create_namespaced_daemon_set, "default", ds
+    )
+    assert core.list_namespaced_pod("default", field_selector="metadata.name=bad").items == []
