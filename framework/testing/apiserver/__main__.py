@@ -8,6 +8,8 @@ files it did not write, another server using it) ends the process with one line 
 and exit code 2.
 ``--webhook-service`` tells where admission webhooks registered with ``clientConfig.service`` are
 served (port defaults to 443); TLS still verifies the name ``NAME.NAMESPACE.svc``.
+``--fault-injection`` and ``--request-log FILE`` are for chaos runs (``bench/chaos.py``): see
+:mod:`framework.testing.apiserver.fault_control` and :mod:`framework.testing.apiserver.request_log`.
 """
 
 from __future__ import annotations
@@ -51,6 +53,21 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAMESPACE/NAME[:PORT]=HOST:PORT",
         help="where the admission webhooks of a Service are served (repeatable)",
     )
+    p.add_argument(
+        "--gardener-admission",
+        action="store_true",
+        help="the Gardener API server's Project and Shoot rules (createdBy, owner, deletion confirmation)",
+    )
+    p.add_argument(
+        "--fault-injection",
+        action="store_true",
+        help="serve POST /debug/faults (system:masters only) to inject faults; off by default",
+    )
+    p.add_argument(
+        "--request-log",
+        metavar="FILE",
+        help="append one JSON line per write request (who, what, when, answer) to FILE",
+    )
     args = p.parse_args(argv)
     services = []
     for entry in args.webhook_service:
@@ -73,9 +90,15 @@ def main(argv: list[str] | None = None) -> int:
             authorization=args.authorization_mode,
             anonymous=args.anonymous,
             data_dir=args.data_dir,
+            gardener_admission=args.gardener_admission,
+            fault_injection=args.fault_injection,
+            request_log=args.request_log,
         )
     except DataDirError as e:
         sys.stderr.write(f"{p.prog}: --data-dir: {e}\n")
+        return 2
+    except OSError as e:
+        sys.stderr.write(f"{p.prog}: --request-log {args.request_log}: {e.strerror}\n")
         return 2
     for ns, name, port, address in services:
         server.map_webhook_service(ns, name, address, port)

@@ -23,6 +23,8 @@ class RequestInfo:
     verb: str
     resource: str
     user: Any = None
+    namespace: str | None = None
+    name: str | None = None
 
 
 REQUEST_INFO = web.RequestKey("k8s", RequestInfo)

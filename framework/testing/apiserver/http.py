@@ -11,6 +11,7 @@ addresses), ``negotiation`` (Accept and Content-Type), ``discovery``, ``openapi`
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import TYPE_CHECKING
 
 import structlog
@@ -18,7 +19,7 @@ from aiohttp import web
 
 from framework.meta.object import get_resource_version
 
-from . import errors, scale
+from . import errors, fault_control, scale
 from . import params as query
 from .accounting import REQUEST_INFO, RequestInfo
 from .discovery import ROOT_PATHS, VERSION_INFO, Discovery
@@ -76,6 +77,7 @@ class Handler:
         """Answer one request; a ``StatusError`` becomes its Status, anything else a logged 500."""
         info = RequestInfo(verb=request.method.lower(), resource=request.path)
         request[REQUEST_INFO] = info
+        started = time.time()
         try:
             resp = await self._handle(request)
         except StatusError as e:
@@ -88,6 +90,9 @@ class Handler:
                 errors.failure_status(500, "InternalError", f"Internal error occurred: {e}"), 500
             )
         self.server.accounting.record(info, resp.status)
+        if self.server.request_log is not None:
+            body = resp.body if isinstance(resp, web.Response) and isinstance(resp.body, bytes) else None
+            self.server.request_log.record(info, resp.status, body, started, time.time())
         return resp
 
     def drop_watches(self) -> None:
@@ -106,6 +111,8 @@ class Handler:
             return health(request)
         if not parts:
             return json_response({"paths": ROOT_PATHS})
+        if path == fault_control.PATH and self.server.fault_control is not None:
+            return await self.server.fault_control.handle(request, info.user)
         if parts == ["metrics"]:
             return web.Response(body=self.server.accounting.render(), content_type="text/plain")
         if parts[0] == "version" and len(parts) == 1:
@@ -153,6 +160,10 @@ class Handler:
         self.auth.authorize_resource(request, t, verb)
         rt = t.rt
         check_faults(self.faults, verb, rt.resource, rt.group, t.namespace, rt.qualified)
+        info = request[REQUEST_INFO]
+        info.namespace, info.name = t.namespace, t.name
+        if self.server.fault_control is not None:
+            await self.server.fault_control.before(info.user.name if info.user else "", verb, rt.resource)
         if t.name is None and t.namespace is None and rt.namespaced and verb not in ("list", "watch"):
             raise method_not_allowed()
         form, form_version = negotiate(request) if verb in ("get", "list", "watch") else (JSON_FORM, "")

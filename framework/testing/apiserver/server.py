@@ -37,10 +37,12 @@ from .builtin_admission import admit
 from .controllers import CRD_STORAGE, Controllers
 from .crd_install import install_crds
 from .errors import StatusError
+from .fault_control import FaultControl
 from .faults import Fault
 from .http import Handler
 from .persistence import SQLiteStore
 from .registry import Registry
+from .request_log import RequestLog
 from .rest import API
 from .storage import Storage
 
@@ -75,6 +77,8 @@ class APIServer:
         data_dir: str | os.PathLike | None = None,
         files_dir: str | os.PathLike | None = None,
         gardener_admission: bool = False,
+        fault_injection: bool = False,
+        request_log: str | os.PathLike | None = None,
     ) -> None:
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
@@ -137,6 +141,9 @@ class APIServer:
         self.webhook_service_map: dict[tuple[str, str, int], str] = {}
         self.admission = Admission(self)
         self.handler = Handler(self)
+        # Chaos runs (bench/chaos.py): faults set over HTTP, writes logged to a file; both off by default.
+        self.fault_control = FaultControl(self) if fault_injection else None
+        self.request_log = RequestLog(request_log) if request_log is not None else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
@@ -320,6 +327,8 @@ class APIServer:
         assert self._thread is not None
         self._thread.join(timeout=10)
         self._started = False
+        if self.request_log is not None:
+            self.request_log.close()
         if self.store is not None:
             self.store.close()
         else:
