@@ -786,6 +786,8 @@ class Chaos:
                 self.violations.append(
                     (f"{user} wrote {e['t'] - valid_until:.1f}s after its lease expired", e)
                 )
+            if e["code"] >= 300:
+                continue  # refused: nothing was written (the leader check above counts attempts)
             if res == "namespaces" and (e["name"] in self.world.traps or e["name"] in SYSTEM_NAMESPACES):
                 self.violations.append((f"{user} {e['verb']} on foreign namespace {e['name']}", e))
             if res == "events" or res == "events.events.k8s.io":

@@ -10,7 +10,7 @@ raise the typed errors of :mod:`framework.client.errors`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 from urllib.parse import urlencode
 
@@ -51,6 +51,9 @@ TimeoutSpec = float | tuple[float | None, float | None] | None
 _SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 _MAX_RETRY_AFTER = 60.0
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
+
+
+_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class Client:
@@ -144,6 +147,10 @@ class Client:
                 kwargs["namespace"] = None
         return cls(cfg, **kwargs)
 
+    #: Called as ``write_guard(method, path)`` before every write (POST, PUT, PATCH, DELETE); it raises
+    #: to refuse the write. The manager sets it so a leader whose lease ran out writes nothing.
+    write_guard: Callable[[str, str], None] | None = None
+
     def close(self) -> None:
         """Close pooled connections. Open watches keep their own connection until closed."""
         self._pool.clear()
@@ -173,6 +180,8 @@ class Client:
         ``None`` are left out and booleans become ``true``/``false``. A non-JSON answer is returned as
         bytes, an empty one as ``None``. Errors raise :class:`~framework.client.errors.APIError`.
         """
+        if self.write_guard is not None and method in _WRITE_METHODS:
+            self.write_guard(method, path)
         resp = self._send(
             method,
             path,

@@ -225,6 +225,13 @@ class LeaderElector:
         with self._state:
             return self._leading
 
+    def holds_lease(self) -> bool:
+        """True while leading and the renew deadline has not passed. Unlike :meth:`is_leader` this is
+        false at once for a leader that was paused (SIGSTOP, a long GC) past its deadline, before the
+        deadline watcher has run: leader-only writes check it so they never outlive the lease."""
+        with self._state:
+            return self._leading and self.clock.monotonic() < self._deadline
+
     def get_leader(self) -> str | None:
         """The holder identity last observed in the lock (``None`` before any read, or when released)."""
         with self._state:

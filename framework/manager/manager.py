@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import socket
@@ -293,9 +294,17 @@ class Manager:
                 self._stop_leader_runnables(0.0)
                 self._stop.set()
 
+        # The lock writes through its own copy of the client: every other write of this process
+        # (controllers, events) is refused once a leader's lease has run out (a paused process
+        # resumed past its renew deadline), so two replicas never write as leader at the same time.
+        lock_client = self.api_reader
+        if hasattr(self.api_reader, "write_guard"):
+            lock_client = copy.copy(self.api_reader)
+            lock_client.write_guard = None
+            self.api_reader.write_guard = self._refuse_writes_without_lease
         self._elector = LeaderElector(
             LeaderElectionConfig(
-                lock=LeaseLock(self.api_reader, le.namespace, le.name, identity),
+                lock=LeaseLock(lock_client, le.namespace, le.name, identity),
                 lease_duration=le.lease_duration,
                 renew_deadline=le.renew_deadline,
                 retry_period=le.retry_period,
@@ -319,6 +328,11 @@ class Manager:
         elector_stop.set()
         # Stepping down waits up to renew_deadline for leader work, then releases the lease.
         thread.join(le.renew_deadline + 2 * le.retry_period + 1.0)
+
+    def _refuse_writes_without_lease(self, method: str, path: str) -> None:
+        elector = self._elector
+        if elector is not None and (elector.lost or (elector.is_leader() and not elector.holds_lease())):
+            raise LeaderElectionLost(f"not writing {method} {path}: the lease is past its renew deadline")
 
     def _wait_for_cache_sync(self) -> bool:
         """True once every started informer synced, False if stop() came first; raises

@@ -11,9 +11,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.timeout(900)
 def test_sixty_seconds_of_chaos_with_three_replicas_break_no_invariant() -> None:
     proc = subprocess.run(
         [

@@ -190,3 +190,28 @@ def test_cache_options_can_opt_a_kind_out_of_resync(apiserver):
     )
     assert mgr.cache.informer("v1", "Secret").resync_period == 0
     assert mgr.cache.informer("v1", "ConfigMap").resync_period > 0
+
+
+def test_a_leader_past_its_renew_deadline_writes_nothing(apiserver):
+    """A leader paused past its renew deadline (SIGSTOP, found by bench/chaos.py seed 19) must not
+    write on resuming, even before its deadline watcher has noticed: another replica may lead by now."""
+    from framework.clock import FakeClock
+
+    clock = FakeClock()
+    r = Replica(apiserver, "paused", [], set(), [], clock=clock)
+    reader = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "late", "namespace": "default"}}
+    try:
+        eventually(r.mgr.is_leader)
+        r.mgr.client.create({**cm, "metadata": {**cm["metadata"], "name": "in-time"}})  # leading: written
+        clock.step(LE["renew_deadline"] + 0.1)  # the process "resumes" after its deadline
+        try:
+            r.mgr.client.create(cm)
+            raise AssertionError("a leader past its renew deadline wrote")
+        except LeaderElectionLost:
+            pass
+        names = {o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default")["items"]}
+        assert "in-time" in names and "late" not in names
+    finally:
+        if r.thread.is_alive():
+            r.stop()
