@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from . import gardener
 from .auth import RBAC_GROUP, Attributes, escalation_error
-from .resources import ResourceType
+from .kinds.strategy import ResourceType
 from .rest import WriteOptions
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ from framework.meta.labels import label_selector_as_selector
 
 from .crd.definition import storage_version
 from .errors import StatusError
+from .kinds.strategy import ResourceType
 from .registry import Registry
-from .resources import ResourceType
 from .rest import API, CRD_CLEANUP_FINALIZER, WriteOptions, deep_copy, set_condition
 from .storage import Storage, WatchEvent
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
+from .kinds.strategy import ResourceType
 from .registry import Registry
-from .resources import ResourceType
 from .responses import json_response
 
 GIT_VERSION = "v1.32.4"

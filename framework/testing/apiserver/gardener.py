@@ -31,7 +31,7 @@ from framework.meta.validation import is_dns1123_label, is_dns1123_subdomain, is
 
 from . import errors
 from .errors import FieldError, StatusError
-from .resources import ResourceType
+from .kinds.strategy import ResourceType
 
 GROUP = "core.gardener.cloud"
 RBAC_GROUP = "rbac.authorization.k8s.io"

@@ -15,8 +15,8 @@ from aiohttp import web
 
 from . import errors
 from . import params as query
+from .kinds.strategy import ResourceType
 from .negotiation import table_converter, table_version
-from .resources import ResourceType
 from .responses import path_not_found, respond
 from .routing import Target
 from .table import parse_include_object, partial_metadata

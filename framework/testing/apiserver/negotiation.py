@@ -16,7 +16,7 @@ from aiohttp import web
 
 from . import errors, gojson
 from .errors import StatusError
-from .resources import ResourceType
+from .kinds.strategy import ResourceType
 from .table import BUILTIN_PRINTERS, TableConverter
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit

@@ -8,7 +8,8 @@ from framework.meta.schema import parse_group_version, version_priority
 
 from .catalog.generic import served_types
 from .kinds import builtin_strategies
-from .resources import ResourceType, custom_resource_types
+from .kinds.strategy import ResourceType
+from .resources import custom_resource_types
 
 
 @functools.cache

@@ -15,7 +15,7 @@ from . import errors
 from .accounting import REQUEST_INFO, RequestInfo
 from .auth import Attributes, UserInfo, forbidden_message
 from .errors import StatusError
-from .resources import ResourceType
+from .kinds.strategy import ResourceType
 from .routing import Target
 from .selectors import parse_field_selector, single_name
 

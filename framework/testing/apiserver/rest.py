@@ -29,8 +29,8 @@ from .crd.definition import storage_version, version_entry
 from .crd.object_validation import validate_object
 from .crd.pruning import prune
 from .errors import FieldError, StatusError
+from .kinds.strategy import ResourceType, normalize_times
 from .registry import Registry
-from .resources import ResourceType, normalize_times
 from .selectors import parse_field_selector, parse_label_selector
 from .storage import ObjKey, Storage
 

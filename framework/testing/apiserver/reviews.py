@@ -11,7 +11,7 @@ from framework.meta.time import format_time
 
 from . import decoding, errors, timefmt, tokens
 from .auth import Attributes, UserInfo, access_review, token_review
-from .resources import ResourceType
+from .kinds.strategy import ResourceType
 from .rest import Result, decode_builtin
 
 if TYPE_CHECKING:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .kinds.strategy import ResourceType
 from .registry import Registry
-from .resources import ResourceType
 from .responses import method_not_allowed, path_not_found
 
 

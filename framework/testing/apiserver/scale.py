@@ -17,7 +17,7 @@ from framework.meta.labels import label_selector_as_selector
 
 from . import errors
 from .crd.definition import version_entry
-from .resources import ResourceType
+from .kinds.strategy import ResourceType
 
 _SCALE_META = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import orjson
 
-from .resources import ResourceType
+from .kinds.strategy import ResourceType
 from .storage import WatchEvent
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"

@@ -18,9 +18,9 @@ from framework.meta.object import get_resource_version
 from . import errors
 from . import params as query
 from .errors import StatusError
+from .kinds.strategy import ResourceType
 from .list_serving import validate_list_options, wait_for_rv
 from .negotiation import table_converter, table_version
-from .resources import ResourceType
 from .responses import JSON
 from .routing import Target
 from .table import parse_include_object, partial_metadata

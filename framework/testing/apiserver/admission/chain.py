@@ -15,7 +15,7 @@ import orjson
 
 from .. import errors, patch
 from ..errors import StatusError
-from ..resources import ResourceType
+from ..kinds.strategy import ResourceType
 from ..rest import Result, WriteOptions, deep_copy
 from .client import WebhookClient
 from .configuration import Webhook

@@ -17,7 +17,7 @@ import structlog
 
 from .. import errors
 from ..errors import StatusError
-from ..resources import ResourceType
+from ..kinds.strategy import ResourceType
 from ..responses import warning_value
 from ..rest import deep_copy
 from .configuration import V1, Webhook

@@ -9,7 +9,7 @@ from typing import Any
 
 from framework.meta.labels import Selector, label_selector_as_selector
 
-from ..resources import ResourceType
+from ..kinds.strategy import ResourceType
 
 GROUP = "admissionregistration.k8s.io"
 VALIDATING = f"validatingwebhookconfigurations.{GROUP}"

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .. import errors
 from ..errors import StatusError
-from ..resources import ResourceType
+from ..kinds.strategy import ResourceType
 from .configuration import GROUP, MUTATING, VALIDATING, Webhook, compile_webhooks, rule_matches
 from .review import Attributes
 

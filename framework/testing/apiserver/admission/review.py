@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import decoding, errors
 from ..errors import FieldError
-from ..resources import ResourceType, normalize_times
+from ..kinds.strategy import ResourceType, normalize_times
 from ..rest import WriteOptions, deep_copy
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from typing import Any
 from framework.meta.schema import version_priority
 
 from .. import timefmt
+from ..kinds.strategy import ResourceType
 from ..patch import _METADATA, MergeStrategy
-from ..resources import ResourceType
 from . import CatalogEntry, builtin_resources
 
 # The subresources the generic REST code serves (scale.py is /scale); the rest (log, exec, proxy,
@@ -42,7 +42,7 @@ def generic_smp(has_status: bool) -> dict[str, MergeStrategy]:
     return out
 
 
-def _reset_status(obj: dict, old: dict | None) -> None:
+def reset_status(obj: dict, old: dict | None) -> None:
     """PrepareForCreate of a kind with a status subresource: what the client sent as status is dropped."""
     if old is None:
         obj["status"] = {}
@@ -75,7 +75,7 @@ def strategy(group: str, version: str, resource: str, **overrides: Any) -> Resou
         "subresources": subresources,
         "verbs": e.verbs,
         "tracks_generation": has_status,
-        "normalize": _reset_status if has_status else None,
+        "normalize": reset_status if has_status else None,
         "smp": generic_smp(has_status),
         "persisted": persisted,
         "supports_gc": persisted,

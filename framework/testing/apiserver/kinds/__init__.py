@@ -1,32 +1,88 @@
-"""The kinds the server knows more about than the catalog's generic strategy: one module per kind."""
+"""The kinds the server knows more about than the catalog's generic strategy: one module per kind.
+
+Each ``kinds/<group>/<kind>.py`` declares ``STRATEGIES``, the :class:`~.strategy.ResourceType` of each
+served version of its kind (kube-apiserver's ``pkg/registry/<group>/<kind>/strategy.go``).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..resources import ResourceType
+    from .strategy import ResourceType
 
 
 def builtin_strategies() -> list[ResourceType]:
     """Every kind with its own strategy, in registration order (the generic catalog fills in the rest)."""
-    # Imported here: resources.py itself uses kinds.core.podspec, so the package may not import it first.
-    from ..resources import BUILTIN
-    from .apps import replicaset, statefulset
+    # Imported here: the generic machinery imports ``kinds.strategy``, and the kind modules import it.
+    from .admissionregistration import mutatingwebhookconfiguration, validatingwebhookconfiguration
+    from .apiextensions import customresourcedefinition
+    from .apiregistration import apiservice
+    from .apps import daemonset, deployment, replicaset, statefulset
+    from .authentication import selfsubjectreview, tokenreview
+    from .authorization import localsubjectaccessreview, selfsubjectaccessreview, subjectaccessreview
     from .autoscaling import horizontalpodautoscaler
     from .batch import cronjob, job
-    from .core import endpoints, limitrange, persistentvolume, persistentvolumeclaim, printers
+    from .coordination import lease
+    from .core import (
+        configmap,
+        endpoints,
+        event,
+        limitrange,
+        namespace,
+        node,
+        persistentvolume,
+        persistentvolumeclaim,
+        pod,
+        printers,
+        replicationcontroller,
+        resourcequota,
+        secret,
+        service,
+        serviceaccount,
+    )
     from .discovery import endpointslice
+    from .events import event as events_event
     from .networking import ingress, networkpolicy
     from .policy import poddisruptionbudget
+    from .rbac import clusterrole, clusterrolebinding, role, rolebinding
     from .scheduling import priorityclass
     from .storage import storageclass
 
-    for rt in BUILTIN:  # kubectl's columns for the kinds whose strategy is still in resources.py
+    moved = [
+        *namespace.STRATEGIES,
+        *configmap.STRATEGIES,
+        *secret.STRATEGIES,
+        *serviceaccount.STRATEGIES,
+        *resourcequota.STRATEGIES,
+        *service.STRATEGIES,
+        *event.STRATEGIES,
+        *events_event.STRATEGIES,
+        *role.STRATEGIES,
+        *rolebinding.STRATEGIES,
+        *clusterrole.STRATEGIES,
+        *clusterrolebinding.STRATEGIES,
+        *lease.STRATEGIES,
+        *deployment.STRATEGIES,
+        *pod.STRATEGIES,
+        *replicationcontroller.STRATEGIES,
+        *daemonset.STRATEGIES,
+        *node.STRATEGIES,
+        *apiservice.STRATEGIES,
+        *validatingwebhookconfiguration.STRATEGIES,
+        *mutatingwebhookconfiguration.STRATEGIES,
+        *customresourcedefinition.STRATEGIES,
+        *subjectaccessreview.STRATEGIES,
+        *selfsubjectaccessreview.STRATEGIES,
+        *localsubjectaccessreview.STRATEGIES,
+        *tokenreview.STRATEGIES,
+        *selfsubjectreview.STRATEGIES,
+    ]
+    for rt in moved:  # kubectl's columns of the kinds whose module does not declare its printer yet
         if (rt.group, rt.kind) in printers.PRINTERS:
             rt.extra.setdefault("printer", printers.PRINTERS[(rt.group, rt.kind)])
     return [
-        *BUILTIN,
+        *moved,
         *job.STRATEGIES,
         *replicaset.STRATEGIES,
         *statefulset.STRATEGIES,

@@ -11,12 +11,9 @@ from framework.meta.object import get_labels
 
 from ..errors import FieldError
 from ..patch import _METADATA, MergeStrategy, _pod_template
-from ..resources import default_pod_spec
-from .core.podspec import is_int, validate_pod_spec
-
-
-def as_dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
+from .core.podspec import default_pod_spec
+from .core.podspec_validation import validate_pod_spec
+from .jsonvalues import as_dict, is_int
 
 
 def default_template(template: Any) -> None:

@@ -1,127 +1,92 @@
-"""``ValidatePodSpec``: the parts of a Pod's (or pod template's) spec a manifest most often gets wrong,
-with Go's field paths and messages (``pkg/apis/core/validation/validation.go``). Used by Pods and every
-workload's template."""
+"""A pod spec's defaults and the template hooks, shared by Pods and every kind with a pod template
+(``pkg/apis/core/v1/defaults.go`` ``SetDefaults_PodSpec``); its validation is ``podspec_validation``."""
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
-
-from framework.meta import field
-from framework.meta.quantity import quantity_from_json
-from framework.meta.validation import is_dns1123_label, is_valid_port_name
+import orjson
 
 from ...errors import FieldError
-
-RESTART_POLICIES = ("Always", "OnFailure", "Never")
-DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
-PULL_POLICIES = ("Always", "IfNotPresent", "Never")
-PROTOCOLS = ("SCTP", "TCP", "UDP")
-_PORT_RANGE = "must be between 1 and 65535, inclusive"
+from ..jsonvalues import as_dict
+from ..strategy import Hook
+from .podspec_validation import validate_pod_spec
 
 
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def is_int(value: Any) -> TypeGuard[int]:
-    """A JSON integer (not a bool, which Python counts as one)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def validate_pod_spec(
-    pod: Any, path: str, restart_policies: tuple[str, ...] | None = None
-) -> list[FieldError]:
-    """Containers (names, images, ports, pull policy, mounts of declared volumes, requests within
-    limits), volumes (names), restart and DNS policies of the PodSpec at ``path``; a workload's
-    template passes the ``restart_policies`` its kind allows (then an unset one is refused too)."""
-    pod = _dict(pod)
-    errs: list[FieldError] = []
-    volumes: set[str] = set()
-    for i, volume in enumerate(pod.get("volumes") or []):
-        name = _dict(volume).get("name")
-        vpath = f"{path}.volumes[{i}].name"
-        if not name:
-            errs.append(field.required(vpath))
-        elif name in volumes:
-            errs.append(field.duplicate(vpath, name))
-        else:
-            errs += [field.invalid(vpath, name, m) for m in is_dns1123_label(str(name))]
-            volumes.add(str(name))
-    names: set[str] = set()
-    containers = pod.get("containers")
-    if not containers or not isinstance(containers, list):
-        errs.append(field.required(f"{path}.containers"))
-        containers = []
-    for key, items in (("initContainers", pod.get("initContainers") or []), ("containers", containers)):
-        for i, c in enumerate(items if isinstance(items, list) else []):
-            errs += _container_errors(_dict(c), f"{path}.{key}[{i}]", names, volumes)
-    policy = pod.get("restartPolicy")
-    allowed = restart_policies or RESTART_POLICIES
-    if (policy is not None or restart_policies) and policy not in allowed:
-        errs.append(field.not_supported(f"{path}.restartPolicy", policy, list(allowed)))
-    dns = pod.get("dnsPolicy")
-    if dns is not None and dns not in DNS_POLICIES:
-        errs.append(field.not_supported(f"{path}.dnsPolicy", dns, list(DNS_POLICIES)))
-    return errs
-
-
-def _container_errors(c: dict, path: str, names: set[str], volumes: set[str]) -> list[FieldError]:
-    errs: list[FieldError] = []
-    name = c.get("name")
-    if not name:
-        errs.append(field.required(f"{path}.name"))
-    elif name in names:
-        errs.append(field.duplicate(f"{path}.name", name))
-    else:
-        names.add(str(name))
-        errs += [field.invalid(f"{path}.name", name, m) for m in is_dns1123_label(str(name))]
-    if not c.get("image"):
-        errs.append(field.required(f"{path}.image"))
-    pull = c.get("imagePullPolicy")
-    if pull is not None and pull not in PULL_POLICIES:
-        errs.append(field.not_supported(f"{path}.imagePullPolicy", pull, list(PULL_POLICIES)))
-    port_names: set[str] = set()
-    for j, port in enumerate(c.get("ports") or []):
-        port, ppath = _dict(port), f"{path}.ports[{j}]"
-        number = port.get("containerPort")
-        if not is_int(number) or not 0 < number < 65536:
-            errs.append(field.invalid(f"{ppath}.containerPort", number, _PORT_RANGE))
-        host = port.get("hostPort")
-        if host not in (None, 0) and (not is_int(host) or not 0 < host < 65536):
-            errs.append(field.invalid(f"{ppath}.hostPort", host, _PORT_RANGE))
-        if port.get("protocol") not in PROTOCOLS:
-            errs.append(field.not_supported(f"{ppath}.protocol", port.get("protocol"), list(PROTOCOLS)))
-        port_name = port.get("name")
-        if port_name:
-            if port_name in port_names:
-                errs.append(field.duplicate(f"{ppath}.name", port_name))
-            port_names.add(str(port_name))
-            errs += [field.invalid(f"{ppath}.name", port_name, m) for m in is_valid_port_name(str(port_name))]
-    for j, mount in enumerate(c.get("volumeMounts") or []):
-        mount, mpath = _dict(mount), f"{path}.volumeMounts[{j}]"
-        mount_name = mount.get("name")
-        if not mount_name:
-            errs.append(field.required(f"{mpath}.name"))
-        elif mount_name not in volumes:
-            errs.append(field.not_found(f"{mpath}.name", mount_name))
-        if not mount.get("mountPath"):
-            errs.append(field.required(f"{mpath}.mountPath"))
-    errs += _resources_errors(_dict(c.get("resources")), f"{path}.resources")
-    return errs
-
-
-def _resources_errors(resources: dict, path: str) -> list[FieldError]:
-    """Requests may not exceed limits (``ValidateResourceRequirements``)."""
-    errs: list[FieldError] = []
-    limits, requests = _dict(resources.get("limits")), _dict(resources.get("requests"))
-    for resource, value in requests.items():
-        if resource not in limits:
+def default_pod_spec(pod: dict) -> None:
+    """core/v1 ``SetDefaults_PodSpec`` and its containers', ports', probes' and volumes' defaults, as a
+    pod template in a workload gets them (the Pod-only defaults, e.g. ``enableServiceLinks``, excluded)."""
+    for key, default in (
+        ("restartPolicy", "Always"),
+        ("dnsPolicy", "ClusterFirst"),
+        ("schedulerName", "default-scheduler"),
+    ):
+        if not pod.get(key):
+            pod[key] = default
+    if pod.get("terminationGracePeriodSeconds") is None:
+        pod["terminationGracePeriodSeconds"] = 30
+    if pod.get("securityContext") is None:
+        pod["securityContext"] = {}
+    for key in ("initContainers", "containers"):
+        for c in pod.get(key) or []:
+            if isinstance(c, dict):
+                _default_container(c)
+    for volume in pod.get("volumes") or []:
+        if not isinstance(volume, dict):
             continue
-        try:
-            request, limit = quantity_from_json(value), quantity_from_json(limits[resource])
-        except ValueError:
-            continue  # the quantity's own error is decoding's
-        if request > limit:
-            detail = f"must be less than or equal to {resource} limit of {limits[resource]}"
-            errs.append(field.invalid(f"{path}.requests", str(value), detail))
-    return errs
+        for source in ("secret", "configMap", "downwardAPI", "projected"):
+            if isinstance(volume.get(source), dict) and volume[source].get("defaultMode") is None:
+                volume[source]["defaultMode"] = 420
+
+
+def _default_container(c: dict) -> None:
+    if not c.get("imagePullPolicy"):
+        image = c.get("image") or ""
+        tag = image.rsplit("/", 1)[-1]
+        latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
+        c["imagePullPolicy"] = "Always" if latest else "IfNotPresent"
+    c.setdefault("terminationMessagePath", "/dev/termination-log")
+    c.setdefault("terminationMessagePolicy", "File")
+    if c.get("resources") is None:
+        c["resources"] = {}
+    for port in c.get("ports") or []:
+        if isinstance(port, dict) and not port.get("protocol"):
+            port["protocol"] = "TCP"
+    for probe_key in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = c.get(probe_key)
+        if not isinstance(probe, dict):
+            continue
+        for key, default in (
+            ("timeoutSeconds", 1),
+            ("periodSeconds", 10),
+            ("successThreshold", 1),
+            ("failureThreshold", 3),
+        ):
+            if not probe.get(key):
+                probe[key] = default
+        http = probe.get("httpGet")
+        if isinstance(http, dict):
+            http.setdefault("path", "/")
+            http.setdefault("scheme", "HTTP")
+
+
+def template_normalize(status: dict, spec_defaults: dict) -> Hook:
+    """Workload kinds with a pod template: spec defaults, the template's, and status on create."""
+
+    def hook(obj: dict, old: dict | None) -> None:
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            for key, default in spec_defaults.items():
+                if spec.get(key) is None:
+                    spec[key] = orjson.loads(orjson.dumps(default))
+            template = spec.get("template")
+            if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+                default_pod_spec(template["spec"])
+        if old is None:
+            obj["status"] = orjson.loads(orjson.dumps(status))
+
+    return hook
+
+
+def template_validate(obj: dict, old: dict | None) -> list[FieldError]:
+    """ReplicationController and DaemonSet templates: a valid pod spec restarting Always."""
+    template = as_dict(as_dict(obj.get("spec")).get("template"))
+    return validate_pod_spec(template.get("spec"), "spec.template.spec", ("Always",))

@@ -1,0 +1,1 @@
+"""Kinds of the `admissionregistration.k8s.io` group."""

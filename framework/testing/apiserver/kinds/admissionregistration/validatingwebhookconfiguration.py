@@ -1,0 +1,30 @@
+"""admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration: defaults and validation
+(``pkg/apis/admissionregistration/v1/defaults.go``, ``pkg/apis/admissionregistration/validation``)."""
+
+from __future__ import annotations
+
+from ... import validation
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..strategy import ResourceType
+
+
+def normalize(obj: dict, old: dict | None) -> None:
+    validation.default_webhook_configuration(obj, False)
+
+
+STRATEGIES = [
+    ResourceType(
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        False,
+        "validatingwebhookconfiguration",
+        tracks_generation=True,
+        generation_keys=("webhooks",),
+        put_requires_rv=True,
+        normalize=normalize,
+        validate=lambda o, old: validation.validate_webhook_configuration(o, False),
+        smp=smp["ValidatingWebhookConfiguration"],
+    ),
+]

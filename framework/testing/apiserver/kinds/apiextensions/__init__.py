@@ -1,0 +1,1 @@
+"""Kinds of the `apiextensions.k8s.io` group."""

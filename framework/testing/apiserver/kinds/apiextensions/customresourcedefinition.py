@@ -1,0 +1,42 @@
+"""apiextensions.k8s.io/v1 CustomResourceDefinition: defaults, initial status and validation
+(``apiextensions-apiserver/pkg/registry/customresourcedefinition/strategy.go``); the schema rules live in
+the ``crd`` package."""
+
+from __future__ import annotations
+
+from ...crd.definition import default_crd
+from ...crd.definition_validation import validate_crd
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..strategy import ResourceType
+
+
+def normalize(obj: dict, old: dict | None) -> None:
+    default_crd(obj)
+    if old is None:
+        obj["status"] = {
+            "acceptedNames": {"kind": "", "plural": ""},
+            "conditions": [],
+            "storedVersions": [],
+        }
+
+
+STRATEGIES = [
+    ResourceType(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        False,
+        "customresourcedefinition",
+        short_names=("crd", "crds"),
+        categories=("api-extensions",),
+        subresources=("status",),
+        tracks_generation=True,
+        generation_keys=("spec",),
+        put_requires_rv=True,
+        normalize=normalize,
+        validate=validate_crd,
+        smp=smp["CustomResourceDefinition"],
+        time_fields=("status.conditions[].lastTransitionTime",),
+    ),
+]

@@ -1,0 +1,1 @@
+"""Kinds of the `apiregistration.k8s.io` group."""

@@ -1,0 +1,24 @@
+"""apiregistration.k8s.io/v1 APIService: stored only (no aggregated server behind it), status starts
+empty (``kube-aggregator/pkg/registry/apiservice``)."""
+
+from __future__ import annotations
+
+from ...catalog.generic import reset_status
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..strategy import ResourceType
+
+STRATEGIES = [
+    ResourceType(
+        "apiregistration.k8s.io",
+        "v1",
+        "apiservices",
+        "APIService",
+        False,
+        "apiservice",
+        categories=("api-extensions",),
+        subresources=("status",),
+        normalize=reset_status,
+        smp=smp["APIService"],
+        time_fields=("status.conditions[].lastTransitionTime",),
+    ),
+]

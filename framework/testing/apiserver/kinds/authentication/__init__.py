@@ -1,0 +1,1 @@
+"""Kinds of the `authentication.k8s.io` group."""

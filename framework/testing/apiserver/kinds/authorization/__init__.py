@@ -1,0 +1,1 @@
+"""Kinds of the `authorization.k8s.io` group."""

@@ -1,0 +1,9 @@
+"""authorization.k8s.io/v1 SelfSubjectAccessReview: create-only, evaluated by the server and never stored."""
+
+from __future__ import annotations
+
+from ..strategy import review_strategy
+
+STRATEGIES = [
+    review_strategy("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False),
+]

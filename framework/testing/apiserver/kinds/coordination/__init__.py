@@ -1,0 +1,1 @@
+"""Kinds of the `coordination.k8s.io` group."""

@@ -1,0 +1,55 @@
+"""core/v1 Namespace: the ``kubernetes.io/metadata.name`` label, the ``kubernetes`` finalizer and the
+Active phase (``pkg/registry/core/namespace/strategy.go``), no deletecollection; validation in
+``validation.validate_namespace`` (``pkg/apis/core/validation``)."""
+
+from __future__ import annotations
+
+from ... import validation
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..jsonvalues import as_dict
+from ..strategy import PERSISTED_VERBS, ResourceType
+
+
+def normalize(obj: dict, old: dict | None) -> None:
+    meta = obj["metadata"]
+    labels = meta.setdefault("labels", {})
+    labels["kubernetes.io/metadata.name"] = meta["name"]  # 6-11
+    if old is None:
+        spec = as_dict(obj.get("spec"))
+        fins = list(spec.get("finalizers") or [])
+        if "kubernetes" not in fins:
+            fins.append("kubernetes")
+        obj["spec"] = {**spec, "finalizers": fins}
+        obj["status"] = {"phase": "Active"}
+    elif not isinstance(obj.get("status"), dict) or not obj["status"].get("phase"):
+        # SetDefaults_NamespaceStatus: the status is a struct, its empty phase defaults to Active
+        # (a /status update with ``status: null`` or ``{}``).
+        obj["status"] = {**(obj.get("status") or {}), "phase": "Active"}
+
+
+def fields(obj: dict) -> dict[str, str]:
+    return {"status.phase": obj.get("status", {}).get("phase", ""), "name": obj["metadata"]["name"]}
+
+
+STRATEGIES = [
+    ResourceType(
+        "",
+        "v1",
+        "namespaces",
+        "Namespace",
+        False,
+        "namespace",
+        short_names=("ns",),
+        subresources=("status", "finalize"),
+        name_rule="label",
+        # No deletecollection: kube-apiserver's namespace storage does not implement it.
+        verbs=tuple(v for v in PERSISTED_VERBS if v != "deletecollection"),
+        normalize=normalize,
+        validate=lambda o, old: validation.validate_namespace(o),
+        fields=fields,
+        field_names=("status.phase", "name"),
+        own_field_labels=True,
+        smp=smp["Namespace"],
+        time_fields=("status.conditions[].lastTransitionTime",),
+    ),
+]

@@ -1,0 +1,109 @@
+"""core/v1 Service: stored, with cluster IPs and node ports allocated (``allocators``); upstream's
+defaulting (``pkg/apis/core/v1/defaults.go`` ``SetDefaults_Service``) and the parts of
+``ValidateService`` a manifest commonly gets wrong (``pkg/registry/core/service/strategy.go``)."""
+
+from __future__ import annotations
+
+from ... import allocators
+from ...errors import FieldError, duplicate, invalid_value, not_supported, required
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..jsonvalues import as_dict, is_int
+from ..strategy import ResourceType
+
+_SERVICE_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
+
+
+_PROTOCOLS = ["SCTP", "TCP", "UDP"]
+
+
+def normalize(obj: dict, old: dict | None) -> None:
+    """core/v1 ``SetDefaults_Service`` (allocation is ``allocators.allocate``); status starts empty on
+    create."""
+    spec = obj.get("spec")
+    if isinstance(spec, dict):
+        kind = spec.setdefault("type", "ClusterIP")
+        affinity = spec.setdefault("sessionAffinity", "None")
+        if affinity == "ClientIP":
+            config = spec.setdefault("sessionAffinityConfig", {})
+            client_ip = config.setdefault("clientIP", {}) if isinstance(config, dict) else {}
+            if isinstance(client_ip, dict):
+                client_ip.setdefault("timeoutSeconds", 10800)
+        for port in spec.get("ports") or []:
+            if isinstance(port, dict):
+                if not port.get("protocol"):
+                    port["protocol"] = "TCP"
+                if port.get("targetPort") in (None, 0, "") and "port" in port:
+                    port["targetPort"] = port["port"]
+        if kind in ("NodePort", "LoadBalancer") and not spec.get("externalTrafficPolicy"):
+            spec["externalTrafficPolicy"] = "Cluster"
+        if kind != "ExternalName" and not spec.get("internalTrafficPolicy"):
+            spec["internalTrafficPolicy"] = "Cluster"
+        if kind == "LoadBalancer" and spec.get("allocateLoadBalancerNodePorts") is None:
+            spec["allocateLoadBalancerNodePorts"] = True
+    if old is None:
+        obj["status"] = {"loadBalancer": {}}
+
+
+def fields(obj: dict) -> dict[str, str]:
+    spec = as_dict(obj.get("spec"))
+    return {"spec.clusterIP": spec.get("clusterIP") or "", "spec.type": spec.get("type") or ""}
+
+
+def validate(obj: dict, old: dict | None) -> list[FieldError]:
+    """The parts of ``ValidateService`` a manifest can get wrong: type, ports, externalName."""
+    spec = as_dict(obj.get("spec"))
+    errs: list[FieldError] = []
+    kind = spec.get("type", "ClusterIP")
+    if kind not in _SERVICE_TYPES:
+        errs.append(not_supported("spec.type", kind, _SERVICE_TYPES))
+    if kind == "ExternalName" and not spec.get("externalName"):
+        errs.append(required("spec.externalName"))
+    ports = spec.get("ports") or []
+    if not ports and kind != "ExternalName" and spec.get("clusterIP") != "None":
+        errs.append(required("spec.ports"))
+    names: set[str] = set()
+    for i, port in enumerate(ports):
+        path = f"spec.ports[{i}]"
+        port = port if isinstance(port, dict) else {}
+        name = port.get("name") or ""
+        if len(ports) > 1 and not name:
+            errs.append(required(f"{path}.name"))
+        elif name in names:
+            errs.append(duplicate(f"{path}.name", name))
+        names.add(name)
+        number = port.get("port")
+        if not is_int(number) or not 0 < number < 65536:
+            errs.append(invalid_value(f"{path}.port", number, "must be between 1 and 65535, inclusive"))
+        if port.get("protocol", "TCP") not in _PROTOCOLS:
+            errs.append(not_supported(f"{path}.protocol", port.get("protocol"), _PROTOCOLS))
+        target = port.get("targetPort")
+        if is_int(target) and not 0 < target < 65536:
+            errs.append(invalid_value(f"{path}.targetPort", target, "must be between 1 and 65535, inclusive"))
+        elif target is not None and not is_int(target) and not (isinstance(target, str) and target):
+            errs.append(invalid_value(f"{path}.targetPort", target, "must contain at least one letter"))
+    return errs
+
+
+STRATEGIES = [
+    ResourceType(
+        "",
+        "v1",
+        "services",
+        "Service",
+        True,
+        "service",
+        short_names=("svc",),
+        categories=("all",),
+        subresources=("status",),
+        name_rule="dns1035",
+        returns_deleted_object=True,
+        normalize=normalize,
+        allocate=allocators.allocate,
+        validate=validate,
+        fields=fields,
+        field_names=("spec.clusterIP", "spec.type"),
+        own_field_labels=True,
+        smp=smp["Service"],
+        time_fields=("status.conditions[].lastTransitionTime",),
+    ),
+]

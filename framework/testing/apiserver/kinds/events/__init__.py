@@ -1,0 +1,1 @@
+"""Kinds of the `events.k8s.io` group."""

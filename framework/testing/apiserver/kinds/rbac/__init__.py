@@ -1,0 +1,1 @@
+"""Kinds of the `rbac.authorization.k8s.io` group."""

@@ -1,0 +1,22 @@
+"""rbac/v1 ClusterRoleBinding: as RoleBinding, cluster-scoped (``pkg/apis/rbac/validation``)."""
+
+from __future__ import annotations
+
+from ... import validation
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..strategy import ResourceType
+
+STRATEGIES = [
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        False,
+        "clusterrolebinding",
+        put_creates=True,
+        name_rule="path",
+        validate=lambda o, old: validation.validate_binding(o, True, old),
+        smp=smp["ClusterRoleBinding"],
+    ),
+]

@@ -1,0 +1,30 @@
+"""rbac/v1 Role: no rules serialize as ``null``; PolicyRule validation (``pkg/apis/rbac/validation``)."""
+
+from __future__ import annotations
+
+from ... import validation
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..strategy import ResourceType
+
+
+def normalize(obj: dict, old: dict | None) -> None:
+    """Go's ``[]PolicyRule`` without omitempty: no rules (absent or empty) serialize as ``null`` (19-1)."""
+    if not obj.get("rules"):
+        obj["rules"] = None
+
+
+STRATEGIES = [
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "roles",
+        "Role",
+        True,
+        "role",
+        put_creates=True,
+        name_rule="path",
+        normalize=normalize,
+        validate=lambda o, old: validation.validate_role(o, False),
+        smp=smp["Role"],
+    ),
+]

@@ -1,0 +1,22 @@
+"""rbac/v1 RoleBinding: roleRef and subjects (``pkg/apis/rbac/validation``), roleRef immutable."""
+
+from __future__ import annotations
+
+from ... import validation
+from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from ..strategy import ResourceType
+
+STRATEGIES = [
+    ResourceType(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "rolebindings",
+        "RoleBinding",
+        True,
+        "rolebinding",
+        put_creates=True,
+        name_rule="path",
+        validate=lambda o, old: validation.validate_binding(o, False, old),
+        smp=smp["RoleBinding"],
+    ),
+]

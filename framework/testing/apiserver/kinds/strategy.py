@@ -1,0 +1,132 @@
+"""A kind's strategy: everything the server knows about one resource in one group/version.
+
+A :class:`ResourceType` holds what kube-apiserver spreads over a kind's ``pkg/registry/<group>/<kind>/
+strategy.go`` and ``pkg/apis/<group>/validation``: scope, subresources, generation tracking, PUT
+semantics, name rules, field selectors, strategic-merge strategies and the kind's own defaulting and
+validation hooks. The generic REST, patch, watch and admission code asks it and knows no kind by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import timefmt
+from ..errors import FieldError
+
+PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+CREATE_ONLY = ("create",)
+
+
+Hook = Callable[[dict, dict | None], None]
+
+
+Validator = Callable[[dict, dict | None], list[FieldError]]
+
+
+@dataclass(eq=False)
+class ResourceType:
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool
+    singular: str
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    tracks_generation: bool = False
+    # Top-level keys whose change bumps generation; None means everything but metadata (6-4).
+    generation_keys: tuple[str, ...] | None = None
+    put_requires_rv: bool = False
+    put_creates: bool = False
+    name_rule: str = "subdomain"
+    verbs: tuple[str, ...] = PERSISTED_VERBS
+    storage: str = ""  # key of the shared storage table; two views (events) share one
+    supports_gc: bool = True
+    time_fields: tuple[str, ...] = ()
+    microtime_fields: tuple[str, ...] = ()
+    normalize: Hook | None = None  # defaulting/normalising on create (old None) and update
+    validate: Validator | None = None
+    fields: Callable[[dict], dict[str, str]] | None = None  # extra field-selector values
+    field_names: tuple[str, ...] = ()
+    smp: dict[str, Any] | None = None  # None: strategic merge patch not supported (CRs)
+    crd: dict | None = None  # the CRD a custom resource type comes from
+    # Conversion between this view and the stored form (events.k8s.io ↔ core/v1 Event).
+    to_storage: Callable[[dict], dict] | None = None
+    from_storage: Callable[[dict], dict] | None = None
+    persisted: bool = True
+    # The kind registers its own field-label conversion (core Event, Namespace, Secret, Service; every
+    # custom resource): unknown fields say "field label not supported" instead of the default text.
+    own_field_labels: bool = False
+    # Values the registry allocates from what is stored (Service cluster IPs and node ports):
+    # ``allocate(stored objects, key, new, old)`` → field errors.
+    allocate: Callable[[dict, Any, dict, dict | None], list[FieldError]] | None = None
+    # An immediate DELETE answers the deleted object, not a Status (the store's ReturnDeletedObject).
+    returns_deleted_object: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.storage:
+            self.storage = self.qualified
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def qualified(self) -> str:
+        """``plural`` for the core group, ``plural.group`` otherwise (the ``RES`` of spec 5-3)."""
+        return f"{self.resource}.{self.group}" if self.group else self.resource
+
+    @property
+    def list_kind(self) -> str:
+        if self.crd:
+            return self.crd["spec"]["names"].get("listKind") or self.kind + "List"
+        return self.kind + "List"
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    @property
+    def is_custom(self) -> bool:
+        return self.crd is not None
+
+    def selectable_fields(self) -> tuple[str, ...]:
+        base = ("metadata.name", "metadata.namespace") if self.namespaced else ("metadata.name",)
+        if not self.is_custom and not (self.own_field_labels and not self.namespaced):
+            base = ("metadata.name", "metadata.namespace")
+        return base + self.field_names
+
+    def field_set(self, obj: dict) -> dict[str, str]:
+        meta = obj.get("metadata", {})
+        out = {"metadata.name": meta.get("name", ""), "metadata.namespace": meta.get("namespace", "")}
+        if self.fields:
+            out.update(self.fields(obj))
+        return out
+
+
+def review_strategy(group: str, resource: str, kind: str, namespaced: bool) -> ResourceType:
+    return ResourceType(
+        group,
+        "v1",
+        resource,
+        kind,
+        namespaced,
+        kind.lower(),
+        verbs=CREATE_ONLY,
+        persisted=False,
+        supports_gc=False,
+    )
+
+
+def normalize_times(rt: ResourceType, obj: dict) -> None:
+    """Normalise Time / MicroTime fields of the kind (6-12); raises 400 for undecodable values."""
+    if rt.time_fields or rt.microtime_fields:
+        timefmt.normalize_object_times(
+            obj, rt.time_fields, rt.microtime_fields, kind=rt.kind, version=rt.version
+        )
