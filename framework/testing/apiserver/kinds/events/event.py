@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ... import event_conversion, validation
 from ...errors import FieldError
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
-from ..core.event import CORE_EVENT_FIELDS, EVENT_MICROTIME_FIELDS, EVENT_TIME_FIELDS, fields, normalize
-from ..strategy import ResourceType
+from ..core import event as core_event
 
 
 def validate(obj: dict, old: dict | None) -> list[FieldError]:
@@ -18,26 +18,14 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
 
 
 STRATEGIES = [
-    ResourceType(
-        "events.k8s.io",
-        "v1",
-        "events",
-        "Event",
-        True,
-        "event",
-        short_names=("ev",),
-        put_creates=True,
-        supports_gc=False,
-        normalize=normalize,
+    # The core Event's strategy (same table, fields and merge keys) with the view's own validation and
+    # conversion.
+    dataclasses.replace(
+        core_event.STRATEGIES[0],
+        group="events.k8s.io",
         validate=validate,
-        fields=fields,
-        field_names=CORE_EVENT_FIELDS,
-        own_field_labels=True,
-        smp=smp["Event"],
-        storage="events",
-        time_fields=EVENT_TIME_FIELDS,
-        microtime_fields=EVENT_MICROTIME_FIELDS,
         to_storage=event_conversion.events_v1_to_core,
         from_storage=event_conversion.stored_to_events_v1,
+        extra={},
     ),
 ]
