@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
+from .kinds.strategy import ResourceType
 from .registry import Registry
-from .resources import ResourceType
 from .rest import builtin_model
 from .typed_decoding import model_types
 
