@@ -16,8 +16,8 @@ from typing import Any
 from framework.meta.object import get_metadata
 
 from . import errors, tokens
-from .crd.values import as_dict
 from .errors import StatusError
+from .jsonvalues import as_dict
 from .storage import Storage
 
 MASTERS = "system:masters"

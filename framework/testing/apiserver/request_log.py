@@ -16,6 +16,8 @@ from typing import IO, Any
 
 import orjson
 
+from .jsonvalues import as_dict
+
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
@@ -40,21 +42,21 @@ class RequestLog:
         }
         obj = _load(body) if body else None
         if obj is not None and obj.get("kind") == "Status" and entry["name"] is None:
-            entry["name"] = _dict(obj.get("details")).get("name")  # a refused create names its object
+            entry["name"] = as_dict(obj.get("details")).get("name")  # a refused create names its object
         if obj is not None and code < 300 and obj.get("kind") != "Status":
             meta = obj.get("metadata") or {}
             entry["rv"] = meta.get("resourceVersion")
             if entry["name"] is None and info.verb == "create":  # POST to the collection
                 entry["name"] = meta.get("name")
             resource = info.resource.split("/")[0]
-            spec = _dict(obj.get("spec"))
+            spec = as_dict(obj.get("spec"))
             if resource == "leases.coordination.k8s.io":
                 entry["holder"] = spec.get("holderIdentity") or ""
                 entry["duration"] = spec.get("leaseDurationSeconds")
             elif resource == "namespaces":
                 entry["labels"] = meta.get("labels") or {}
             elif resource == "projects.core.gardener.cloud":
-                entry["staleAutoDelete"] = _dict(obj.get("status")).get("staleAutoDeleteTimestamp")
+                entry["staleAutoDelete"] = as_dict(obj.get("status")).get("staleAutoDeleteTimestamp")
         self._file.write(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
         self._file.flush()  # a SIGKILLed server keeps what it answered
 
@@ -68,7 +70,3 @@ def _load(body: bytes) -> dict | None:
     except orjson.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None
-
-
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}

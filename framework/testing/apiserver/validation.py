@@ -48,6 +48,7 @@ from framework.testing.apiserver.errors import (
     too_long,
     type_invalid,
 )
+from framework.testing.apiserver.jsonvalues import is_int
 
 FIELD_IMMUTABLE = "field is immutable"
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
@@ -115,11 +116,6 @@ def _go_object_reference(ref: dict | None) -> str:
 
 
 # --- name rules (the rules themselves are framework.meta.validation's) ---------------------------------
-
-
-def _is_int(value: Any) -> bool:
-    """A JSON integer (Python's bool is an int subclass, JSON's is not)."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _mask_trailing_dash(name: str) -> str:
@@ -609,12 +605,12 @@ def validate_lease(obj: dict) -> list[FieldError]:
     spec = obj.get("spec") or {}
     errs: list[FieldError] = []
     duration = spec.get("leaseDurationSeconds")
-    if duration is not None and not _is_int(duration):
+    if duration is not None and not is_int(duration):
         errs.append(type_invalid("spec.leaseDurationSeconds", duration, "must be an integer"))
     elif duration is not None and duration <= 0:
         errs.append(invalid_value("spec.leaseDurationSeconds", duration, "must be greater than 0"))
     transitions = spec.get("leaseTransitions")
-    if transitions is not None and not _is_int(transitions):
+    if transitions is not None and not is_int(transitions):
         errs.append(type_invalid("spec.leaseTransitions", transitions, "must be an integer"))
     elif transitions is not None and transitions < 0:
         errs.append(invalid_value("spec.leaseTransitions", transitions, "must be greater than or equal to 0"))
@@ -846,7 +842,7 @@ def _validate_webhook(hook: dict, mutating: bool, path: str) -> list[FieldError]
     elif side_effects not in _SIDE_EFFECTS:
         errs.append(not_supported(f"{path}.sideEffects", side_effects, _SIDE_EFFECTS))
     timeout = hook.get("timeoutSeconds")
-    if timeout is not None and not _is_int(timeout):
+    if timeout is not None and not is_int(timeout):
         errs.append(type_invalid(f"{path}.timeoutSeconds", timeout, "must be an integer"))
     elif timeout is not None and not 1 <= timeout <= 30:
         errs.append(

@@ -13,9 +13,10 @@ from framework.meta.field import too_many
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
 from ..errors import FieldError, duplicate, forbidden, invalid_value, not_supported, required
+from ..jsonvalues import as_dict, as_list
 from .definition import version_entries
 from .structural import validate_structural
-from .values import EMBEDDED, INT_OR_STRING, PRESERVE, as_dict, as_list
+from .values import EMBEDDED, INT_OR_STRING, PRESERVE
 
 _SCOPES = ["Cluster", "Namespaced"]
 _COLUMN_TYPES = "boolean,date,integer,number,string"

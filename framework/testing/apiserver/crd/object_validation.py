@@ -21,11 +21,10 @@ from framework.meta.field import go_float, too_long, too_many
 from framework.meta.validation import is_dns1035_label
 
 from ..errors import FieldError, invalid_value, not_supported, required, type_invalid
+from ..jsonvalues import as_dict, as_list
 from .values import (
     EMBEDDED,
     INT_OR_STRING,
-    as_dict,
-    as_list,
     is_json_integer,
     join_path,
     json_text,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .values import EMBEDDED, META_FIELDS, PRESERVE, as_dict, join_path
+from ..jsonvalues import as_dict
+from .values import EMBEDDED, META_FIELDS, PRESERVE, join_path
 
 
 def prune(obj: Any, schema: dict, path: str = "") -> list[str]:

@@ -13,9 +13,10 @@ import re
 from typing import Any
 
 from ..errors import FieldError, forbidden, invalid_value, not_supported, required
+from ..jsonvalues import as_dict, as_list
 from .object_validation import SchemaValidator, compile_pattern
 from .pruning import prune_node
-from .values import EMBEDDED, INT_OR_STRING, META_FIELDS, PRESERVE, as_dict, as_list, schema_type
+from .values import EMBEDDED, INT_OR_STRING, META_FIELDS, PRESERVE, schema_type
 
 _ROOT, _ITEM, _FIELD = "root", "item", "field"
 _OPENAPI_TYPES = ["array", "boolean", "integer", "number", "object", "string"]

@@ -1,5 +1,5 @@
-"""What the CRD modules share: the ``x-kubernetes-*`` extension names, JSON-value helpers and Go's
-formatting of JSON numbers."""
+"""What the CRD modules share: the ``x-kubernetes-*`` extension names, path joining and Go's
+formatting of JSON numbers (JSON-value type checks are ``jsonvalues``)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,6 @@ PRESERVE = "x-kubernetes-preserve-unknown-fields"
 EMBEDDED = "x-kubernetes-embedded-resource"
 INT_OR_STRING = "x-kubernetes-int-or-string"
 META_FIELDS = ("apiVersion", "kind", "metadata")
-
-
-def as_dict(x: Any) -> dict:
-    return x if isinstance(x, dict) else {}
-
-
-def as_list(x: Any) -> list:
-    return x if isinstance(x, list) else []
 
 
 def join_path(path: str, key: str) -> str:

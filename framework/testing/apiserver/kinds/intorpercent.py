@@ -9,7 +9,7 @@ from typing import Any
 from framework.meta import field
 
 from ..errors import FieldError
-from .podtemplate import is_int
+from ..jsonvalues import is_int
 
 _PERCENT = re.compile(r"[0-9]+%")
 PERCENT_DETAIL = (

@@ -10,10 +10,10 @@ from framework.meta.labels import label_selector_as_selector, validate_label_sel
 from framework.meta.object import get_labels
 
 from ..errors import FieldError
+from ..jsonvalues import as_dict, is_int
 from ..patch import _METADATA, MergeStrategy, _pod_template
 from .core.podspec import default_pod_spec
 from .core.podspec_validation import validate_pod_spec
-from .jsonvalues import as_dict, is_int
 
 
 def default_template(template: Any) -> None:

@@ -9,10 +9,10 @@ from framework.meta.object import get_labels
 
 from ... import validation
 from ...errors import FieldError, invalid_value, required
+from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..core.podspec import default_pod_spec
 from ..core.podspec_validation import validate_pod_spec
-from ..jsonvalues import as_dict, is_int
 from ..strategy import ResourceType
 
 

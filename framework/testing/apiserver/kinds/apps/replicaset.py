@@ -10,8 +10,9 @@ from framework.meta import field
 
 from ...catalog.generic import strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict, default_template, nonnegative, validate_selector_and_template, workload_smp
+from ..podtemplate import default_template, nonnegative, validate_selector_and_template, workload_smp
 
 
 def normalize(obj: dict, old: dict | None) -> None:

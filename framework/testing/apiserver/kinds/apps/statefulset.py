@@ -11,9 +11,10 @@ from framework.meta import field
 
 from ...catalog.generic import strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
 from ..core import persistentvolumeclaim
-from ..podtemplate import as_dict, default_template, nonnegative, validate_selector_and_template, workload_smp
+from ..podtemplate import default_template, nonnegative, validate_selector_and_template, workload_smp
 
 POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
 UPDATE_STRATEGIES = ("OnDelete", "RollingUpdate")

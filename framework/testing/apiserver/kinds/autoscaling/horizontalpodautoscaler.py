@@ -13,8 +13,8 @@ from framework.meta import field
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict, is_int
 from .. import printing
-from ..jsonvalues import as_dict, is_int
 
 DEFAULT_CPU_UTILIZATION = 80
 METRIC_TYPES = ("ContainerResource", "External", "Object", "Pods", "Resource")

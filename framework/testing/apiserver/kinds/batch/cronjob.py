@@ -12,8 +12,9 @@ from framework.meta import field
 
 from ...catalog.generic import strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict, default_template, nonnegative, validate_template_spec, workload_smp
+from ..podtemplate import default_template, nonnegative, validate_template_spec, workload_smp
 
 CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 JOB_RESTART_POLICIES = ("OnFailure", "Never")

@@ -12,8 +12,8 @@ from framework.meta.validation import is_dns1123_label
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict, is_int
 from .. import printing
-from ..jsonvalues import as_dict, is_int
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 _IP_DETAIL = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"

@@ -8,8 +8,8 @@ from framework.meta.quantity import Quantity, quantity_from_json
 
 from ...catalog.generic import strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict
 
 LIMIT_TYPES = ("Container", "PersistentVolumeClaim", "Pod")
 

@@ -5,8 +5,8 @@ Active phase (``pkg/registry/core/namespace/strategy.go``), no deletecollection;
 from __future__ import annotations
 
 from ... import validation
+from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
-from ..jsonvalues import as_dict
 from ..strategy import PERSISTED_VERBS, ResourceType
 
 

@@ -10,8 +10,8 @@ from framework.meta import field
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict
 from .volumes import access_modes_text, validate_access_modes, validate_volume_mode
 
 # PersistentVolumeSource's members: exactly one is set.

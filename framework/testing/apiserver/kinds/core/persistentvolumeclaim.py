@@ -11,8 +11,8 @@ from framework.meta.quantity import quantity_from_json
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict
 from .volumes import access_modes_text, validate_access_modes, validate_volume_mode
 
 _IMMUTABLE = (

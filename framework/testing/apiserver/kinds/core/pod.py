@@ -4,8 +4,8 @@ container rules (``pkg/registry/core/pod/strategy.go``, ``pkg/apis/core/validati
 from __future__ import annotations
 
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
-from ..jsonvalues import as_dict
 from ..strategy import ResourceType
 from .podspec import default_pod_spec
 from .podspec_validation import validate_pod_spec

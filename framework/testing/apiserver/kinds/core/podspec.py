@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 
 from ...errors import FieldError
-from ..jsonvalues import as_dict
+from ...jsonvalues import as_dict
 from ..strategy import Hook
 from .podspec_validation import validate_pod_spec
 

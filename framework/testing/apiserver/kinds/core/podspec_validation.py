@@ -11,8 +11,7 @@ from framework.meta.quantity import quantity_from_json
 from framework.meta.validation import is_dns1123_label, is_valid_port_name
 
 from ...errors import FieldError
-from ..jsonvalues import as_dict as _dict
-from ..jsonvalues import is_int
+from ...jsonvalues import as_dict, is_int
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")
@@ -27,11 +26,11 @@ def validate_pod_spec(
     """Containers (names, images, ports, pull policy, mounts of declared volumes, requests within
     limits), volumes (names), restart and DNS policies of the PodSpec at ``path``; a workload's
     template passes the ``restart_policies`` its kind allows (then an unset one is refused too)."""
-    pod = _dict(pod)
+    pod = as_dict(pod)
     errs: list[FieldError] = []
     volumes: set[str] = set()
     for i, volume in enumerate(pod.get("volumes") or []):
-        name = _dict(volume).get("name")
+        name = as_dict(volume).get("name")
         vpath = f"{path}.volumes[{i}].name"
         if not name:
             errs.append(field.required(vpath))
@@ -47,7 +46,7 @@ def validate_pod_spec(
         containers = []
     for key, items in (("initContainers", pod.get("initContainers") or []), ("containers", containers)):
         for i, c in enumerate(items if isinstance(items, list) else []):
-            errs += _container_errors(_dict(c), f"{path}.{key}[{i}]", names, volumes)
+            errs += _container_errors(as_dict(c), f"{path}.{key}[{i}]", names, volumes)
     policy = pod.get("restartPolicy")
     allowed = restart_policies or RESTART_POLICIES
     if (policy is not None or restart_policies) and policy not in allowed:
@@ -75,7 +74,7 @@ def _container_errors(c: dict, path: str, names: set[str], volumes: set[str]) ->
         errs.append(field.not_supported(f"{path}.imagePullPolicy", pull, list(PULL_POLICIES)))
     port_names: set[str] = set()
     for j, port in enumerate(c.get("ports") or []):
-        port, ppath = _dict(port), f"{path}.ports[{j}]"
+        port, ppath = as_dict(port), f"{path}.ports[{j}]"
         number = port.get("containerPort")
         if not is_int(number) or not 0 < number < 65536:
             errs.append(field.invalid(f"{ppath}.containerPort", number, _PORT_RANGE))
@@ -91,7 +90,7 @@ def _container_errors(c: dict, path: str, names: set[str], volumes: set[str]) ->
             port_names.add(str(port_name))
             errs += [field.invalid(f"{ppath}.name", port_name, m) for m in is_valid_port_name(str(port_name))]
     for j, mount in enumerate(c.get("volumeMounts") or []):
-        mount, mpath = _dict(mount), f"{path}.volumeMounts[{j}]"
+        mount, mpath = as_dict(mount), f"{path}.volumeMounts[{j}]"
         mount_name = mount.get("name")
         if not mount_name:
             errs.append(field.required(f"{mpath}.name"))
@@ -99,14 +98,14 @@ def _container_errors(c: dict, path: str, names: set[str], volumes: set[str]) ->
             errs.append(field.not_found(f"{mpath}.name", mount_name))
         if not mount.get("mountPath"):
             errs.append(field.required(f"{mpath}.mountPath"))
-    errs += _resources_errors(_dict(c.get("resources")), f"{path}.resources")
+    errs += _resources_errors(as_dict(c.get("resources")), f"{path}.resources")
     return errs
 
 
 def _resources_errors(resources: dict, path: str) -> list[FieldError]:
     """Requests may not exceed limits (``ValidateResourceRequirements``)."""
     errs: list[FieldError] = []
-    limits, requests = _dict(resources.get("limits")), _dict(resources.get("requests"))
+    limits, requests = as_dict(resources.get("limits")), as_dict(resources.get("requests"))
     for resource, value in requests.items():
         if resource not in limits:
             continue

@@ -7,8 +7,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict
 
 
 def _pod_status(pod: dict) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from framework.meta.object import get_labels
 
+from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
-from ..jsonvalues import as_dict
 from ..strategy import ResourceType
 from .podspec import template_normalize, template_validate
 

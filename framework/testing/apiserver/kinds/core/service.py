@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from ... import allocators
 from ...errors import FieldError, duplicate, invalid_value, not_supported, required
+from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
-from ..jsonvalues import as_dict, is_int
 from ..strategy import ResourceType
 
 _SERVICE_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]

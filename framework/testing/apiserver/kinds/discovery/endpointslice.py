@@ -12,9 +12,10 @@ from framework.meta.validation import is_dns1123_subdomain
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
 from ..core.endpoints import endpoints_text, validate_port
-from ..podtemplate import as_dict, immutable
+from ..podtemplate import immutable
 
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")
 MAX_ADDRESSES = 100

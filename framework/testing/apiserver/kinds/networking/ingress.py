@@ -12,8 +12,8 @@ from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict, is_int
 from .. import printing
-from ..jsonvalues import as_dict, is_int
 
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 _INVALID_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")

@@ -12,8 +12,8 @@ from framework.meta.labels import validate_label_selector
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict, is_int
 from .. import printing
-from ..jsonvalues import as_dict, is_int
 
 POLICY_TYPES = ("Egress", "Ingress")
 PROTOCOLS = ("SCTP", "TCP", "UDP")

@@ -11,9 +11,9 @@ from framework.meta.labels import validate_label_selector
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
 from ..intorpercent import validate_positive_int_or_percent
-from ..podtemplate import as_dict
 
 EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 

@@ -11,8 +11,9 @@ from framework.meta import field
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict, immutable
+from ..podtemplate import immutable
 
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000

@@ -11,8 +11,9 @@ from framework.meta.validation import is_qualified_name
 
 from ...catalog.generic import generic_smp, strategy
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import as_dict, immutable
+from ..podtemplate import immutable
 
 RECLAIM_POLICIES = ("Delete", "Retain")
 BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
