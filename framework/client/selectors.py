@@ -1,10 +1,10 @@
 """Selector arguments of :class:`~framework.client.interfaces.Reader` (strings, label maps,
-``LabelSelector`` dicts, field maps): the query strings the API server reads, and the matchers the
-cache applies. Label selectors are :mod:`framework.meta.labels`'."""
+``LabelSelector`` dicts, field maps): the query strings the API server reads, and the exact field
+matches the cache answers from an index. Label selectors are :mod:`framework.meta.labels`'."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from framework.meta import fields, labels
 
@@ -14,7 +14,6 @@ __all__ = [
     "escape_field_value",
     "exact_field_matches",
     "field_selector_string",
-    "label_matcher",
     "label_selector_string",
 ]
 
@@ -25,11 +24,6 @@ def label_selector_string(arg: LabelSelectorArg) -> str | None:
     if arg is None or isinstance(arg, str):
         return arg or None
     return str(labels.as_selector(arg)) or None
-
-
-def label_matcher(arg: LabelSelectorArg) -> Callable[[Mapping[str, str]], bool]:
-    """A predicate on an object's labels; a malformed selector raises ``ValueError`` now."""
-    return labels.as_selector(arg or None).matches
 
 
 def escape_field_value(value: str) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import socket
 import ssl
 import threading
 import time
@@ -88,7 +89,7 @@ class Request:
         cap = None if limit is None else limit + 1
         try:
             data = asyncio.run_coroutine_threadsafe(self._read(cap), self._loop).result()
-        except (ConnectionError, asyncio.CancelledError, concurrent.futures.CancelledError):
+        except (ConnectionError, concurrent.futures.CancelledError):  # the client or the server went away
             raise
         except Exception as error:  # aiohttp's payload errors: truncated or badly chunked bodies
             raise ValueError(f"cannot read the request body: {error}") from error
@@ -249,7 +250,6 @@ class HTTPServer:
 
     def started_checker(self) -> Callable[[], str | None]:
         """A health check (for ``add_readyz_check``) that passes once the server accepts connections."""
-        import socket
 
         def check() -> str | None:
             if not self.is_running():
@@ -364,7 +364,10 @@ class HTTPServer:
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(loop.stop)
-        left = lambda: None if deadline is None else max(0.0, deadline - time.monotonic())  # noqa: E731
+
+        def left() -> float | None:
+            return None if deadline is None else max(0.0, deadline - time.monotonic())
+
         if thread is not None:
             thread.join(left())
         leftover = [thread.name] if thread is not None and thread.is_alive() else []

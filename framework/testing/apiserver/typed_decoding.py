@@ -77,10 +77,15 @@ def _go_type(types: dict[str, dict[str, Any]], t: str) -> str:
     return _SCALAR_GO[t]
 
 
-def _mismatch(types: dict[str, dict[str, Any]], value: Any, struct: str, path: str, t: str) -> DecodeError:
+def _what(value: Any, numeric_target: bool) -> str:
+    """How Go's ``UnmarshalTypeError`` names ``value``: a number's literal is quoted only when the
+    target is a number too (``number 1.5`` into int32, plain ``number`` into a string)."""
     what = gojson.json_type(value)
-    if what == "number" and t in ("int32", "int64", "float64"):  # Go quotes the literal only for these
-        what = f"number {orjson.dumps(value).decode()}"
+    return f"number {orjson.dumps(value).decode()}" if what == "number" and numeric_target else what
+
+
+def _mismatch(types: dict[str, dict[str, Any]], value: Any, struct: str, path: str, t: str) -> DecodeError:
+    what = _what(value, t in ("int32", "int64", "float64"))
     return DecodeError(
         f"json: cannot unmarshal {what} into Go struct field {struct}.{path} of type {_go_type(types, t)}"
     )
@@ -128,8 +133,6 @@ def _value(
         _struct(types, t[1:], value, json_path, field_path, unknown)
         return value
     if t.startswith("[]"):
-        if t == "[]" + "uint8":  # never generated; []byte is "bytes"
-            return value
         if not isinstance(value, list):
             raise _mismatch(types, value, struct, field_path, t)
         item = t[2:]
@@ -184,11 +187,9 @@ def _scalar(types: dict[str, dict[str, Any]], t: str, value: Any, struct: str, f
         # intstr.IntOrString's UnmarshalJSON: a quoted value is the string form, anything else an int32.
         if isinstance(value, str):
             return value
-        if isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31:
-            what = gojson.json_type(value)
-            if what == "number":
-                what = f"number {orjson.dumps(value).decode()}"
-            raise DecodeError(f"json: cannot unmarshal {what} into Go value of type int32")
+        low, high = _INT_RANGE["int32"]
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise DecodeError(f"json: cannot unmarshal {_what(value, True)} into Go value of type int32")
         return value
     if t == "quantity":
         # resource.Quantity's UnmarshalJSON parses the text of a string or any other literal.
