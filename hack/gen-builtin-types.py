@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate framework/testing/apiserver/catalog/types.json from the official client's models.
+"""Generate framework/testing/apiserver/catalog/types.json (and descriptions.json) from the client's models.
 
 The ``kubernetes`` client's models are pydantic models whose field annotations are the Go types of the
 Kubernetes API in Python terms (``Optional[StrictStr]``, ``List[V1Container]``, ``StrictInt | StrictStr``
@@ -14,12 +14,18 @@ Three things the annotations do not say are declared here: ``resource.Quantity``
 client, but Go's decoder also takes numbers), which integers are int64 (for the error texts only), and
 the subtrees that stay raw JSON (CRD schemas, ``fieldsV1``, RawExtension).
 
+``descriptions.json`` holds the same models' documentation for ``/openapi`` (``kubectl explain``): the
+class docstring's first part as the type's description, each field's pydantic ``description``, as
+``{"V1Pod": {"": "Pod is a collection ...", "spec": "Specification of ..."}}``. It is a file of its own
+so that decoding a request never reads it.
+
 Run: ``.venv/bin/python hack/gen-builtin-types.py`` (``--check`` exits 1 if the file is stale).
 """
 
 from __future__ import annotations
 
 import datetime
+import inspect
 import json
 import re
 import sys
@@ -32,6 +38,7 @@ import pydantic
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "framework" / "testing" / "apiserver" / "catalog"
 OUT = CATALOG / "types.json"
+DESCRIPTIONS = CATALOG / "descriptions.json"
 
 # resource.Quantity fields, by model and JSON name (k8s.io/api: every `resource.Quantity` or
 # `ResourceList` field of the served kinds).
@@ -145,16 +152,38 @@ def generate() -> dict[str, typing.Any]:
     return dict(sorted(out.items()))
 
 
+def _type_description(cls: type) -> str:
+    """The class docstring without the generator's ``Attributes:`` boilerplate."""
+    doc = inspect.cleandoc(cls.__doc__ or "")
+    return doc.split("\n\nAttributes:", 1)[0].strip() if not doc.startswith("Attributes:") else ""
+
+
+def generate_descriptions(types: dict[str, typing.Any]) -> dict[str, typing.Any]:
+    """The documentation of every model in ``types``: ``""`` the type's, then each field's by JSON name."""
+    out: dict[str, typing.Any] = {}
+    for name in types:
+        cls = getattr(client, name)
+        entry = {"": _type_description(cls)} if _type_description(cls) else {}
+        for field, info in cls.model_fields.items():
+            if info.description:
+                entry[json_name(field, info)] = info.description
+        if entry:
+            out[name] = entry
+    return dict(sorted(out.items()))
+
+
 def render(data: dict[str, typing.Any]) -> str:
     return json.dumps(data, indent=0, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def main() -> int:
-    text = render(generate())
+    types = generate()
+    outputs = {OUT: render(types), DESCRIPTIONS: render(generate_descriptions(types))}
     if "--check" in sys.argv:
-        return 0 if OUT.read_text() == text else 1
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)}")  # a build script's one line of output
+        return 0 if all(path.read_text() == text for path, text in outputs.items()) else 1
+    for path, text in outputs.items():
+        path.write_text(text)
+        print(f"wrote {path.relative_to(ROOT)}")  # a build script's lines of output
     return 0
 
 

@@ -21,13 +21,16 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 def test_types_are_generated_from_the_installed_client() -> None:
-    """types.json is exactly what hack/gen-builtin-types.py derives from the client's models now."""
+    """types.json and descriptions.json are exactly what hack/gen-builtin-types.py derives from the
+    client's models now."""
     spec = importlib.util.spec_from_file_location("gen_builtin_types", ROOT / "hack/gen-builtin-types.py")
     assert spec and spec.loader
     gen = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("gen_builtin_types", gen)
     spec.loader.exec_module(gen)
-    assert gen.OUT.read_text() == gen.render(gen.generate())
+    types = gen.generate()
+    assert gen.OUT.read_text() == gen.render(types)
+    assert gen.DESCRIPTIONS.read_text() == gen.render(gen.generate_descriptions(types))
     assert gen.go_name("V1PodSpec") == "v1.PodSpec"
     assert gen.go_name("CoreV1Event") == "v1.Event"
     assert gen.go_name("V2HorizontalPodAutoscaler") == "v2.HorizontalPodAutoscaler"
