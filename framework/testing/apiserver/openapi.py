@@ -1,25 +1,19 @@
 """``/openapi/v2`` and ``/openapi/v3``: the OpenAPI documents kubectl fetches for ``explain`` and
 field validation.
 
-v2 is empty so far (kubectl then skips client-side validation, 3-7, 24-1); v3 is served per
-group-version by :mod:`openapi_v3`, which kubectl ≥ 1.27 prefers for ``explain`` and ``apply``.
+v2 is the Swagger 2.0 document of :mod:`openapi_v2` for JSON clients; asked for gnostic's protobuf
+(kubectl's discovery client), it answers an empty document, by which kubectl skips its v2 client-side
+validation. v3 is served per group-version by :mod:`openapi_v3`, which kubectl ≥ 1.27 prefers for
+``explain`` and ``apply``.
 """
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from . import openapi_v3
-from .discovery import GIT_VERSION
+from . import openapi_v2, openapi_v3
 from .registry import Registry
 from .responses import json_response, path_not_found
-
-SWAGGER = {
-    "swagger": "2.0",
-    "info": {"title": "Kubernetes", "version": GIT_VERSION},
-    "paths": {},
-    "definitions": {},
-}
 
 
 def openapi(request: web.Request, parts: list[str], registry: Registry) -> web.Response:
@@ -40,7 +34,7 @@ def openapi(request: web.Request, parts: list[str], registry: Registry) -> web.R
     if parts[1:] == ["v2"]:
         accept = request.headers.get("Accept", "")
         if "protobuf" in accept and "application/json" not in accept:
-            # An empty protobuf document: kubectl then skips client-side validation (3-7, 24-1).
+            # An empty protobuf document: kubectl then skips its v2 client-side validation.
             return web.Response(body=b"", content_type="application/octet-stream")
-        return json_response(SWAGGER)
+        return json_response(openapi_v2.document(registry))
     raise path_not_found()

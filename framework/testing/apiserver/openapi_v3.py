@@ -20,6 +20,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
+import threading
+import weakref
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -116,11 +120,44 @@ def _patch_path(rt: ResourceType) -> tuple[str, dict[str, Any]]:
     return f"{base}{ns}/{rt.resource}/{{name}}", {"patch": op}
 
 
-def document(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
-    """The OpenAPI 3 document of one served group-version; None if it is not served."""
-    types = [rt for rt in registry.all() if rt.group == group and rt.version == version]
+@dataclass
+class _Built:
+    types: tuple[ResourceType, ...]  # what the document was built from (held, so compared by identity)
+    doc: dict[str, Any]
+    digest: str
+
+
+# Documents by registry and group-version. A CRD change replaces its ResourceTypes (Registry.set_crd),
+# so an entry whose types are not the very objects now served is stale; built-in group-versions are
+# built once per server.
+_CACHE: weakref.WeakKeyDictionary[Registry, dict[tuple[str, str], _Built]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def _built(registry: Registry, group: str, version: str) -> _Built | None:
+    types = tuple(rt for rt in registry.all() if rt.group == group and rt.version == version)
     if not types:
         return None
+    with _LOCK:
+        cached = _CACHE.setdefault(registry, {}).get((group, version))
+    if cached is not None and len(cached.types) == len(types) and all(map(operator.is_, cached.types, types)):
+        return cached
+    doc = _build(types)
+    digest = hashlib.sha512(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:128].upper()
+    entry = _Built(types, doc, digest)
+    with _LOCK:
+        _CACHE[registry][(group, version)] = entry
+    return entry
+
+
+def document(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
+    """The OpenAPI 3 document of one served group-version (shared: do not modify); None if it is not
+    served."""
+    entry = _built(registry, group, version)
+    return entry.doc if entry else None
+
+
+def _build(types: tuple[ResourceType, ...]) -> dict[str, Any]:
     schemas: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     for rt in types:
@@ -168,8 +205,9 @@ def root(registry: Registry) -> dict[str, Any]:
     paths: dict[str, Any] = {}
     for group, versions in sorted(registry.group_versions().items()):
         for version in versions:
-            doc = document(registry, group, version)
-            digest = hashlib.sha512(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()[:128]
+            entry = _built(registry, group, version)
+            if entry is None:
+                continue
             path = gv_path(group, version)
-            paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={digest.upper()}"}
+            paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={entry.digest}"}
     return {"paths": paths}
