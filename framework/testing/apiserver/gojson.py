@@ -9,6 +9,8 @@ texts; orjson's own messages differ. :func:`syntax_error` walks the document the
 
 from __future__ import annotations
 
+import json
+
 _SPACE = b" \t\r\n"
 _TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "bool", list: "array", dict: "object"}
 
@@ -210,3 +212,34 @@ def error_text(data: bytes, fallback: Exception) -> str:
     """Go's text for why ``data`` does not parse, or ``fallback``'s when Go would see no syntax error
     (e.g. invalid UTF-8 or a number orjson cannot hold)."""
     return syntax_error(data) or str(fallback)
+
+
+class _Object(dict):
+    """A JSON object that remembers the keys its text repeats (Go's decoder keeps the last value)."""
+
+    duplicates: list[str]
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> _Object:
+    obj = _Object(pairs)
+    seen: set[str] = set()
+    obj.duplicates = [k for k, _ in pairs if k in seen or seen.add(k)]  # type: ignore[func-returns-value]
+    return obj
+
+
+def _duplicate_paths(value: object, path: str, out: list[str]) -> None:
+    if isinstance(value, _Object):
+        out.extend(f"{path}.{k}" if path else k for k in dict.fromkeys(value.duplicates))
+        for k, v in value.items():
+            _duplicate_paths(v, f"{path}.{k}" if path else k, out)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _duplicate_paths(v, f"{path}[{i}]", out)
+
+
+def duplicate_fields(data: bytes) -> list[str]:
+    """The paths of the object keys ``data`` (valid JSON) repeats, as sigs.k8s.io/json's strict mode
+    names them (``duplicate field "metadata.name"``), in document order."""
+    out: list[str] = []
+    _duplicate_paths(json.loads(data, object_pairs_hook=_pairs), "", out)
+    return out

@@ -121,13 +121,17 @@ async def read_raw(request: web.Request) -> bytes:
     return data
 
 
-async def read_body(request: web.Request, rt: ResourceType) -> Any:
-    """The request body decoded by its ``Content-Type`` (JSON, YAML, protobuf where decodable); 415 else."""
+async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str] | None = None) -> Any:
+    """The request body decoded by its ``Content-Type`` (JSON, YAML, protobuf where decodable); 415 else.
+    A JSON body's repeated keys are appended to ``duplicates`` when it is given (their last value wins)."""
     raw = await read_raw(request)
     ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if ctype in ("", "application/json", "*/*"):
         try:
-            return orjson.loads(raw)
+            body = orjson.loads(raw)
+            if duplicates is not None and isinstance(body, dict):
+                duplicates.extend(gojson.duplicate_fields(raw))
+            return body
         except orjson.JSONDecodeError as e:
             # transformDecodeError: no kind could be read, so the object is "unrecognized".
             raise errors.bad_request(
