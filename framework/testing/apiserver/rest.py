@@ -22,7 +22,7 @@ import orjson
 from framework.meta.conditions import set_status_condition
 from framework.meta.object import get_metadata
 
-from . import catalog, decoding, errors, gojson, patch, scale, timefmt, typed_decoding, validation
+from . import catalog, decoding, errors, gobase64, gojson, patch, scale, timefmt, typed_decoding, validation
 from . import managed_fields as mf
 from .crd.defaulting import apply_defaults
 from .crd.definition import storage_version, version_entry
@@ -1121,7 +1121,7 @@ def _check_bytes_fields(rt: ResourceType, body: dict) -> None:
                 f"field {rt.kind}.{key} of type []uint8"
             )
         try:
-            validation.go_base64_decode(value)
+            gobase64.go_base64_decode(value)
         except ValueError as e:
             raise errors.bad_request(prefix + str(e)) from None
 

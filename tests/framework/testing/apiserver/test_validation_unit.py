@@ -1,4 +1,5 @@
-"""Unit tests for framework.testing.apiserver.validation: upstream rules with exact messages."""
+"""Unit tests for the built-in kinds' validation (ObjectMeta and each kind's own rules): upstream rules with
+exact messages."""
 
 from __future__ import annotations
 
@@ -10,6 +11,23 @@ from framework.meta import validation as names
 from framework.testing.apiserver import decoding
 from framework.testing.apiserver import validation as v
 from framework.testing.apiserver.errors import FieldError, invalid
+from framework.testing.apiserver.gobase64 import go_base64_decode
+from framework.testing.apiserver.kinds.admissionregistration.webhooks import (
+    default_webhook_configuration,
+    validate_webhook_configuration,
+)
+from framework.testing.apiserver.kinds.coordination.lease import validate_lease
+from framework.testing.apiserver.kinds.core.configmap import validate_configmap
+from framework.testing.apiserver.kinds.core.event_validation import validate_event
+from framework.testing.apiserver.kinds.core.namespace import validate_namespace
+from framework.testing.apiserver.kinds.core.resourcequota import validate_resource_quota
+from framework.testing.apiserver.kinds.core.secret import normalize_secret, validate_secret
+from framework.testing.apiserver.kinds.core.serviceaccount import (
+    normalize_service_account,
+    validate_service_account,
+)
+from framework.testing.apiserver.kinds.rbac.bindings import validate_binding
+from framework.testing.apiserver.kinds.rbac.policyrules import validate_role
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
@@ -291,12 +309,12 @@ def test_configmap_valid():
         "data": {"key.name": "v", "KEY_NAME": ""},
         "binaryData": {"bin": base64.b64encode(b"\0\1").decode()},
     }
-    assert v.validate_configmap(cm) == []
+    assert validate_configmap(cm) == []
 
 
 def test_configmap_keys_and_duplicates():
     cm = {"data": {"a b": "1", "dup": "x"}, "binaryData": {"dup": "eA==", "..": ""}}
-    assert msgs(v.validate_configmap(cm)) == [
+    assert msgs(validate_configmap(cm)) == [
         f'data[a b]: Invalid value: "a b": {CONFIG_KEY_MSG}',
         'data[dup]: Invalid value: "dup": duplicate of key present in binaryData',
         "binaryData[..]: Invalid value: \"..\": must not be '..'",
@@ -304,75 +322,75 @@ def test_configmap_keys_and_duplicates():
 
 
 def test_configmap_binary_data_must_be_base64():
-    assert msgs(v.validate_configmap({"binaryData": {"b": "abc"}})) == [
+    assert msgs(validate_configmap({"binaryData": {"b": "abc"}})) == [
         'binaryData[b]: Invalid value: "abc": illegal base64 data at input byte 0'
     ]
-    assert msgs(v.validate_configmap({"binaryData": {"b": "ab!d"}})) == [
+    assert msgs(validate_configmap({"binaryData": {"b": "ab!d"}})) == [
         'binaryData[b]: Invalid value: "ab!d": illegal base64 data at input byte 2'
     ]
 
 
 def test_configmap_size_limit():
-    assert msgs(v.validate_configmap({"data": {"a": "x" * (1024 * 1024 + 1)}})) == [
+    assert msgs(validate_configmap({"data": {"a": "x" * (1024 * 1024 + 1)}})) == [
         "Too long: may not be more than 1048576 bytes"
     ]
 
 
 def test_configmap_immutable():
     old = {"immutable": True, "data": {"a": "1"}}
-    assert v.validate_configmap({"immutable": True, "data": {"a": "1"}}, old) == []
+    assert validate_configmap({"immutable": True, "data": {"a": "1"}}, old) == []
     assert msgs(
-        v.validate_configmap({"immutable": True, "data": {"a": "2"}, "binaryData": {"b": ""}}, old)
+        validate_configmap({"immutable": True, "data": {"a": "2"}, "binaryData": {"b": ""}}, old)
     ) == [
         "data: Forbidden: field is immutable when `immutable` is set",
         "binaryData: Forbidden: field is immutable when `immutable` is set",
     ]
-    assert msgs(v.validate_configmap({"data": {"a": "1"}}, old)) == [
+    assert msgs(validate_configmap({"data": {"a": "1"}}, old)) == [
         "immutable: Forbidden: field is immutable when `immutable` is set"
     ]
     # Making a mutable ConfigMap immutable (and changing it in the same update) is allowed.
-    assert v.validate_configmap({"immutable": True, "data": {"a": "2"}}, {"data": {"a": "1"}}) == []
+    assert validate_configmap({"immutable": True, "data": {"a": "2"}}, {"data": {"a": "1"}}) == []
 
 
 def test_go_base64_decoder_matches_go_errors():
-    assert v.go_base64_decode("aGVsbG8=") == b"hello"
-    assert v.go_base64_decode("aGVs\nbG8=") == b"hello"  # CR/LF are skipped
-    assert v.go_base64_decode("") == b""
+    assert go_base64_decode("aGVsbG8=") == b"hello"
+    assert go_base64_decode("aGVs\nbG8=") == b"hello"  # CR/LF are skipped
+    assert go_base64_decode("") == b""
     for text, offset in [("aGVsbG8", 4), ("a===", 1), ("aGVsbG8=x", 8), ("aGVsbA=", 7), ("aGVs bG8=", 4)]:
         with pytest.raises(ValueError, match=f"^illegal base64 data at input byte {offset}$"):
-            v.go_base64_decode(text)
+            go_base64_decode(text)
 
 
 def test_normalize_secret_merges_string_data_and_defaults_type():
     secret = {"data": {"a": "b2xk", "keep": "aw=="}, "stringData": {"a": "new", "s": "é"}}
-    v.normalize_secret(secret)
+    normalize_secret(secret)
     assert secret == {
         "data": {"a": "bmV3", "keep": "aw==", "s": "w6k="},
         "type": "Opaque",
     }
     typed = {"type": "kubernetes.io/tls"}
-    v.normalize_secret(typed)
+    normalize_secret(typed)
     assert typed == {"type": "kubernetes.io/tls"}
 
 
 def test_secret_rules():
-    assert v.validate_secret({"type": "Opaque", "data": {"k": "dmFsdWU="}}) == []
-    assert msgs(v.validate_secret({"type": "Opaque", "data": {"k": "not base64!", "bad key": ""}})) == [
+    assert validate_secret({"type": "Opaque", "data": {"k": "dmFsdWU="}}) == []
+    assert msgs(validate_secret({"type": "Opaque", "data": {"k": "not base64!", "bad key": ""}})) == [
         f'data[bad key]: Invalid value: "bad key": {CONFIG_KEY_MSG}',
         'data[k]: Invalid value: "<secret contents redacted>": illegal base64 data at input byte 3',
     ]
     # Type-specific secret rules are not enforced: a bare service-account-token secret is accepted.
-    assert v.validate_secret({"type": "kubernetes.io/service-account-token"}) == []
+    assert validate_secret({"type": "kubernetes.io/service-account-token"}) == []
 
 
 def test_secret_update_rules():
     old = {"type": "Opaque", "immutable": True, "data": {"k": "dg=="}}
-    assert v.validate_secret(dict(old), old) == []
-    assert msgs(v.validate_secret({"type": "x", "immutable": True, "data": {}}, old)) == [
+    assert validate_secret(dict(old), old) == []
+    assert msgs(validate_secret({"type": "x", "immutable": True, "data": {}}, old)) == [
         'type: Invalid value: "x": field is immutable',
         "data: Forbidden: field is immutable when `immutable` is set",
     ]
-    assert msgs(v.validate_secret({"type": "Opaque", "immutable": False, "data": {"k": "dg=="}}, old)) == [
+    assert msgs(validate_secret({"type": "Opaque", "immutable": False, "data": {"k": "dg=="}}, old)) == [
         "immutable: Forbidden: field is immutable when `immutable` is set"
     ]
 
@@ -381,17 +399,17 @@ def test_secret_update_rules():
 
 
 def test_namespace_spec_finalizers():
-    assert v.validate_namespace({"spec": {"finalizers": ["kubernetes", "example.com/x"]}}) == []
-    assert msgs(v.validate_namespace({"spec": {"finalizers": ["custom"]}})) == [
+    assert validate_namespace({"spec": {"finalizers": ["kubernetes", "example.com/x"]}}) == []
+    assert msgs(validate_namespace({"spec": {"finalizers": ["custom"]}})) == [
         'spec.finalizers: Invalid value: "custom": name is neither a standard finalizer name nor is it fully '
         "qualified"
     ]
 
 
 def test_service_account():
-    assert v.validate_service_account({"secrets": [{"name": "s"}]}) == []
+    assert validate_service_account({"secrets": [{"name": "s"}]}) == []
     sa = {"secrets": [{"name": "s", "namespace": "ns", "uid": "u", "kind": "Secret"}, {"namespace": "x"}]}
-    v.normalize_service_account(sa)
+    normalize_service_account(sa)
     assert sa == {"secrets": [{"name": "s"}, {}]}
 
 
@@ -407,9 +425,9 @@ def test_resource_quota_hard():
             }
         }
     }
-    assert v.validate_resource_quota(ok) == []
+    assert validate_resource_quota(ok) == []
     bad = {"spec": {"hard": {"configmaps": "abc", "pods": "-1", "secrets": "500m", "limits.cpu": "1Mm"}}}
-    assert msgs(v.validate_resource_quota(bad)) == [
+    assert msgs(validate_resource_quota(bad)) == [
         f'spec.hard[configmaps]: Invalid value: "abc": {QUANTITY_MSG}',
         'spec.hard[pods]: Invalid value: "-1": must be greater than or equal to 0',
         "spec.hard[secrets]: Invalid value: 500m: must be an integer",
@@ -422,22 +440,22 @@ def test_resource_quota_hard():
 
 def test_roles():
     role = {"rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]}
-    assert v.validate_role(role, cluster=False) == []
+    assert validate_role(role, cluster=False) == []
     urls = {"rules": [{"nonResourceURLs": ["/healthz"], "verbs": ["get"]}]}
-    assert v.validate_role(urls, cluster=True) == []
-    assert msgs(v.validate_role(urls, cluster=False)) == [
+    assert validate_role(urls, cluster=True) == []
+    assert msgs(validate_role(urls, cluster=False)) == [
         'rules[0].nonResourceURLs: Invalid value: []string{"/healthz"}: namespaced rules cannot apply to '
         "non-resource URLs"
     ]
     mixed = {"rules": [{"nonResourceURLs": ["/x"], "resources": ["pods"], "verbs": ["get"]}]}
-    assert msgs(v.validate_role(mixed, cluster=True)) == [
+    assert msgs(validate_role(mixed, cluster=True)) == [
         'rules[0].nonResourceURLs: Invalid value: []string{"/x"}: rules cannot apply to both regular '
         "resources and non-resource URLs"
     ]
     empty = {
         "rules": [{}, {"verbs": ["get"], "apiGroups": [""], "resources": ["a", "b"], "resourceNames": ["n"]}]
     }
-    assert msgs(v.validate_role(empty, cluster=True)) == [
+    assert msgs(validate_role(empty, cluster=True)) == [
         "rules[0].verbs: Required value: verbs must contain at least one value",
         "rules[0].apiGroups: Required value: resource rules must supply at least one api group",
         "rules[0].resources: Required value: resource rules must supply at least one resource",
@@ -456,24 +474,24 @@ BINDING = {
 
 
 def test_bindings_valid():
-    assert v.validate_binding(BINDING, cluster=False) == []
-    assert v.validate_binding(BINDING, cluster=True) == []
+    assert validate_binding(BINDING, cluster=False) == []
+    assert validate_binding(BINDING, cluster=True) == []
     rolebinding = dict(
         BINDING,
         roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
         subjects=[{"kind": "ServiceAccount", "name": "default"}],
     )
-    assert v.validate_binding(rolebinding, cluster=False) == []
+    assert validate_binding(rolebinding, cluster=False) == []
 
 
 def test_binding_role_ref_rules():
-    assert msgs(v.validate_binding({}, cluster=False)) == [
+    assert msgs(validate_binding({}, cluster=False)) == [
         'roleRef.apiGroup: Unsupported value: "": supported values: "rbac.authorization.k8s.io"',
         'roleRef.kind: Unsupported value: "": supported values: "Role", "ClusterRole"',
         "roleRef.name: Required value",
     ]
     role_ref = {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "a/b"}}
-    assert msgs(v.validate_binding(role_ref, cluster=True)) == [
+    assert msgs(validate_binding(role_ref, cluster=True)) == [
         'roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"',
         "roleRef.name: Invalid value: \"a/b\": may not contain '/'",
     ]
@@ -485,7 +503,7 @@ def test_binding_subjects():
         {"kind": "User", "name": "", "apiGroup": ""},
         {"kind": "Robot", "name": "r"},
     ]
-    assert msgs(v.validate_binding(dict(BINDING, subjects=subjects), cluster=True)) == [
+    assert msgs(validate_binding(dict(BINDING, subjects=subjects), cluster=True)) == [
         f'subjects[0].name: Invalid value: "Bad_SA": {SUBDOMAIN_MSG}',
         'subjects[0].apiGroup: Unsupported value: "x": supported values: ""',
         "subjects[0].namespace: Required value",
@@ -497,11 +515,11 @@ def test_binding_subjects():
 
 
 def test_binding_role_ref_immutable():
-    assert v.validate_binding(BINDING, cluster=True, old=BINDING) == []
+    assert validate_binding(BINDING, cluster=True, old=BINDING) == []
     changed = dict(
         BINDING, roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "edit"}
     )
-    assert msgs(v.validate_binding(changed, cluster=True, old=BINDING)) == [
+    assert msgs(validate_binding(changed, cluster=True, old=BINDING)) == [
         'roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", '
         'Name:"edit"}: cannot change roleRef'
     ]
@@ -512,13 +530,13 @@ def test_binding_role_ref_immutable():
 
 def test_lease():
     spec = {"holderIdentity": "me", "leaseDurationSeconds": 15, "leaseTransitions": 0}
-    assert v.validate_lease({"spec": spec}) == []
-    assert v.validate_lease({}) == []
-    assert msgs(v.validate_lease({"spec": {"leaseDurationSeconds": 0, "leaseTransitions": -1}})) == [
+    assert validate_lease({"spec": spec}) == []
+    assert validate_lease({}) == []
+    assert msgs(validate_lease({"spec": {"leaseDurationSeconds": 0, "leaseTransitions": -1}})) == [
         "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0",
         "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0",
     ]
-    assert msgs(v.validate_lease({"spec": {"leaseDurationSeconds": "15"}})) == [
+    assert msgs(validate_lease({"spec": {"leaseDurationSeconds": "15"}})) == [
         'spec.leaseDurationSeconds: Invalid value: "15": must be an integer'
     ]
 
@@ -547,7 +565,7 @@ def _hook(**overrides) -> dict:
 
 def test_webhook_defaults():
     cfg = {"webhooks": [_hook(clientConfig={"service": {"namespace": "ns", "name": "svc"}})]}
-    v.default_webhook_configuration(cfg, mutating=True)
+    default_webhook_configuration(cfg, mutating=True)
     hook = cfg["webhooks"][0]
     assert hook["failurePolicy"] == "Fail"
     assert hook["matchPolicy"] == "Equivalent"
@@ -559,7 +577,7 @@ def test_webhook_defaults():
     assert hook["clientConfig"]["service"]["port"] == 443
     assert "sideEffects" in hook
     validating = {"webhooks": [_hook(timeoutSeconds=30, failurePolicy="Ignore")]}
-    v.default_webhook_configuration(validating, mutating=False)
+    default_webhook_configuration(validating, mutating=False)
     assert "reinvocationPolicy" not in validating["webhooks"][0]
     assert validating["webhooks"][0]["timeoutSeconds"] == 30
     assert validating["webhooks"][0]["failurePolicy"] == "Ignore"
@@ -568,7 +586,7 @@ def test_webhook_defaults():
 def _decode_and_default(cfg: dict, mutating: bool) -> None:
     kind = "MutatingWebhookConfiguration" if mutating else "ValidatingWebhookConfiguration"
     decoding.decode("admissionregistration.k8s.io", kind, cfg)
-    v.default_webhook_configuration(cfg, mutating=mutating)
+    default_webhook_configuration(cfg, mutating=mutating)
 
 
 def test_webhook_nulls_are_absent():
@@ -595,12 +613,12 @@ def test_webhook_nulls_are_absent():
     assert hook["reinvocationPolicy"] == "Never" and "matchConditions" not in hook
     assert hook["clientConfig"] == {"url": "https://127.0.0.1:9443/v"}
     assert hook["rules"][0]["scope"] == "*"
-    assert v.validate_webhook_configuration(cfg, mutating=True) == []
+    assert validate_webhook_configuration(cfg, mutating=True) == []
 
     required = {"webhooks": [_hook(sideEffects=None, admissionReviewVersions=None)]}
     _decode_and_default(required, mutating=False)
     assert "sideEffects" not in required["webhooks"][0]
-    assert [e.field for e in v.validate_webhook_configuration(required, mutating=False)] == [
+    assert [e.field for e in validate_webhook_configuration(required, mutating=False)] == [
         "webhooks[0].sideEffects",
         "webhooks[0].admissionReviewVersions",
     ]
@@ -624,8 +642,8 @@ def test_webhook_valid_after_defaults():
                 ),
             ]
         }
-        v.default_webhook_configuration(cfg, mutating)
-        assert v.validate_webhook_configuration(cfg, mutating) == []
+        default_webhook_configuration(cfg, mutating)
+        assert validate_webhook_configuration(cfg, mutating) == []
 
 
 def test_webhook_names():
@@ -638,7 +656,7 @@ def test_webhook_names():
             _hook(name=""),
         ]
     }
-    assert msgs(v.validate_webhook_configuration(cfg, False)) == [
+    assert msgs(validate_webhook_configuration(cfg, False)) == [
         'webhooks[0].name: Invalid value: "two.parts": should be a domain with at least three segments '
         "separated by dots",
         f'webhooks[1].name: Invalid value: "Bad_Name.example.com": {SUBDOMAIN_MSG}',
@@ -655,7 +673,7 @@ def test_webhook_enums_and_timeout():
         timeoutSeconds=31,
         reinvocationPolicy="Always",
     )
-    assert msgs(v.validate_webhook_configuration({"webhooks": [hook]}, True)) == [
+    assert msgs(validate_webhook_configuration({"webhooks": [hook]}, True)) == [
         'webhooks[0].failurePolicy: Unsupported value: "Maybe": supported values: "Fail", "Ignore"',
         'webhooks[0].matchPolicy: Unsupported value: "Fuzzy": supported values: "Equivalent", "Exact"',
         'webhooks[0].sideEffects: Unsupported value: "Some": supported values: "None", "NoneOnDryRun"',
@@ -664,7 +682,7 @@ def test_webhook_enums_and_timeout():
     ]
     missing = _hook(timeoutSeconds=0)
     del missing["sideEffects"]
-    assert msgs(v.validate_webhook_configuration({"webhooks": [missing]}, False)) == [
+    assert msgs(validate_webhook_configuration({"webhooks": [missing]}, False)) == [
         "webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun",
         "webhooks[0].timeoutSeconds: Invalid value: 0: the timeout value must be between 1 and 30 seconds",
     ]
@@ -680,7 +698,7 @@ def test_webhook_client_config():
     nohost = _hook(name="h3.example.com", clientConfig={"url": "example.com/path"})
     service = _hook(name="h4.example.com", clientConfig={"service": {"port": 0, "path": "no/Slash//"}})
     cfg = {"webhooks": [both, neither, url, nohost, service]}
-    assert msgs(v.validate_webhook_configuration(cfg, False)) == [
+    assert msgs(validate_webhook_configuration(cfg, False)) == [
         "webhooks[0].clientConfig: Required value: exactly one of url or service is required",
         "webhooks[1].clientConfig: Required value: exactly one of url or service is required",
         "webhooks[2].clientConfig.url: Invalid value: \"http\": 'https' is the only allowed URL scheme; "
@@ -711,7 +729,7 @@ def test_webhook_review_versions():
             _hook(name="b.example.com", admissionReviewVersions=["v2", "v2", "V3"]),
         ]
     }
-    assert msgs(v.validate_webhook_configuration(cfg, False)) == [
+    assert msgs(validate_webhook_configuration(cfg, False)) == [
         "webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1",
         'webhooks[1].admissionReviewVersions[1]: Invalid value: "v2": duplicate version',
         'webhooks[1].admissionReviewVersions[2]: Invalid value: "V3": a DNS-1035 label must consist of lower '
@@ -734,7 +752,7 @@ def test_webhook_rules():
         },
         {"operations": ["PATCH"], "resources": ["pods/*", "pods/status", "*", "configmaps", ""]},
     ]
-    assert msgs(v.validate_webhook_configuration({"webhooks": [_hook(rules=rules)]}, False)) == [
+    assert msgs(validate_webhook_configuration({"webhooks": [_hook(rules=rules)]}, False)) == [
         "webhooks[0].rules[0].operations: Invalid value: "
         '[]admissionregistration.OperationType{"*", "CREATE"}: '
         "if '*' is present, must not specify other operations",
@@ -771,7 +789,7 @@ def test_webhook_selectors():
             ]
         },
     )
-    assert msgs(v.validate_webhook_configuration({"webhooks": [hook]}, False)) == [
+    assert msgs(validate_webhook_configuration({"webhooks": [hook]}, False)) == [
         f'webhooks[0].namespaceSelector.matchLabels: Invalid value: "bad key": {NAME_PART_MSG}',
         "webhooks[0].objectSelector.matchExpressions[0].values: Required value: must be specified when "
         "`operator` is 'In' or 'NotIn'",
@@ -826,23 +844,23 @@ KOPF_EVENT = {
 
 
 def test_valid_events():
-    assert v.validate_event(LEGACY_EVENT, created_via_events_v1=False) == []
-    assert v.validate_event(NEW_EVENT, created_via_events_v1=False) == []
-    assert v.validate_event(NEW_EVENT, created_via_events_v1=True) == []
-    assert v.validate_event(KOPF_EVENT, created_via_events_v1=False) == []  # spec 18-5
+    assert validate_event(LEGACY_EVENT, created_via_events_v1=False) == []
+    assert validate_event(NEW_EVENT, created_via_events_v1=False) == []
+    assert validate_event(NEW_EVENT, created_via_events_v1=True) == []
+    assert validate_event(KOPF_EVENT, created_via_events_v1=False) == []  # spec 18-5
 
 
 def test_legacy_event_namespace_must_match():
     ev = dict(LEGACY_EVENT, involvedObject={"kind": "Pod", "namespace": "other", "name": "p"})
-    assert msgs(v.validate_event(ev, created_via_events_v1=False)) == [
+    assert msgs(validate_event(ev, created_via_events_v1=False)) == [
         'involvedObject.namespace: Invalid value: "other": does not match event.namespace'
     ]
     cluster_scoped = dict(LEGACY_EVENT, involvedObject={"kind": "Node", "name": "n"})
-    assert msgs(v.validate_event(cluster_scoped, created_via_events_v1=False)) == [
+    assert msgs(validate_event(cluster_scoped, created_via_events_v1=False)) == [
         'involvedObject.namespace: Invalid value: "": does not match event.namespace'
     ]
     in_default = dict(cluster_scoped, metadata={"name": "n.1", "namespace": "default"})
-    assert v.validate_event(in_default, created_via_events_v1=False) == []
+    assert validate_event(in_default, created_via_events_v1=False) == []
 
 
 def test_event_with_event_time_rules():
@@ -855,7 +873,7 @@ def test_event_with_event_time_rules():
         reason="",
         message="m" * 1025,
     )
-    assert msgs(v.validate_event(ev, created_via_events_v1=False)) == [
+    assert msgs(validate_event(ev, created_via_events_v1=False)) == [
         'involvedObject.namespace: Invalid value: "": does not match event.namespace',
         "reportingController: Required value",
         'reportingController: Invalid value: "": name part must be non-empty',
@@ -870,11 +888,11 @@ def test_event_with_event_time_rules():
         metadata={"name": "n.1", "namespace": "kube-system"},
         involvedObject={"kind": "Node", "name": "n"},
     )
-    assert v.validate_event(system, created_via_events_v1=False) == []
+    assert validate_event(system, created_via_events_v1=False) == []
 
 
 def test_event_strict_create_through_events_v1():
-    assert msgs(v.validate_event(LEGACY_EVENT, created_via_events_v1=True)) == [
+    assert msgs(validate_event(LEGACY_EVENT, created_via_events_v1=True)) == [
         "eventTime: Required value",
         'firstTimestamp: Invalid value: "": needs to be unset',
         'lastTimestamp: Invalid value: "": needs to be unset',
@@ -882,7 +900,7 @@ def test_event_strict_create_through_events_v1():
         'source: Invalid value: "": needs to be unset',
     ]
     ev = dict(NEW_EVENT, type="Info", series={"count": 1}, metadata={"name": "Bad_Name", "namespace": "ns"})
-    assert msgs(v.validate_event(ev, created_via_events_v1=True)) == [
+    assert msgs(validate_event(ev, created_via_events_v1=True)) == [
         f'metadata.name: Invalid value: "Bad_Name": {SUBDOMAIN_MSG}',
         'series.count: Invalid value: "": should be at least 2',
         "series.lastObservedTime: Required value",
@@ -892,7 +910,7 @@ def test_event_strict_create_through_events_v1():
 
 def test_event_core_update_is_lenient():
     new = dict(NEW_EVENT, reason="Changed", message="changed", metadata=dict(NEW_EVENT["metadata"], uid="u"))
-    assert v.validate_event(new, created_via_events_v1=False, old_core=NEW_EVENT) == []
+    assert validate_event(new, created_via_events_v1=False, old_core=NEW_EVENT) == []
 
 
 def test_event_update_through_events_v1():
@@ -900,8 +918,7 @@ def test_event_update_through_events_v1():
         NEW_EVENT, metadata=dict(NEW_EVENT["metadata"], uid="u"), related={"kind": "Node", "name": "n"}
     )
     assert (
-        v.validate_event(dict(old), created_via_events_v1=False, old_core=old, updated_via_events_v1=True)
-        == []
+        validate_event(dict(old), created_via_events_v1=False, old_core=old, updated_via_events_v1=True) == []
     )
     new = dict(
         old,
@@ -920,7 +937,7 @@ def test_event_update_through_events_v1():
         series={"count": 2, "lastObservedTime": "2024-05-01T10:00:01.000000Z"},
     )
     assert msgs(
-        v.validate_event(new, created_via_events_v1=False, old_core=old, updated_via_events_v1=True)
+        validate_event(new, created_via_events_v1=False, old_core=old, updated_via_events_v1=True)
     ) == [
         'involvedObject: Invalid value: core.ObjectReference{Kind:"Pod", Namespace:"ns", Name:"q", UID:"", '
         'APIVersion:"", ResourceVersion:"", FieldPath:""}: field is immutable',
@@ -939,7 +956,7 @@ def test_event_update_through_events_v1():
     ]
     renamed = dict(old, metadata=dict(old["metadata"], name="other"), series={"count": 5})
     assert msgs(
-        v.validate_event(renamed, created_via_events_v1=False, old_core=old, updated_via_events_v1=True)
+        validate_event(renamed, created_via_events_v1=False, old_core=old, updated_via_events_v1=True)
     ) == [
         'metadata.name: Invalid value: "other": field is immutable',
         "series.lastObservedTime: Required value",
@@ -952,6 +969,6 @@ def test_event_namespace_must_be_subdomain():
         metadata={"name": "e", "namespace": "Bad_NS"},
         involvedObject={"kind": "Pod", "namespace": "Bad_NS", "name": "p"},
     )
-    assert msgs(v.validate_event(ev, created_via_events_v1=False)) == [
+    assert msgs(validate_event(ev, created_via_events_v1=False)) == [
         f'namespace: Invalid value: "Bad_NS": {SUBDOMAIN_MSG}'
     ]

@@ -4,13 +4,13 @@ and validation (``pkg/apis/admissionregistration/v1/defaults.go``,
 
 from __future__ import annotations
 
-from ... import validation
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+from .webhooks import default_webhook_configuration, validate_webhook_configuration
 
 
 def normalize(obj: dict, old: dict | None) -> None:
-    validation.default_webhook_configuration(obj, True)
+    default_webhook_configuration(obj, True)
 
 
 STRATEGIES = [
@@ -25,7 +25,7 @@ STRATEGIES = [
         generation_keys=("webhooks",),
         put_requires_rv=True,
         normalize=normalize,
-        validate=lambda o, old: validation.validate_webhook_configuration(o, True),
+        validate=lambda o, old: validate_webhook_configuration(o, True),
         smp=smp["MutatingWebhookConfiguration"],
     ),
 ]

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from ... import validation
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+from .webhooks import default_webhook_configuration, validate_webhook_configuration
 
 
 def normalize(obj: dict, old: dict | None) -> None:
-    validation.default_webhook_configuration(obj, False)
+    default_webhook_configuration(obj, False)
 
 
 STRATEGIES = [
@@ -24,7 +24,7 @@ STRATEGIES = [
         generation_keys=("webhooks",),
         put_requires_rv=True,
         normalize=normalize,
-        validate=lambda o, old: validation.validate_webhook_configuration(o, False),
+        validate=lambda o, old: validate_webhook_configuration(o, False),
         smp=smp["ValidatingWebhookConfiguration"],
     ),
 ]

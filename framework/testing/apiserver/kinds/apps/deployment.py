@@ -4,10 +4,9 @@ and the parts of ``ValidateDeployment`` a manifest can get wrong
 
 from __future__ import annotations
 
-from framework.meta.labels import label_selector_as_selector
+from framework.meta.labels import label_selector_as_selector, validate_label_selector
 from framework.meta.object import get_labels
 
-from ... import validation
 from ...errors import FieldError, invalid_value, required
 from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
@@ -72,7 +71,7 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
             else invalid_value("spec.selector", selector, "empty selector is invalid for deployment")
         )
     else:
-        selector_errs = validation.validate_label_selector(selector, "spec.selector")
+        selector_errs = validate_label_selector(selector, "spec.selector")
         errs += selector_errs
         try:
             matches = label_selector_as_selector(selector).matches(labels)

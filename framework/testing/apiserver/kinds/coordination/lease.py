@@ -3,9 +3,28 @@
 
 from __future__ import annotations
 
-from ... import validation
+from ...errors import FieldError, invalid_value, type_invalid
+from ...jsonvalues import is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+
+
+def validate_lease(obj: dict) -> list[FieldError]:
+    """``ValidateLeaseSpec``: positive duration, non-negative transitions."""
+    spec = obj.get("spec") or {}
+    errs: list[FieldError] = []
+    duration = spec.get("leaseDurationSeconds")
+    if duration is not None and not is_int(duration):
+        errs.append(type_invalid("spec.leaseDurationSeconds", duration, "must be an integer"))
+    elif duration is not None and duration <= 0:
+        errs.append(invalid_value("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if transitions is not None and not is_int(transitions):
+        errs.append(type_invalid("spec.leaseTransitions", transitions, "must be an integer"))
+    elif transitions is not None and transitions < 0:
+        errs.append(invalid_value("spec.leaseTransitions", transitions, "must be greater than or equal to 0"))
+    return errs
+
 
 STRATEGIES = [
     ResourceType(
@@ -17,7 +36,7 @@ STRATEGIES = [
         "lease",
         put_requires_rv=True,
         put_creates=True,
-        validate=lambda o, old: validation.validate_lease(o),
+        validate=lambda o, old: validate_lease(o),
         smp=smp["Lease"],
         microtime_fields=("spec.acquireTime", "spec.renewTime"),
     ),

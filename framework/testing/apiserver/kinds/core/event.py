@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from ... import event_conversion, validation
+from ... import event_conversion
 from ...errors import FieldError
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+from .event_validation import validate_event
 
 
 def fields(obj: dict) -> dict[str, str]:
@@ -39,7 +40,7 @@ def normalize(obj: dict, old: dict | None) -> None:
 
 
 def validate(obj: dict, old: dict | None) -> list[FieldError]:
-    return validation.validate_event(obj, created_via_events_v1=False, old_core=old)
+    return validate_event(obj, created_via_events_v1=False, old_core=old)
 
 
 STRATEGIES = [

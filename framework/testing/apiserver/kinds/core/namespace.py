@@ -1,13 +1,33 @@
 """core/v1 Namespace: the ``kubernetes.io/metadata.name`` label, the ``kubernetes`` finalizer and the
 Active phase (``pkg/registry/core/namespace/strategy.go``), no deletecollection; validation in
-``validation.validate_namespace`` (``pkg/apis/core/validation``)."""
+:func:`validate_namespace` (``pkg/apis/core/validation``)."""
 
 from __future__ import annotations
 
-from ... import validation
+from framework.meta.validation import is_qualified_name
+
+from ...errors import FieldError, invalid_value
 from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import PERSISTED_VERBS, ResourceType
+
+STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
+
+
+def validate_namespace(obj: dict) -> list[FieldError]:
+    """``ValidateNamespace`` beyond metadata: ``spec.finalizers`` are qualified or standard names."""
+    errs: list[FieldError] = []
+    for name in (obj.get("spec") or {}).get("finalizers") or []:
+        errs.extend(invalid_value("spec.finalizers", name, m) for m in is_qualified_name(name))
+        if "/" not in name and name not in STANDARD_FINALIZERS:
+            errs.append(
+                invalid_value(
+                    "spec.finalizers",
+                    name,
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                )
+            )
+    return errs
 
 
 def normalize(obj: dict, old: dict | None) -> None:
@@ -45,7 +65,7 @@ STRATEGIES = [
         # No deletecollection: kube-apiserver's namespace storage does not implement it.
         verbs=tuple(v for v in PERSISTED_VERBS if v != "deletecollection"),
         normalize=normalize,
-        validate=lambda o, old: validation.validate_namespace(o),
+        validate=lambda o, old: validate_namespace(o),
         fields=fields,
         field_names=("status.phase", "name"),
         own_field_labels=True,

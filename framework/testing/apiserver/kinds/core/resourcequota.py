@@ -3,9 +3,48 @@
 
 from __future__ import annotations
 
-from ... import validation
+from framework.meta.quantity import ERR_FORMAT_WRONG, parse_quantity
+
+from ...errors import FieldError, invalid_value
+from ...gorender import go_invalid
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+
+# helper.IsIntegerResourceName: object counts and the standard integer resources.
+_INTEGER_RESOURCES = {
+    "pods",
+    "services",
+    "replicationcontrollers",
+    "resourcequotas",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "services.nodeports",
+    "services.loadbalancers",
+}
+
+
+def validate_resource_quota(obj: dict) -> list[FieldError]:
+    """``ValidateResourceQuotaSpec`` for ``spec.hard``: valid, non-negative, integral counts."""
+    errs: list[FieldError] = []
+    for name, raw in ((obj.get("spec") or {}).get("hard") or {}).items():
+        path = f"spec.hard[{name}]"
+        if isinstance(raw, bool) or not isinstance(raw, str | int | float):
+            errs.append(invalid_value(path, raw, ERR_FORMAT_WRONG))
+            continue
+        text = raw.strip() if isinstance(raw, str) else str(raw)
+        try:
+            value = parse_quantity(text)
+        except ValueError as exc:
+            errs.append(invalid_value(path, raw, str(exc)))
+            continue
+        if value.sign() < 0:
+            errs.append(invalid_value(path, text, "must be greater than or equal to 0"))
+        integer = name in _INTEGER_RESOURCES or name.startswith("count/")
+        # MilliValue rounds up, so anything not a whole number of units is rejected.
+        if integer and value.milli_value() % 1000 != 0:
+            errs.append(go_invalid(path, text, "must be an integer"))
+    return errs
 
 
 def normalize(obj: dict, old: dict | None) -> None:
@@ -25,7 +64,7 @@ STRATEGIES = [
         subresources=("status",),
         returns_deleted_object=True,
         normalize=normalize,
-        validate=lambda o, old: validation.validate_resource_quota(o),
+        validate=lambda o, old: validate_resource_quota(o),
         smp=smp["ResourceQuota"],
     ),
 ]

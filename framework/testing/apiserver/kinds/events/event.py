@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import event_conversion, validation
+from ... import event_conversion
 from ...errors import FieldError
 from ..core import event as core_event
+from ..core.event_validation import validate_event
 
 
 def validate(obj: dict, old: dict | None) -> list[FieldError]:
     # Hooks run on the stored (core) form; the events.k8s.io view adds its stricter rules.
-    return validation.validate_event(
+    return validate_event(
         obj, created_via_events_v1=old is None, old_core=old, updated_via_events_v1=old is not None
     )
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ... import validation
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+from .policyrules import validate_role
 from .role import normalize
 
 STRATEGIES = [
@@ -18,7 +18,7 @@ STRATEGIES = [
         put_creates=True,
         name_rule="path",
         normalize=normalize,
-        validate=lambda o, old: validation.validate_role(o, True),
+        validate=lambda o, old: validate_role(o, True),
         smp=smp["ClusterRole"],
     ),
 ]

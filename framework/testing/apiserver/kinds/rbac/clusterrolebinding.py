@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ... import validation
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+from .bindings import validate_binding
 
 STRATEGIES = [
     ResourceType(
@@ -16,7 +16,7 @@ STRATEGIES = [
         "clusterrolebinding",
         put_creates=True,
         name_rule="path",
-        validate=lambda o, old: validation.validate_binding(o, True, old),
+        validate=lambda o, old: validate_binding(o, True, old),
         smp=smp["ClusterRoleBinding"],
     ),
 ]

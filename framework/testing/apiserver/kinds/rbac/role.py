@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ... import validation
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+from .policyrules import validate_role
 
 
 def normalize(obj: dict, old: dict | None) -> None:
@@ -24,7 +24,7 @@ STRATEGIES = [
         put_creates=True,
         name_rule="path",
         normalize=normalize,
-        validate=lambda o, old: validation.validate_role(o, False),
+        validate=lambda o, old: validate_role(o, False),
         smp=smp["Role"],
     ),
 ]
