@@ -7,8 +7,8 @@ nil fields out. So for almost every field a ``null`` is exactly an absent field,
 before defaulting and validation (``Namespace`` ``spec: null`` is the zero spec, defaulted to
 ``finalizers: [kubernetes]``; ``RoleBinding`` ``roleRef: null`` is the zero RoleRef, 422).
 
-Two exceptions, declared per kind in :data:`SHAPES` (paths are dotted JSON names, ``[]`` marking list
-items and ``{}`` map values):
+Two exceptions, declared per kind in its strategy's ``null_shape`` (built with :func:`shape`; paths
+are dotted JSON names, ``[]`` marking list items and ``{}`` map values):
 
 - ``keep``: fields whose zero value Go writes as ``null`` itself — slices without ``omitempty``
   (Role/ClusterRole ``rules``, spec 19-1) and non-pointer ``metav1.Time``/``MicroTime`` fields (Event
@@ -18,7 +18,8 @@ items and ``{}`` map values):
   zero value (``""`` for strings and ``[]byte``, ``{}`` for structs, ``"0"`` for quantities).
 
 Subtrees listed as ``opaque`` carry raw JSON (``managedFields[].fieldsV1``) and are left alone; those
-listed as ``schemas`` are CRD ``JSONSchemaProps`` (:func:`_walk_schema`).
+listed as ``schemas`` are CRD ``JSONSchemaProps`` (:func:`_walk_schema`). Kinds that declare nothing get
+:data:`META`.
 
 Custom resources are not Go structs: their nulls follow the CRD schema (``nullable``, 16-7, in
 :mod:`crd`); only their ObjectMeta is decoded here, as the CR handler does through
@@ -53,9 +54,10 @@ class Shape:
         object.__setattr__(self, "maps", frozenset(maps))
 
 
-def _shape(
+def shape(
     zeros: dict[str, Any] | None = None, keep: tuple[str, ...] = (), schemas: tuple[str, ...] = ()
 ) -> Shape:
+    """A kind's null shape: ObjectMeta's zeros and the kind's own ``zeros``, ``keep`` and ``schemas``."""
     return Shape(
         keep=frozenset(keep),
         zeros={**_META_ZEROS, **(zeros or {})},
@@ -64,135 +66,45 @@ def _shape(
     )
 
 
-def _strings(*paths: str) -> dict[str, Any]:
+def strings(*paths: str) -> dict[str, Any]:
+    """Zeros of string (or ``[]byte``) list items and map values: ``""``."""
     return dict.fromkeys(paths, "")
 
 
-def _structs(*paths: str) -> dict[str, Any]:
+def structs(*paths: str) -> dict[str, Any]:
+    """Zeros of struct list items and map values: ``{}``."""
     return {path: {} for path in paths}
 
 
-def _selector(path: str) -> dict[str, Any]:
-    """``metav1.LabelSelector``."""
+def selector(path: str) -> dict[str, Any]:
+    """The zeros inside a ``metav1.LabelSelector`` at ``path``."""
     return {
-        **_strings(f"{path}.matchLabels{{}}", f"{path}.matchExpressions[].values[]"),
-        **_structs(f"{path}.matchExpressions[]"),
+        **strings(f"{path}.matchLabels{{}}", f"{path}.matchExpressions[].values[]"),
+        **structs(f"{path}.matchExpressions[]"),
     }
 
 
 _META_ZEROS: dict[str, Any] = {
-    **_strings("metadata.labels{}", "metadata.annotations{}", "metadata.finalizers[]"),
-    **_structs("metadata.ownerReferences[]", "metadata.managedFields[]"),
+    **strings("metadata.labels{}", "metadata.annotations{}", "metadata.finalizers[]"),
+    **structs("metadata.ownerReferences[]", "metadata.managedFields[]"),
 }
-META = _shape()
+# Kinds that declare no shape of their own: nulls dropped everywhere but in ObjectMeta's lists and maps.
+META = shape()
 
-_CONDITIONS = _structs("status.conditions[]")
-_TRANSITION_TIME = ("status.conditions[].lastTransitionTime",)
-_POLICY_RULES = {
-    **_structs("rules[]"),
-    **_strings(
-        *(f"rules[].{k}[]" for k in ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"))
-    ),
-}
-_WEBHOOKS = {
-    **_structs("webhooks[]", "webhooks[].rules[]", "webhooks[].matchConditions[]"),
-    **_strings(
-        "webhooks[].admissionReviewVersions[]",
-        *(f"webhooks[].rules[].{k}[]" for k in ("operations", "apiGroups", "apiVersions", "resources")),
-    ),
-    **_selector("webhooks[].namespaceSelector"),
-    **_selector("webhooks[].objectSelector"),
-}
-_EVENT_TIMES = ("eventTime", "series.lastObservedTime")
-_QUOTA = {
-    **dict.fromkeys(("spec.hard{}", "status.hard{}", "status.used{}"), "0"),
-    **_strings("spec.scopes[]", "spec.scopeSelector.matchExpressions[].values[]"),
-    **_structs("spec.scopeSelector.matchExpressions[]"),
-}
-_POD_TEMPLATE = {
-    **_strings("spec.template.metadata.labels{}", "spec.template.metadata.annotations{}"),
-    **_structs(
-        *(
-            f"spec.template.spec.{k}[]"
-            for k in ("containers", "initContainers", "volumes", "imagePullSecrets")
-        ),
-        *(f"spec.template.spec.containers[].{k}[]" for k in ("env", "ports", "volumeMounts")),
-    ),
-    **_strings("spec.template.spec.nodeSelector{}", "spec.template.spec.containers[].args[]"),
-    **_strings("spec.template.spec.containers[].command[]"),
-}
-
-# (group, kind) → shape; kinds not listed get :data:`META` (nulls dropped everywhere).
-SHAPES: dict[tuple[str, str], Shape] = {
-    ("", "Namespace"): _shape({**_strings("spec.finalizers[]"), **_CONDITIONS}, keep=_TRANSITION_TIME),
-    ("", "ConfigMap"): _shape(_strings("data{}", "binaryData{}")),
-    ("", "Secret"): _shape(_strings("data{}", "stringData{}")),
-    ("", "ServiceAccount"): _shape(_structs("secrets[]", "imagePullSecrets[]")),
-    ("", "ResourceQuota"): _shape(_QUOTA),
-    ("", "Service"): _shape(
-        {
-            **_structs("spec.ports[]", "status.loadBalancer.ingress[]"),
-            **_strings(
-                "spec.selector{}",
-                *(
-                    f"spec.{k}[]"
-                    for k in ("clusterIPs", "externalIPs", "ipFamilies", "loadBalancerSourceRanges")
-                ),
-            ),
-            **_CONDITIONS,
-        },
-        keep=_TRANSITION_TIME,
-    ),
-    ("", "Event"): _shape(keep=("firstTimestamp", "lastTimestamp", *_EVENT_TIMES)),
-    ("events.k8s.io", "Event"): _shape(
-        keep=("deprecatedFirstTimestamp", "deprecatedLastTimestamp", *_EVENT_TIMES)
-    ),
-    ("rbac.authorization.k8s.io", "Role"): _shape(_POLICY_RULES, keep=("rules",)),
-    ("rbac.authorization.k8s.io", "ClusterRole"): _shape(
-        {
-            **_POLICY_RULES,
-            **_structs("aggregationRule.clusterRoleSelectors[]"),
-            **_selector("aggregationRule.clusterRoleSelectors[]"),
-        },
-        keep=("rules",),
-    ),
-    ("rbac.authorization.k8s.io", "RoleBinding"): _shape(_structs("subjects[]")),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _shape(_structs("subjects[]")),
-    ("apps", "Deployment"): _shape(
-        {**_selector("spec.selector"), **_POD_TEMPLATE, **_CONDITIONS},
-        keep=("status.conditions[].lastUpdateTime", *_TRANSITION_TIME),
-    ),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _shape(_WEBHOOKS),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _shape(_WEBHOOKS),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"): _shape(
-        {
-            **_structs(
-                "spec.versions[]",
-                "spec.versions[].additionalPrinterColumns[]",
-                "spec.versions[].selectableFields[]",
-                "status.conditions[]",
-            ),
-            **_strings("spec.names.shortNames[]", "spec.names.categories[]", "status.storedVersions[]"),
-            **_strings("status.acceptedNames.shortNames[]", "status.acceptedNames.categories[]"),
-        },
-        keep=_TRANSITION_TIME,
-        schemas=("spec.versions[].schema.openAPIV3Schema",),
-    ),
-    ("authorization.k8s.io", "SubjectAccessReview"): _shape(_strings("spec.groups[]")),
-    ("authorization.k8s.io", "LocalSubjectAccessReview"): _shape(_strings("spec.groups[]")),
-    ("authentication.k8s.io", "TokenReview"): _shape(_strings("spec.audiences[]")),
-    ("authentication.k8s.io", "TokenRequest"): _shape(_strings("spec.audiences[]")),
-}
+# What status conditions (``[]metav1.Condition`` and the kinds' own condition types) share.
+CONDITIONS = structs("status.conditions[]")
+TRANSITION_TIME = ("status.conditions[].lastTransitionTime",)
 
 
-def decode(group: str, kind: str, obj: dict, custom: bool = False) -> None:
+def decode(shape: Shape, obj: dict, custom: bool = False) -> None:
     """Give ``obj`` (a request body, patched object or webhook-mutated object) the nulls Go's decoder
-    would leave in it, in place. ``custom``: a custom resource, whose ObjectMeta alone is decoded."""
+    would leave in it, in place: ``shape`` is the kind's (its strategy's ``null_shape``). ``custom``: a
+    custom resource, whose ObjectMeta alone is decoded."""
     if custom:
         if isinstance(obj.get("metadata"), dict):
             _walk(obj["metadata"], "metadata", META)
         return
-    _walk(obj, "", SHAPES.get((group, kind), META))
+    _walk(obj, "", shape)
 
 
 def _walk(node: Any, path: str, shape: Shape) -> None:

@@ -170,7 +170,7 @@ class API:
                 "json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta"
             )
         # A null is decoded as Go would (mostly: like an absent field) before anything reads the body.
-        decoding.decode(rt.group, rt.kind, body, custom=rt.is_custom)
+        decoding.decode(rt.null_shape, body, custom=rt.is_custom)
         self._decode_typed(rt, body, opts, patched)
         _check_bytes_fields(rt, body)
         for k in list(meta):
@@ -737,7 +737,7 @@ class API:
             return mf.custom_schema((entry.get("schema") or {}).get("openAPIV3Schema"))
         schema = rt.extra.get("ssa_schema")
         if schema is None:
-            schema = rt.extra["ssa_schema"] = mf.builtin_schema(rt.kind, rt.smp)
+            schema = rt.extra["ssa_schema"] = mf.builtin_schema(rt)
         return schema
 
     @staticmethod

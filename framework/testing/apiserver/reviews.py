@@ -25,10 +25,10 @@ def create_review(
     if not isinstance(body, dict):
         raise errors.bad_request(f"{rt.kind} must be a JSON object")
     if rt.resource == "serviceaccounts":
-        decoding.decode("authentication.k8s.io", "TokenRequest", body)
+        decoding.decode(rt.subresource_null_shapes["token"], body)
         decode_builtin(rt, body, model="AuthenticationV1TokenRequest", kind="TokenRequest")
     else:
-        decoding.decode(rt.group, rt.kind, body)
+        decoding.decode(rt.null_shape, body)
         decode_builtin(rt, body)
     if rt.resource == "serviceaccounts":
         sa = server.api.get_stored(rt, namespace, name or "")

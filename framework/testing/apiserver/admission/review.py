@@ -135,7 +135,7 @@ def _substitute(
     if "managedFields" in current and old is None:
         meta["managedFields"] = current["managedFields"]
     obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
-    decoding.decode(rt.group, rt.kind, obj, custom=rt.is_custom)  # the patched JSON is decoded anew
+    decoding.decode(rt.null_shape, obj, custom=rt.is_custom)  # the patched JSON is decoded anew
     errs: list[FieldError] = []
     if rt.is_custom:
         errs += api._custom_schema(rt, obj, opts, warnings)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import timefmt
+from ..decoding import META, Shape
 from ..errors import FieldError
 
 PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -67,6 +68,16 @@ class ResourceType:
     allocate: Callable[[dict, Any, dict, dict | None], list[FieldError]] | None = None
     # An immediate DELETE answers the deleted object, not a Status (the store's ReturnDeletedObject).
     returns_deleted_object: bool = False
+    # What a JSON null becomes in the kind's Go struct (``decoding``): the kind's own zeros and kept nulls.
+    null_shape: Shape = META
+    # The same for the bodies its subresources take (the ServiceAccount ``token``: a TokenRequest).
+    subresource_null_shapes: dict[str, Shape] = field(default_factory=dict)
+    # Server-side apply facts its strategic-merge strategies do not carry (structured-merge-diff's
+    # schema, ``managed_fields.schema``): map-typed fields (their keys are not struct fields), atomic
+    # structs/maps, and list types the merge strategies leave undeclared.
+    apply_maps: frozenset[str] = frozenset()
+    apply_atomic: frozenset[str] = frozenset()
+    apply_lists: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -110,7 +121,10 @@ class ResourceType:
         return out
 
 
-def review_strategy(group: str, resource: str, kind: str, namespaced: bool) -> ResourceType:
+def review_strategy(
+    group: str, resource: str, kind: str, namespaced: bool, null_shape: Shape = META
+) -> ResourceType:
+    """A create-only review kind, answered at once and never stored."""
     return ResourceType(
         group,
         "v1",
@@ -121,6 +135,7 @@ def review_strategy(group: str, resource: str, kind: str, namespaced: bool) -> R
         verbs=CREATE_ONLY,
         persisted=False,
         supports_gc=False,
+        null_shape=null_shape,
     )
 
 

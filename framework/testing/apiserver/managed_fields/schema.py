@@ -1,15 +1,19 @@
 """List and map semantics for server-side apply (structured-merge-diff's schema): for built-in kinds the
-strategic-merge strategies of the kind (``merge`` with a key → associative list, without → set) plus a
-few SSA-only facts; for custom resources the CRD's structural schema (``x-kubernetes-list-type`` /
-``-list-map-keys`` / ``-map-type``); lists are atomic otherwise, maps granular."""
+strategic-merge strategies of the kind (``merge`` with a key → associative list, without → set) plus the
+SSA-only facts its strategy declares; for custom resources the CRD's structural schema
+(``x-kubernetes-list-type`` / ``-list-map-keys`` / ``-map-type``); lists are atomic otherwise, maps
+granular."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .fieldpath import MISSING
+
+if TYPE_CHECKING:
+    from ..kinds.strategy import ResourceType
 
 
 class Schema:
@@ -81,34 +85,16 @@ _META_ATOMIC = frozenset({"metadata.ownerReferences[]"})  # OwnerReference is +s
 _META_MAPS = frozenset({"metadata.labels", "metadata.annotations"})
 _META_TABLE = _Table(_META_LISTS, _META_ATOMIC, _META_MAPS)
 
-# SSA facts of built-in kinds that their strategic-merge strategies do not carry.
-_BUILTIN_EXTRA: dict[str, tuple[dict[str, tuple[str, tuple[str, ...]]], frozenset[str], frozenset[str]]] = {
-    "ConfigMap": ({}, frozenset(), frozenset({"data", "binaryData"})),
-    "Secret": ({}, frozenset(), frozenset({"data", "stringData"})),
-    "ResourceQuota": ({}, frozenset(), frozenset({"spec.hard", "status.hard", "status.used"})),
-    "Event": ({}, frozenset({"involvedObject", "related", "regarding"}), frozenset()),
-    "ValidatingWebhookConfiguration": (
-        {},
-        frozenset({"webhooks[].namespaceSelector", "webhooks[].objectSelector"}),
-        frozenset(),
-    ),
-    "MutatingWebhookConfiguration": (
-        {},
-        frozenset({"webhooks[].namespaceSelector", "webhooks[].objectSelector"}),
-        frozenset(),
-    ),
-    "CustomResourceDefinition": ({"status.conditions": ("map", ("type",))}, frozenset(), frozenset()),
-}
 
-
-def builtin_schema(kind: str, smp: Mapping[str, tuple[str, str | None]] | None) -> Schema:
+def builtin_schema(rt: ResourceType) -> Schema:
+    """A built-in kind's schema: its strategic-merge strategies (``merge`` with a key: an associative
+    list, without: a set) and the apply facts its strategy declares besides (``rt.apply_*``)."""
     lists: dict[str, tuple[str, tuple[str, ...]]] = dict(_META_LISTS)
-    for path, (strategy, key) in (smp or {}).items():
+    for path, (strategy, key) in (rt.smp or {}).items():
         if strategy == "merge":
             lists[path] = ("map", (key,)) if key else ("set", ())
-    extra_lists, atomic, maps = _BUILTIN_EXTRA.get(kind, ({}, frozenset(), frozenset()))
-    lists.update(extra_lists)
-    return PathSchema(_Table(lists, _META_ATOMIC | atomic, _META_MAPS | maps))
+    lists.update(rt.apply_lists)
+    return PathSchema(_Table(lists, _META_ATOMIC | rt.apply_atomic, _META_MAPS | rt.apply_maps))
 
 
 class OpenAPISchema(Schema):

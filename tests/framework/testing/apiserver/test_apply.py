@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -12,6 +13,7 @@ import yaml
 from kubernetes import client, dynamic
 
 from framework.testing.apiserver import managed_fields as mf
+from framework.testing.apiserver.kinds.strategy import ResourceType
 from framework.testing.kubectl import Kubectl
 
 APPLY = "application/apply-patch+yaml"
@@ -742,7 +744,8 @@ def test_paths_and_fields_v1_round_trip():
 
 
 def test_merge_keeps_live_only_items_in_place():
-    schema = mf.builtin_schema("ServiceAccount", {"secrets": ("merge", "name")})
+    sa = ResourceType("", "v1", "serviceaccounts", "ServiceAccount", True, "serviceaccount")
+    schema = mf.builtin_schema(dataclasses.replace(sa, smp={"secrets": ("merge", "name")}))
     live = {"secrets": [{"name": "a"}, {"name": "b", "x": 1}, {"name": "c"}]}
     config = {"secrets": [{"name": "c", "y": 1}, {"name": "b", "x": 2}]}
     assert mf.merge(live, config, schema)["secrets"] == [

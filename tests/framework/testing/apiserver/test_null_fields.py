@@ -894,6 +894,7 @@ def test_decoding_of_crd_schemas_keeps_json_values() -> None:
     """16-1: in a CRD's JSONSchemaProps, nulls of schema fields are absent (a null nested schema is the
     zero schema), while ``enum`` values and the inside of ``default`` are JSON data and stay."""
     from framework.testing.apiserver import decoding
+    from framework.testing.apiserver.kinds.apiextensions import customresourcedefinition
 
     crd_obj: dict[str, Any] = {
         "spec": {
@@ -927,7 +928,7 @@ def test_decoding_of_crd_schemas_keeps_json_values() -> None:
             ]
         }
     }
-    decoding.decode("apiextensions.k8s.io", "CustomResourceDefinition", crd_obj)
+    decoding.decode(customresourcedefinition.NULLS, crd_obj)
     assert crd_obj["spec"]["versions"][0] == {
         "name": "v1",
         "schema": {

@@ -13,6 +13,7 @@ from framework.testing.apiserver import validation as v
 from framework.testing.apiserver.errors import FieldError, invalid
 from framework.testing.apiserver.gobase64 import go_base64_decode
 from framework.testing.apiserver.kinds.admissionregistration.webhooks import (
+    WEBHOOK_NULLS,
     default_webhook_configuration,
     validate_webhook_configuration,
 )
@@ -584,8 +585,7 @@ def test_webhook_defaults():
 
 
 def _decode_and_default(cfg: dict, mutating: bool) -> None:
-    kind = "MutatingWebhookConfiguration" if mutating else "ValidatingWebhookConfiguration"
-    decoding.decode("admissionregistration.k8s.io", kind, cfg)
+    decoding.decode(WEBHOOK_NULLS, cfg)
     default_webhook_configuration(cfg, mutating=mutating)
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
-from .webhooks import default_webhook_configuration, validate_webhook_configuration
+from .webhooks import (
+    WEBHOOK_ATOMIC,
+    WEBHOOK_NULLS,
+    default_webhook_configuration,
+    validate_webhook_configuration,
+)
 
 
 def normalize(obj: dict, old: dict | None) -> None:
@@ -20,6 +25,8 @@ STRATEGIES = [
         "ValidatingWebhookConfiguration",
         False,
         "validatingwebhookconfiguration",
+        null_shape=WEBHOOK_NULLS,
+        apply_atomic=WEBHOOK_ATOMIC,
         tracks_generation=True,
         generation_keys=("webhooks",),
         put_requires_rv=True,

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from framework.meta.labels import validate_label_selector
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
+from ... import decoding
 from ...errors import (
     FieldError,
     duplicate,
@@ -30,6 +31,20 @@ _SIDE_EFFECTS = ["None", "NoneOnDryRun"]
 _REINVOCATION_POLICIES = ["IfNeeded", "Never"]
 _REVIEW_VERSIONS = ["v1", "v1beta1"]
 _URL_FORM = "; desired format: https://host[/path]"
+
+# The webhooks' null shape (``decoding``) and their atomic structs for server-side apply.
+WEBHOOK_NULLS = decoding.shape(
+    {
+        **decoding.structs("webhooks[]", "webhooks[].rules[]", "webhooks[].matchConditions[]"),
+        **decoding.strings(
+            "webhooks[].admissionReviewVersions[]",
+            *(f"webhooks[].rules[].{k}[]" for k in ("operations", "apiGroups", "apiVersions", "resources")),
+        ),
+        **decoding.selector("webhooks[].namespaceSelector"),
+        **decoding.selector("webhooks[].objectSelector"),
+    }
+)
+WEBHOOK_ATOMIC = frozenset({"webhooks[].namespaceSelector", "webhooks[].objectSelector"})
 
 
 def default_webhook_configuration(obj: dict, mutating: bool) -> None:

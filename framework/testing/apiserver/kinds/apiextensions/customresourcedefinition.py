@@ -4,6 +4,7 @@ the ``crd`` package."""
 
 from __future__ import annotations
 
+from ... import decoding
 from ...crd.definition import default_crd
 from ...crd.definition_validation import validate_crd
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
@@ -20,6 +21,22 @@ def normalize(obj: dict, old: dict | None) -> None:
         }
 
 
+NULLS = decoding.shape(
+    {
+        **decoding.structs(
+            "spec.versions[]",
+            "spec.versions[].additionalPrinterColumns[]",
+            "spec.versions[].selectableFields[]",
+            "status.conditions[]",
+        ),
+        **decoding.strings("spec.names.shortNames[]", "spec.names.categories[]", "status.storedVersions[]"),
+        **decoding.strings("status.acceptedNames.shortNames[]", "status.acceptedNames.categories[]"),
+    },
+    keep=decoding.TRANSITION_TIME,
+    schemas=("spec.versions[].schema.openAPIV3Schema",),
+)
+
+
 STRATEGIES = [
     ResourceType(
         "apiextensions.k8s.io",
@@ -28,6 +45,8 @@ STRATEGIES = [
         "CustomResourceDefinition",
         False,
         "customresourcedefinition",
+        null_shape=NULLS,
+        apply_lists={"status.conditions": ("map", ("type",))},
         short_names=("crd", "crds"),
         categories=("api-extensions",),
         subresources=("status",),

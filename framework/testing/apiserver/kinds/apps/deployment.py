@@ -7,6 +7,7 @@ from __future__ import annotations
 from framework.meta.labels import label_selector_as_selector, validate_label_selector
 from framework.meta.object import get_labels
 
+from ... import decoding
 from ...errors import FieldError, invalid_value, required
 from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
@@ -89,6 +90,24 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
     return errs
 
 
+_POD_TEMPLATE_NULLS = {
+    **decoding.strings("spec.template.metadata.labels{}", "spec.template.metadata.annotations{}"),
+    **decoding.structs(
+        *(
+            f"spec.template.spec.{k}[]"
+            for k in ("containers", "initContainers", "volumes", "imagePullSecrets")
+        ),
+        *(f"spec.template.spec.containers[].{k}[]" for k in ("env", "ports", "volumeMounts")),
+    ),
+    **decoding.strings("spec.template.spec.nodeSelector{}", "spec.template.spec.containers[].args[]"),
+    **decoding.strings("spec.template.spec.containers[].command[]"),
+}
+NULLS = decoding.shape(
+    {**decoding.selector("spec.selector"), **_POD_TEMPLATE_NULLS, **decoding.CONDITIONS},
+    keep=("status.conditions[].lastUpdateTime", *decoding.TRANSITION_TIME),
+)
+
+
 STRATEGIES = [
     ResourceType(
         "apps",
@@ -97,6 +116,7 @@ STRATEGIES = [
         "Deployment",
         True,
         "deployment",
+        null_shape=NULLS,
         short_names=("deploy",),
         categories=("all",),
         subresources=("status",),

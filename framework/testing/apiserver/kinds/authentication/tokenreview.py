@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from ... import decoding
 from ..strategy import review_strategy
 
 STRATEGIES = [
-    review_strategy("authentication.k8s.io", "tokenreviews", "TokenReview", False),
+    review_strategy(
+        "authentication.k8s.io",
+        "tokenreviews",
+        "TokenReview",
+        False,
+        decoding.shape(decoding.strings("spec.audiences[]")),
+    ),
 ]

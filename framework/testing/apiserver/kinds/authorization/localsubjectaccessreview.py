@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from ... import decoding
 from ..strategy import review_strategy
 
 STRATEGIES = [
-    review_strategy("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", True),
+    review_strategy(
+        "authorization.k8s.io",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        True,
+        decoding.shape(decoding.strings("spec.groups[]")),
+    ),
 ]

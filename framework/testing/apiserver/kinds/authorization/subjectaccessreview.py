@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from ... import decoding
 from ..strategy import review_strategy
 
 STRATEGIES = [
-    review_strategy("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", False),
+    review_strategy(
+        "authorization.k8s.io",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        False,
+        decoding.shape(decoding.strings("spec.groups[]")),
+    ),
 ]

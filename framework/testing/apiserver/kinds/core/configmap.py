@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from framework.meta.validation import is_config_map_key
 
+from ... import decoding
 from ...errors import FieldError, invalid_value, too_long
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
@@ -38,6 +39,8 @@ STRATEGIES = [
         "ConfigMap",
         True,
         "configmap",
+        null_shape=decoding.shape(decoding.strings("data{}", "binaryData{}")),
+        apply_maps=frozenset({"data", "binaryData"}),
         short_names=("cm",),
         validate=validate_configmap,
         smp=smp["ConfigMap"],

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ... import event_conversion
+from ... import decoding, event_conversion
 from ...errors import FieldError
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
@@ -43,6 +43,10 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
     return validate_event(obj, created_via_events_v1=False, old_core=old)
 
 
+# Non-pointer metav1.Time/MicroTime fields: Go writes their zero value as null itself.
+EVENT_TIMES = ("eventTime", "series.lastObservedTime")
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -51,6 +55,9 @@ STRATEGIES = [
         "Event",
         True,
         "event",
+        null_shape=decoding.shape(keep=("firstTimestamp", "lastTimestamp", *EVENT_TIMES)),
+        # ObjectReference is +structType=atomic (regarding: its events.k8s.io name).
+        apply_atomic=frozenset({"involvedObject", "related", "regarding"}),
         short_names=("ev",),
         put_creates=True,
         supports_gc=False,

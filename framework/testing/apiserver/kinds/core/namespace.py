@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from framework.meta.validation import is_qualified_name
 
+from ... import decoding
 from ...errors import FieldError, invalid_value
 from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
@@ -51,6 +52,11 @@ def fields(obj: dict) -> dict[str, str]:
     return {"status.phase": obj.get("status", {}).get("phase", ""), "name": obj["metadata"]["name"]}
 
 
+NULLS = decoding.shape(
+    {**decoding.strings("spec.finalizers[]"), **decoding.CONDITIONS}, keep=decoding.TRANSITION_TIME
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -59,6 +65,7 @@ STRATEGIES = [
         "Namespace",
         False,
         "namespace",
+        null_shape=NULLS,
         short_names=("ns",),
         subresources=("status", "finalize"),
         name_rule="label",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from framework.meta.quantity import ERR_FORMAT_WRONG, parse_quantity
 
+from ... import decoding
 from ...errors import FieldError, invalid_value
 from ...gorender import go_invalid
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
@@ -52,6 +53,15 @@ def normalize(obj: dict, old: dict | None) -> None:
         obj.pop("status", None)
 
 
+NULLS = decoding.shape(
+    {
+        **dict.fromkeys(("spec.hard{}", "status.hard{}", "status.used{}"), "0"),
+        **decoding.strings("spec.scopes[]", "spec.scopeSelector.matchExpressions[].values[]"),
+        **decoding.structs("spec.scopeSelector.matchExpressions[]"),
+    }
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -60,6 +70,8 @@ STRATEGIES = [
         "ResourceQuota",
         True,
         "resourcequota",
+        null_shape=NULLS,
+        apply_maps=frozenset({"spec.hard", "status.hard", "status.used"}),
         short_names=("quota",),
         subresources=("status",),
         returns_deleted_object=True,

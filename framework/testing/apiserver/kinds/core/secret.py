@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from base64 import b64encode
 
+from ... import decoding
 from ...errors import FieldError, invalid_value, too_long
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ...validation import FIELD_IMMUTABLE
@@ -58,6 +59,8 @@ STRATEGIES = [
         "Secret",
         True,
         "secret",
+        null_shape=decoding.shape(decoding.strings("data{}", "stringData{}")),
+        apply_maps=frozenset({"data", "stringData"}),
         normalize=normalize,
         validate=validate_secret,
         fields=fields,

@@ -4,7 +4,7 @@ defaulting (``pkg/apis/core/v1/defaults.go`` ``SetDefaults_Service``) and the pa
 
 from __future__ import annotations
 
-from ... import allocators
+from ... import allocators, decoding
 from ...errors import FieldError, duplicate, invalid_value, not_supported, required
 from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
@@ -84,6 +84,19 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
     return errs
 
 
+NULLS = decoding.shape(
+    {
+        **decoding.structs("spec.ports[]", "status.loadBalancer.ingress[]"),
+        **decoding.strings(
+            "spec.selector{}",
+            *(f"spec.{k}[]" for k in ("clusterIPs", "externalIPs", "ipFamilies", "loadBalancerSourceRanges")),
+        ),
+        **decoding.CONDITIONS,
+    },
+    keep=decoding.TRANSITION_TIME,
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -92,6 +105,7 @@ STRATEGIES = [
         "Service",
         True,
         "service",
+        null_shape=NULLS,
         short_names=("svc",),
         categories=("all",),
         subresources=("status",),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import decoding
 from ...errors import FieldError
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
@@ -26,6 +27,10 @@ def normalize(obj: dict, old: dict | None) -> None:
     normalize_service_account(obj)
 
 
+# The body of the ``token`` subresource, an authentication.k8s.io/v1 TokenRequest.
+TOKEN_REQUEST_NULLS = decoding.shape(decoding.strings("spec.audiences[]"))
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -34,6 +39,8 @@ STRATEGIES = [
         "ServiceAccount",
         True,
         "serviceaccount",
+        null_shape=decoding.shape(decoding.structs("secrets[]", "imagePullSecrets[]")),
+        subresource_null_shapes={"token": TOKEN_REQUEST_NULLS},
         short_names=("sa",),
         subresources=("token",),
         returns_deleted_object=True,

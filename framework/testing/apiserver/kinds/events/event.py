@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import event_conversion
+from ... import decoding, event_conversion
 from ...errors import FieldError
 from ..core import event as core_event
 from ..core.event_validation import validate_event
@@ -24,6 +24,9 @@ STRATEGIES = [
     dataclasses.replace(
         core_event.STRATEGIES[0],
         group="events.k8s.io",
+        null_shape=decoding.shape(
+            keep=("deprecatedFirstTimestamp", "deprecatedLastTimestamp", *core_event.EVENT_TIMES)
+        ),
         validate=validate,
         to_storage=event_conversion.events_v1_to_core,
         from_storage=event_conversion.stored_to_events_v1,

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from ... import decoding
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 from .policyrules import validate_role
-from .role import normalize
+from .role import POLICY_RULE_NULLS, normalize
+
+NULLS = decoding.shape(
+    {
+        **POLICY_RULE_NULLS,
+        **decoding.structs("aggregationRule.clusterRoleSelectors[]"),
+        **decoding.selector("aggregationRule.clusterRoleSelectors[]"),
+    },
+    keep=("rules",),
+)
+
 
 STRATEGIES = [
     ResourceType(
@@ -15,6 +26,7 @@ STRATEGIES = [
         "ClusterRole",
         False,
         "clusterrole",
+        null_shape=NULLS,
         put_creates=True,
         name_rule="path",
         normalize=normalize,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import decoding
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 from .policyrules import validate_role
@@ -13,6 +14,14 @@ def normalize(obj: dict, old: dict | None) -> None:
         obj["rules"] = None
 
 
+POLICY_RULE_NULLS = {
+    **decoding.structs("rules[]"),
+    **decoding.strings(
+        *(f"rules[].{k}[]" for k in ("verbs", "apiGroups", "resources", "resourceNames", "nonResourceURLs"))
+    ),
+}
+
+
 STRATEGIES = [
     ResourceType(
         "rbac.authorization.k8s.io",
@@ -21,6 +30,7 @@ STRATEGIES = [
         "Role",
         True,
         "role",
+        null_shape=decoding.shape(POLICY_RULE_NULLS, keep=("rules",)),
         put_creates=True,
         name_rule="path",
         normalize=normalize,

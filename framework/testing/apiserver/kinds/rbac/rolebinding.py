@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ... import decoding
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 from .bindings import validate_binding
@@ -14,6 +15,7 @@ STRATEGIES = [
         "RoleBinding",
         True,
         "rolebinding",
+        null_shape=decoding.shape(decoding.structs("subjects[]")),
         put_creates=True,
         name_rule="path",
         validate=lambda o, old: validate_binding(o, False, old),
