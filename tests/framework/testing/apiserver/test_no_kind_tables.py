@@ -1,5 +1,6 @@
-"""Generic modules of the API server name no built-in kind (issue 18): what the server knows about a
-kind lives in its strategy (``kinds/<group>/<kind>.py``), and the generic code asks ``rt.<field>``.
+"""Generic modules of the API server (all but ``kinds/`` and ``catalog/``) name no built-in kind
+(issue 18): what the server knows about a kind lives in its strategy (``kinds/<group>/<kind>.py``),
+and the generic code asks ``rt.<field>``.
 
 The check reads the modules' string literals (docstrings and comments aside) and fails on any that is
 a built-in kind's name, the way a ``("", "Namespace"): ...`` dispatch table or a ``kind == "Secret"``
@@ -9,6 +10,7 @@ branch would spell it.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -19,20 +21,35 @@ from framework.testing.apiserver.kinds import builtin_strategies
 
 ROOT = Path(apiserver_pkg.__file__).parent
 
-# The generic modules held to the rule so far; the list only grows.
-CHECKED = ("validation.py", "decoding.py", "managed_fields")
+# Generic modules whose kind-dispatch tables still await their move into the strategies (issue 18); the
+# list only shrinks: a module leaves it once it names no kind (the test fails while it is listed but clean).
+NOT_YET_MOVED = {
+    "auth.py",
+    "patch.py",
+    "protobuf/messages.py",
+    "rest.py",
+    "reviews.py",
+    "table.py",
+}
 
-# Literals that name a kind in a rule about that kind's *references*, not a dispatch on the served kind.
+# Literals naming the kind of a *reference* or of a manifest document, not a dispatch on the served kind.
 ALLOWED = {
-    # ValidateOwnerReferences: a core/v1 Event may not be an owner, whatever kind is validated.
-    ("validation.py", "Event"),
+    ("validation.py", "Event"),  # ValidateOwnerReferences: a core/v1 Event may not be an owner
+    ("builtin_admission.py", "ClusterRole"),  # a binding's roleRef.kind, for the bind check
+    ("crd_install.py", "CustomResourceDefinition"),  # the CRD documents of a manifest file
+    ("event_conversion.py", "Event"),  # the kind the events.k8s.io ↔ core/v1 conversion writes
+    ("gardener.py", "ServiceAccount"),  # Project member subjects
+    ("tokens.py", "Pod"),  # the kinds a bound ServiceAccount token may be bound to
+    ("tokens.py", "Secret"),
+    ("tokens.py", "Node"),
 }
 
 
-def _kind_names() -> set[str]:
+@functools.cache
+def _kind_names() -> frozenset[str]:
     kinds = {e.kind for e in builtin_resources()} | {rt.kind for rt in builtin_strategies()}
     assert {"Namespace", "Pod", "Secret", "Role"} <= kinds  # the catalog was read
-    return kinds
+    return frozenset(kinds)
 
 
 def _string_literals(tree: ast.AST) -> set[str]:
@@ -51,21 +68,31 @@ def _string_literals(tree: ast.AST) -> set[str]:
     }
 
 
-def _modules() -> list[str]:
-    out: list[str] = []
-    for name in CHECKED:
-        path = ROOT / name
-        out.extend(
-            [str(p.relative_to(ROOT)) for p in sorted(path.rglob("*.py"))] if path.is_dir() else [name]
-        )
-    return out
+def _generic_modules() -> list[str]:
+    paths = (str(p.relative_to(ROOT)) for p in sorted(ROOT.rglob("*.py")))
+    return [p for p in paths if not p.startswith(("kinds/", "catalog/"))]
 
 
-@pytest.mark.parametrize("module", _modules())
-def test_generic_module_names_no_builtin_kind(module: str) -> None:
+def _named_kinds(module: str) -> list[str]:
     tree = ast.parse((ROOT / module).read_text(encoding="utf-8"))
-    named = sorted(s for s in _string_literals(tree) & _kind_names() if (module, s) not in ALLOWED)
+    return sorted(s for s in _string_literals(tree) & _kind_names() if (module, s) not in ALLOWED)
+
+
+@pytest.mark.parametrize("module", [m for m in _generic_modules() if m not in NOT_YET_MOVED])
+def test_generic_module_names_no_builtin_kind(module: str) -> None:
+    named = _named_kinds(module)
     assert named == [], f"{module} spells built-in kinds {named}: declare it in the kinds' strategies"
+
+
+def test_the_not_yet_moved_list_is_current() -> None:
+    modules = set(_generic_modules())
+    done = sorted(m for m in NOT_YET_MOVED if m not in modules or not _named_kinds(m))
+    assert done == [], f"clean or gone, remove from NOT_YET_MOVED: {done}"
+    assert {m for m in modules if m in ("validation.py", "decoding.py", "managed_fields/schema.py")} == {
+        "validation.py",
+        "decoding.py",
+        "managed_fields/schema.py",
+    }  # the walk found the modules this issue moved the tables out of
 
 
 def test_the_check_sees_a_kind_table() -> None:
