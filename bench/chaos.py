@@ -10,18 +10,28 @@ created, members changed, namespaces labelled, Shoots added/removed, Projects co
 trap namespaces that look almost like project namespaces, Events of all kinds) with faults chosen by
 the seed (watch drops, compaction, 429/500 storms and slow responses on chosen verbs and resources
 for gcm's identities only, API server SIGKILL + restart with its data, SIGKILL and SIGSTOP/SIGCONT of
-the leader and of standbys). Dead replicas are restarted as a kubelet would. Then faults stop, gcm
-gets ``--convergence-s`` to converge, and the checker reads the request log and the final state.
+the leader and of standbys, jumps of the stale controller's clock). Dead replicas are restarted as a
+kubelet would. Then faults stop, gcm gets ``--convergence-s`` to converge, and the checker reads the
+request log and the final state.
+
+gcm's namespace-deletion webhook is registered (``manifests/deploy/webhook.yaml``, served by replica 0
+behind the Service, a Service with one endpoint), and the workload tries to delete live Projects'
+namespaces: the log must show no project namespace deleted while its Project lived. The stale clock is
+moved through ``GCM_CLOCK_OFFSET_FILE`` and thread names are read through ``GCM_THREADS_FILE``
+(:mod:`gcm.chaos_hooks`, off unless set): a Project deleted by gcm must be past its
+``staleAutoDeleteTimestamp`` on the jumped clock, and each replica's threads at the end must be those
+it had at the start in the same role (leader or standby).
 
 The last line is the figure line; exit code 1 when any invariant was violated (the first violations
-are printed with their request-log lines). The stale controller's clock lives inside each gcm process
-and cannot be moved from outside without a test hook in gcm; no clock-jump fault is injected.
+are printed with their request-log lines).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import os
 import random
 import signal
 import socket
@@ -29,6 +39,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +49,7 @@ import yaml
 
 from framework.client import Client, Conflict, NotFound
 from framework.client.errors import APIError
+from framework.meta.time import parse_time
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFESTS = ROOT / "manifests"
@@ -48,6 +61,11 @@ ROLE_LABEL, NAME_LABEL = "gardener.cloud/role", "project.gardener.cloud/name"
 UID_ANNOTATION = "namespace.gardener.cloud/project"
 QUOTA_HARD = {"count/shoots.core.gardener.cloud": "50", "count/secrets": "200"}
 EVENT_TTL_S = 30
+DAY = 86400.0
+# Offsets of the stale clock a jump picks (days): past minimumLifetimeDays (30), then past
+# staleExpirationTimeDays (90) after the stale mark, and back (a clock corrected backwards).
+CLOCK_JUMPS_DAYS = [0, -1, 31, 45, 100, 130, 200, 400]
+WEBHOOK_SERVICE = ("garden", "gardener-controller-manager", 443)
 # Reads and writes gcm makes; a storm picks a few of each.
 VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"]
 RESOURCES = [
@@ -79,6 +97,15 @@ class Replica:
     stopped_until: float = 0.0
     restarts: int = 0
     down_since: float | None = None
+    started: float = 0.0
+    probe_port: int = 0
+    webhook_port: int = 0
+    # Thread names of this process when first seen ready, per role ("leader" / "standby").
+    baseline: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def threads_file(self) -> Path:
+        return self.log.with_suffix(".threads.json")
 
     @property
     def user(self) -> str:
@@ -93,6 +120,7 @@ class World:
     traps: set[str] = field(default_factory=set)  # foreign namespaces gcm must never write
     shoot_events: set[tuple[str, str]] = field(default_factory=set)
     expiring_events: dict[tuple[str, str], float] = field(default_factory=dict)  # -> reference time
+    clock_offsets: list[tuple[float, float]] = field(default_factory=list)  # (wall time set, offset s)
     ops: int = 0
     op_errors: int = 0
     counter: int = 0
@@ -104,6 +132,7 @@ class Chaos:
         self.rng = random.Random(args.seed)
         self.dir = Path(tempfile.mkdtemp(prefix=f"chaos-{args.seed}-"))
         self.port = free_port()
+        self.webhook_port = free_port()  # replica 0 serves the webhook Service (its only endpoint)
         self.request_log = self.dir / "requests.jsonl"
         self.admin_kc = self.dir / "admin.kubeconfig"
         self.server: subprocess.Popen | None = None
@@ -112,6 +141,10 @@ class Chaos:
         self.faults = 0
         self.violations: list[tuple[str, dict | None]] = []
         self.max_threads = 0
+        self.clock_file = self.dir / "stale-clock-offset"
+        self.cert_dir = self.dir / "webhook-certs"
+        self.notes: list[str] = []
+        self._auto_deleted_at: dict[str, float] = {}
 
     # -- processes --------------------------------------------------------------------------------
 
@@ -134,6 +167,8 @@ class Chaos:
             "--fault-injection",
             "--request-log",
             str(self.request_log),
+            "--webhook-service",
+            f"{WEBHOOK_SERVICE[0]}/{WEBHOOK_SERVICE[1]}:{WEBHOOK_SERVICE[2]}=127.0.0.1:{self.webhook_port}",
         ]
         self.admin_kc.unlink(missing_ok=True)
         out = open(self.dir / "apiserver.log", "ab")  # noqa: SIM115 (the child keeps it)
@@ -162,6 +197,18 @@ class Chaos:
             if "subjects" in obj:
                 obj["subjects"] = sas
             apply(a, obj)
+        from framework.certs import self_signed_cert
+
+        self.cert_dir.mkdir()
+        service = f"{WEBHOOK_SERVICE[1]}.{WEBHOOK_SERVICE[0]}.svc"
+        _, _, ca_pem = self_signed_cert(self.cert_dir, ("127.0.0.1", "localhost", service))
+        for obj in load_documents(MANIFESTS / "deploy"):
+            if obj["kind"] == "ValidatingWebhookConfiguration":
+                for hook in obj["webhooks"]:
+                    hook["clientConfig"]["caBundle"] = base64.b64encode(ca_pem).decode()
+                apply(a, obj)
+        self.clock_file.write_text("0")
+        self.world.clock_offsets.append((time.time(), 0.0))
         kc = yaml.safe_load(self.admin_kc.read_text())
         for i in range(self.args.replicas):
             apply(
@@ -186,11 +233,13 @@ class Chaos:
             mine["contexts"][0]["context"]["user"] = f"gcm-{i}"
             path = self.dir / f"gcm-{i}.kubeconfig"
             path.write_text(yaml.safe_dump(mine))
-            config = self.dir / f"gcm-{i}.yaml"
-            config.write_text(yaml.safe_dump(self.gcm_config(i)))
-            self.replicas.append(Replica(i, path, config, self.dir / f"gcm-{i}.log"))
+            r = Replica(i, path, self.dir / f"gcm-{i}.yaml", self.dir / f"gcm-{i}.log")
+            r.probe_port = free_port()
+            r.webhook_port = self.webhook_port if i == 0 else free_port()
+            r.config.write_text(yaml.safe_dump(self.gcm_config(r)))
+            self.replicas.append(r)
 
-    def gcm_config(self, i: int) -> dict:
+    def gcm_config(self, r: Replica) -> dict:
         return {
             "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
             "kind": "ControllerManagerConfiguration",
@@ -219,8 +268,13 @@ class Chaos:
             },
             "logLevel": "info",
             "server": {
-                "healthProbes": {"bindAddress": "127.0.0.1", "port": free_port()},
+                "healthProbes": {"bindAddress": "127.0.0.1", "port": r.probe_port},
                 "metrics": {"bindAddress": "127.0.0.1", "port": free_port()},
+                "webhooks": {
+                    "bindAddress": "127.0.0.1",
+                    "port": r.webhook_port,
+                    "tls": {"serverCertDir": str(self.cert_dir)},
+                },
             },
         }
 
@@ -240,9 +294,16 @@ class Chaos:
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
+            env={
+                **os.environ,
+                "GCM_CLOCK_OFFSET_FILE": str(self.clock_file),
+                "GCM_THREADS_FILE": str(r.threads_file),
+            },
         )
         r.stopped_until = 0.0
         r.down_since = None
+        r.started = time.monotonic()
+        r.baseline = {}
 
     def supervise(self) -> None:
         """Resume SIGSTOPped replicas when due; restart dead ones after a short back-off (kubelet)."""
@@ -260,6 +321,42 @@ class Chaos:
                     self.start_replica(r)
         if self.server is not None and self.server.poll() is not None:
             self.start_server()
+
+    def thread_names(self, r: Replica, timeout: float = 3.0) -> list[str] | None:
+        """The names of ``r``'s live threads (SIGUSR1, see gcm.chaos_hooks), None if it does not answer."""
+        if r.proc is None or r.proc.poll() is not None or r.stopped_until:
+            return None
+        r.threads_file.unlink(missing_ok=True)
+        r.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                return json.loads(r.threads_file.read_text())
+            except (OSError, ValueError):
+                time.sleep(0.05)
+        return None
+
+    def ready(self, r: Replica) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{r.probe_port}/readyz", timeout=2) as resp:
+                return resp.status == 200
+        except (OSError, ValueError):
+            return False
+
+    def role(self, r: Replica) -> str:
+        return "leader" if self.leader() is r else "standby"
+
+    def take_baselines(self) -> None:
+        """The first thread names of each process that is ready, per role (the start of the leak check)."""
+        for r in self.replicas:
+            if r.proc is None or r.stopped_until or time.monotonic() - r.started < 15:
+                continue
+            role = self.role(r)
+            if role in r.baseline or not self.ready(r):
+                continue
+            names = self.thread_names(r)
+            if names is not None and self.role(r) == role:
+                r.baseline[role] = names
 
     def leader(self) -> Replica | None:
         try:
@@ -289,7 +386,18 @@ class Chaos:
     def fault(self) -> None:
         rng = self.rng
         kind = rng.choice(
-            ["drop", "compact", "storm", "storm", "slow", "kill", "stop", "stop", "restart-apiserver"]
+            [
+                "drop",
+                "compact",
+                "storm",
+                "storm",
+                "slow",
+                "kill",
+                "stop",
+                "stop",
+                "restart-apiserver",
+                "clock-jump",
+            ]
         )
         self.faults += 1
         if kind == "drop":
@@ -310,6 +418,8 @@ class Chaos:
             else:
                 rule.update(action="delay", delay=rng.uniform(0.2, 3.0))
             self.control(rule)
+        elif kind == "clock-jump":
+            self.set_clock_offset(rng.choice(CLOCK_JUMPS_DAYS) * DAY + rng.uniform(0, 3600))
         elif kind == "restart-apiserver":
             assert self.server is not None
             self.server.kill()
@@ -333,6 +443,21 @@ class Chaos:
                 target.proc.send_signal(signal.SIGSTOP)
                 target.stopped_until = time.monotonic() + rng.uniform(1, 25)
 
+    def set_clock_offset(self, offset: float) -> None:
+        """Jump the stale controller's clock of every replica (one clock, as after an NTP step)."""
+        tmp = self.clock_file.with_suffix(".tmp")
+        tmp.write_text(repr(offset))
+        self.world.clock_offsets.append((time.time(), offset))
+        tmp.replace(self.clock_file)
+
+    def clock_offset_at(self, t: float, slack: float = 5.0) -> float:
+        """The largest stale-clock offset gcm may have used at wall time ``t`` (a replica reads the file
+        when it next asks the time, so a jump counts from ``slack`` seconds before ``t``)."""
+        offsets = [off for at, off in self.world.clock_offsets if at <= t - slack]
+        current = offsets[-1] if offsets else 0.0
+        recent = [off for at, off in self.world.clock_offsets if t - slack < at <= t]
+        return max([current, *recent])
+
     def control(self, body: dict) -> None:
         try:
             self.admin.request("POST", "/debug/faults", body=body)
@@ -345,10 +470,10 @@ class Chaos:
         rng, w = self.rng, self.world
         live = [n for n, p in w.projects.items() if p["state"] == "live"]
         choice = rng.choices(
-            ["create", "members", "label", "shoot", "unshoot", "delete", "trap", "event"],
-            weights=[4, 3, 2, 3, 2, 1.5, 1, 4],
+            ["create", "members", "label", "shoot", "unshoot", "delete", "trap", "event", "nsdelete"],
+            weights=[4, 3, 2, 3, 2, 1.5, 1, 4, 1],
         )[0]
-        if choice in ("members", "label", "shoot", "delete") and not live:
+        if choice in ("members", "label", "shoot", "delete", "nsdelete") and not live:
             choice = "create"
         w.ops += 1
         try:
@@ -493,9 +618,26 @@ class Chaos:
             {"metadata": {"annotations": {"confirmation.gardener.cloud/deletion": "true"}}},
         )
         self.world.projects[name]["state"] = "deleted"
+        self.world.projects[name]["deleted_at"] = time.time()
         self._delete(PROJECT, "Project", name)
         # Its Shoots go later: until then the deletion waits (Terminating), as in a real garden.
         self.world.projects[name]["delete_shoots_at"] = time.monotonic() + self.rng.uniform(0, 20)
+
+    def op_nsdelete(self, live: list[str]) -> None:
+        """An admin deletes a live Project's namespace directly: the webhook must refuse it."""
+        name = self.rng.choice(live)
+        ns = self._namespace(name)
+        if not ns or ns in self.world.traps:
+            return
+        try:
+            self.admin.delete("v1", "Namespace", ns)
+        except NotFound:
+            return  # the Project controller has not created it yet
+        except APIError as e:
+            if e.status == 403:
+                return  # refused by the webhook (the request log shows it)
+            raise
+        # Allowed: the checker flags it (the webhook was down and let it through, or allowed it wrongly).
 
     def reap_shoots(self) -> None:
         for p in self.world.projects.values():
@@ -568,9 +710,14 @@ class Chaos:
                 self.start_replica(r)
             end = time.monotonic() + args.minutes * 60
             next_fault = time.monotonic() + self.rng.uniform(5, 15)
+            next_baseline = time.monotonic() + 15
             events_left = args.events
             while time.monotonic() < end:
                 self.supervise()
+                if time.monotonic() >= next_baseline:
+                    # Not from the seeded generator: the workload and the faults stay as the seed says.
+                    self.take_baselines()
+                    next_baseline = time.monotonic() + 5
                 self.reap_shoots()
                 if time.monotonic() >= next_fault:
                     self.fault()
@@ -587,6 +734,7 @@ class Chaos:
 
     def finish(self) -> int:
         self.control({"action": "clear"})
+        self.set_clock_offset(0.0)
         for r in self.replicas:
             if r.stopped_until and r.proc is not None:
                 r.proc.send_signal(signal.SIGCONT)
@@ -614,6 +762,8 @@ class Chaos:
         writes = self.check_log()
         for text, entry in self.violations[:10]:
             print(f"VIOLATION {text}" + (f"\n    {json.dumps(entry)}" if entry else ""))
+        for note in self.notes:
+            print(f"NOTE {note}")
         n_viol = sum(1 for t, _ in self.violations if not t.startswith("unconverged"))
         print(
             f"workload ops={self.world.ops} op_errors={self.world.op_errors} "
@@ -652,9 +802,10 @@ class Chaos:
         """What has not converged yet (empty: everything has)."""
         a, bad = self.admin, []
         projects = {p["metadata"]["name"]: p for p in a.list(PROJECT, "Project")["items"]}
+        auto_deleted = self.auto_deleted()
         for name, want in self.world.projects.items():
             p = projects.get(name)
-            if want["state"] == "deleted":
+            if want["state"] == "deleted" or name in auto_deleted:
                 if p is not None:
                     bad.append(f"project {name} not gone (phase {(p.get('status') or {}).get('phase')})")
                 continue
@@ -684,6 +835,17 @@ class Chaos:
             if key in events and ref + EVENT_TTL_S < now - 1:
                 bad.append(f"expired event {key[0]}/{key[1]} still there")
         return bad
+
+    def auto_deleted(self) -> set[str]:
+        """Projects gcm deleted (the stale controller, after a clock jump)."""
+        return {
+            e["name"]
+            for e in read_log(self.request_log)
+            if e["user"].startswith(SA_PREFIX)
+            and e["resource"] == "projects.core.gardener.cloud"
+            and e["verb"] == "delete"
+            and e["code"] < 300
+        }
 
     def _check_project_objects(self, p: dict) -> list[str]:
         a, name, spec = self.admin, p["metadata"]["name"], p.get("spec") or {}
@@ -757,6 +919,33 @@ class Chaos:
                 self.violations.append(
                     (f"replica gcm-{r.index}: {threads} threads (> {self.args.max_threads})", None)
                 )
+            self.check_thread_names(r)
+
+    def check_thread_names(self, r: Replica) -> None:
+        """Threads at the end against the start of this process in the same role: one more of a name
+        is a leak; one fewer is a thread that ended (noted, it may have finished its job)."""
+        role = self.role(r)
+        start = r.baseline.get(role)
+        if start is None:  # restarted late, or never seen ready in this role: another replica's
+            start = next((o.baseline[role] for o in self.replicas if role in o.baseline), None)
+        end = self.thread_names(r)
+        if start is None or end is None:
+            missing = "never seen ready in this role" if start is None else "no answer to SIGUSR1"
+            self.notes.append(f"gcm-{r.index} ({role}): no thread names to compare ({missing})")
+            return
+        extra, gone = Counter(end) - Counter(start), Counter(start) - Counter(end)
+        if extra:
+            self.violations.append(
+                (
+                    f"replica gcm-{r.index} ({role}): threads not there at the start: "
+                    f"{sorted(extra.elements())}",
+                    None,
+                )
+            )
+        if gone:
+            self.notes.append(
+                f"gcm-{r.index} ({role}): threads ended since the start: {sorted(gone.elements())}"
+            )
 
     def check_log(self) -> int:
         """Invariants over the request log; returns how many writes gcm made."""
@@ -765,6 +954,17 @@ class Chaos:
         for e in entries:
             if e.get("holder") and e["resource"].startswith("leases.") and e["code"] < 300:
                 holder_user.setdefault(e["holder"], e["user"])
+        # Project namespaces: which Project (by the stored labels) each namespace belongs to.
+        ns_project: dict[str, str] = {}
+        self._auto_deleted_at = {}
+        for e in entries:
+            if (
+                e["user"].startswith(SA_PREFIX)
+                and e["resource"] == "projects.core.gardener.cloud"
+                and e["verb"] == "delete"
+                and e["code"] < 300
+            ):
+                self._auto_deleted_at.setdefault(e["name"], e["t"])
         lease_user: str | None = None  # who holds the lease (as of the log so far)
         valid_until = 0.0
         writes = 0
@@ -777,6 +977,12 @@ class Chaos:
                     lease_user = holder_user.get(holder) if holder else None
                     valid_until = e["end"] + float(e.get("duration") or 0) if holder else 0.0
                 continue
+            if res == "namespaces" and e["code"] < 300:
+                labels = e.get("labels") or {}
+                if labels.get(ROLE_LABEL) == "project" and labels.get(NAME_LABEL):
+                    ns_project[e["name"]] = labels[NAME_LABEL]
+                if e["verb"] == "delete" and e["name"] not in self.world.traps:
+                    self._check_namespace_delete(e, ns_project.get(e["name"]))
             if not user.startswith(SA_PREFIX) or res.endswith("reviews.authorization.k8s.io"):
                 continue
             writes += 1
@@ -797,10 +1003,40 @@ class Chaos:
                 if e["verb"] == "delete" and ref is not None and e["t"] < ref + EVENT_TTL_S - 1:
                     self.violations.append((f"{user} deleted event {e['name']} before its TTL", e))
             if res == "projects.core.gardener.cloud" and e["verb"] == "delete":
-                self.violations.append(
-                    (f"{user} deleted Project {e['name']} (no stale deadline can have passed)", e)
-                )
+                self._check_auto_delete(e)
         return writes
+
+    def _check_namespace_delete(self, e: dict, project: str | None) -> None:
+        """No project namespace deleted while its Project lives (not yet deleted by the workload)."""
+        want = self.world.projects.get(project or "")
+        if want is None or e["name"] in self.world.traps:
+            return
+        gone_at = [t for t in (want.get("deleted_at"), self._auto_deleted_at.get(project or "")) if t]
+        if not gone_at or e["t"] < min(gone_at):
+            self.violations.append(
+                (f"{e['user']} deleted namespace {e['name']} while Project {project} lived", e)
+            )
+
+    def _check_auto_delete(self, e: dict) -> None:
+        """A Project gcm deleted must be past its staleAutoDeleteTimestamp on the (jumped) stale clock."""
+        stamp = e.get("staleAutoDelete")
+        if not stamp:
+            self.violations.append(
+                (f"{e['user']} deleted Project {e['name']} without an auto-delete timestamp", e)
+            )
+            return
+        due = parse_time(stamp)
+        if due is None:
+            self.violations.append((f"Project {e['name']}: auto-delete timestamp {stamp!r} unreadable", e))
+            return
+        early = due.timestamp() - (e["t"] + self.clock_offset_at(e["t"]))
+        if early > 0:
+            self.violations.append(
+                (
+                    f"{e['user']} deleted Project {e['name']} {early:.0f}s before its auto-delete timestamp",
+                    e,
+                )
+            )
 
 
 def read_log(path: Path) -> list[dict]:

@@ -206,8 +206,10 @@ def run(args: argparse.Namespace) -> int:
             raise StartupError(NO_KUBECONFIG)
         source = found
     try:
+        from gcm.chaos_hooks import install_threads_dump
         from gcm.cmd.app import build_manager
 
+        install_threads_dump()  # off unless GCM_THREADS_FILE is set (chaos runs)
         client = make_client(source, cfg)
         try:
             mgr = build_manager(cfg, client)

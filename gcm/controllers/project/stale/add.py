@@ -25,6 +25,7 @@ from framework.handler import EnqueueRequestsFromMapFunc
 from framework.meta.object import get_metadata, get_name
 from framework.meta.schema import from_api_version_and_kind, parse_group_version
 from framework.predicate import Funcs, Predicate
+from gcm.chaos_hooks import stale_clock
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
@@ -183,7 +184,8 @@ def register_gauges(mgr: Any) -> None:
 
 
 def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
-    """Register ``project-stale``; ``clock`` (default: the manager's) is what the reconciler calls now."""
+    """Register ``project-stale``; ``clock`` (default: the manager's, or a chaos run's offset clock with
+    ``GCM_CLOCK_OFFSET_FILE`` set, see :mod:`gcm.chaos_hooks`) is what the reconciler calls now."""
     settings = StaleSettings.from_config(cfg)
     warn_unless_secrets_metadata_only(mgr)
     add_indexes(mgr)
@@ -191,8 +193,9 @@ def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Control
     for api_version, kind in READ_KINDS:
         mgr.cache.informer(api_version, kind)  # started and synced with the manager's cache
     register_gauges(mgr)
+    clock = clock or stale_clock() or mgr.clock
     reconciler = StaleReconciler(
-        mgr.client, settings, clock or mgr.clock, api_reader=mgr.api_reader, plants=PlantsServed(mgr)
+        mgr.client, settings, clock, api_reader=mgr.api_reader, plants=PlantsServed(mgr)
     )
     return (
         Builder(mgr)
