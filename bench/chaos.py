@@ -33,6 +33,7 @@ import base64
 import json
 import os
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -66,6 +67,7 @@ DAY = 86400.0
 # staleExpirationTimeDays (90) after the stale mark, and back (a clock corrected backwards).
 CLOCK_JUMPS_DAYS = [0, -1, 31, 45, 100, 130, 200, 400]
 WEBHOOK_SERVICE = ("garden", "gardener-controller-manager", 443)
+REQUEST_THREAD = re.compile(r"-handler_\d+$")
 # Reads and writes gcm makes; a storm picks a few of each.
 VERBS = ["get", "list", "watch", "create", "update", "patch", "delete"]
 RESOURCES = [
@@ -933,7 +935,7 @@ class Chaos:
             missing = "never seen ready in this role" if start is None else "no answer to SIGUSR1"
             self.notes.append(f"gcm-{r.index} ({role}): no thread names to compare ({missing})")
             return
-        extra, gone = Counter(end) - Counter(start), Counter(start) - Counter(end)
+        extra, gone = Counter(lasting(end)) - Counter(lasting(start)), Counter(start) - Counter(end)
         if extra:
             self.violations.append(
                 (
@@ -1037,6 +1039,12 @@ class Chaos:
                     e,
                 )
             )
+
+
+def lasting(names: list[str]) -> list[str]:
+    """Thread names without the HTTP servers' per-request threads (``<server>-handler_<n>``), which
+    come and go with the requests being served at the moment of the snapshot."""
+    return [n for n in names if not REQUEST_THREAD.search(n)]
 
 
 def read_log(path: Path) -> list[dict]:
