@@ -147,8 +147,9 @@ class Client:
                 kwargs["namespace"] = None
         return cls(cfg, **kwargs)
 
-    #: Called as ``write_guard(method, path)`` before every write (POST, PUT, PATCH, DELETE); it raises
-    #: to refuse the write. The manager sets it so a leader whose lease ran out writes nothing.
+    #: Called as ``write_guard(method, path)`` before every attempt of a write (POST, PUT, PATCH, DELETE,
+    #: retries included); it raises to refuse the write. The manager sets it so a leader whose lease
+    #: ran out writes nothing.
     write_guard: Callable[[str, str], None] | None = None
 
     def close(self) -> None:
@@ -180,8 +181,6 @@ class Client:
         ``None`` are left out and booleans become ``true``/``false``. A non-JSON answer is returned as
         bytes, an empty one as ``None``. Errors raise :class:`~framework.client.errors.APIError`.
         """
-        if self.write_guard is not None and method in _WRITE_METHODS:
-            self.write_guard(method, path)
         resp = self._send(
             method,
             path,
@@ -228,6 +227,10 @@ class Client:
         attempt = 0
         while True:
             waited = self.rate_limiter.accept()
+            # Asked before every attempt, not once per call: a retry (Retry-After, throttling) can be
+            # sent long after the first try, e.g. by a process paused meanwhile past its lease.
+            if self.write_guard is not None and method in _WRITE_METHODS:
+                self.write_guard(method, path)
             if waited > 1.0:
                 log.info("client-side throttling", waited=round(waited, 3), method=method, path=path)
             hdrs = {"Accept": "application/json", "User-Agent": self.user_agent, **self._auth.get()}

@@ -192,6 +192,42 @@ def test_cache_options_can_opt_a_kind_out_of_resync(apiserver):
     assert mgr.cache.informer("v1", "ConfigMap").resync_period > 0
 
 
+def test_a_write_retried_after_429_is_refused_once_the_lease_ran_out(apiserver):
+    """A write waiting out a 429's Retry-After when the leader is paused (SIGSTOP) must not be resent
+    once the lease is past its renew deadline (found by bench/chaos.py seed 1: three workers resumed
+    and resent their ClusterRole creates while another replica held the lease)."""
+    from framework.clock import FakeClock
+
+    clock = FakeClock()
+    r = Replica(apiserver, "retrying", [], set(), [], clock=clock)
+    reader = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "retried", "namespace": "default"}}
+    outcome: list[BaseException | dict] = []
+
+    def write() -> None:
+        try:
+            outcome.append(r.mgr.client.create(cm))
+        except BaseException as e:
+            outcome.append(e)
+
+    try:
+        eventually(r.mgr.is_leader)
+        apiserver.inject_failure("create", "configmaps", 429, count=1, retry_after=2)
+        writer = threading.Thread(target=write, name="retrying-writer")
+        writer.start()
+        time.sleep(0.5)  # the create got its 429 and waits out Retry-After (real seconds)
+        clock.step(LE["renew_deadline"] + 0.1)  # meanwhile the process was paused past its deadline
+        writer.join(10)
+        assert not writer.is_alive()
+        assert len(outcome) == 1 and isinstance(outcome[0], LeaderElectionLost), outcome
+        names = {o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default")["items"]}
+        assert "retried" not in names
+    finally:
+        apiserver.clear_failures()
+        if r.thread.is_alive():
+            r.stop()
+
+
 def test_a_leader_past_its_renew_deadline_writes_nothing(apiserver):
     """A leader paused past its renew deadline (SIGSTOP, found by bench/chaos.py seed 19) must not
     write on resuming, even before its deadline watcher has noticed: another replica may lead by now."""
