@@ -28,10 +28,12 @@ LE = dict(
 class Replica:
     """One manager with a controller over ConfigMaps that records which replica reconciled."""
 
-    def __init__(self, server, name: str, log: list, active: set, overlap: list, **kw) -> None:
+    def __init__(
+        self, server, name: str, log: list, active: set, overlap: list, client_options=None, **kw
+    ) -> None:
         self.name = name
         self.mgr = Manager(
-            Client.from_kubeconfig(server.kubeconfig, qps=0),
+            Client.from_kubeconfig(server.kubeconfig, **(client_options or {"qps": 0})),
             leader_election=LeaderElectionOptions(identity=name, **LE),
             **kw,
         )
@@ -224,6 +226,41 @@ def test_a_write_retried_after_429_is_refused_once_the_lease_ran_out(apiserver):
         assert "retried" not in names
     finally:
         apiserver.clear_failures()
+        if r.thread.is_alive():
+            r.stop()
+
+
+def test_a_write_throttled_until_past_the_lease_is_refused(apiserver):
+    """A write waiting for a client-side rate-limit token while the leader is paused must be refused
+    once the lease is past its renew deadline (bench/chaos.py seed 5: an Event delete sent 10.6 s after
+    the lease expired; the guard was asked before the throttling wait)."""
+    from framework.clock import FakeClock
+
+    clock = FakeClock()
+    r = Replica(apiserver, "throttled", [], set(), [], client_options={"qps": 0.5, "burst": 1}, clock=clock)
+    reader = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "throttled", "namespace": "default"}}
+    outcome: list[BaseException | dict] = []
+
+    def write() -> None:
+        try:
+            outcome.append(r.mgr.client.create(cm))
+        except BaseException as e:
+            outcome.append(e)
+
+    try:
+        eventually(r.mgr.is_leader)
+        r.mgr.client.create({**cm, "metadata": {**cm["metadata"], "name": "token-taker"}})  # bucket empty
+        writer = threading.Thread(target=write, name="throttled-writer")
+        writer.start()
+        time.sleep(0.3)  # the create waits ~2 s (real) for a token
+        clock.step(LE["renew_deadline"] + 0.1)  # meanwhile the process was paused past its deadline
+        writer.join(10)
+        assert not writer.is_alive()
+        assert len(outcome) == 1 and isinstance(outcome[0], LeaderElectionLost), outcome
+        names = {o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default")["items"]}
+        assert "throttled" not in names
+    finally:
         if r.thread.is_alive():
             r.stop()
 
