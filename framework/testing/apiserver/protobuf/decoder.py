@@ -4,6 +4,7 @@ have produced from the decoded struct (the mapping rules are in the package docs
 from __future__ import annotations
 
 import base64
+import struct
 from datetime import timedelta
 from typing import Any
 
@@ -17,29 +18,37 @@ from ..errors import StatusError
 from .fields import (
     ALWAYS,
     BOOL,
+    BYTES,
+    DOUBLE,
     EPOCH,
-    FIELDS_V1,
     FIXED32,
     FIXED64,
+    FLOAT,
     GO_ZERO_TIME,
+    INLINE,
     INT32,
     INT_OR_STRING,
     JSON_MEDIA,
     LEN,
     MAGIC,
-    MAP_BYTES,
-    MAP_QUANTITY,
-    MAP_STRING,
-    MAPS,
+    MICRO_TIME,
     OMITEMPTY,
     POINTER,
+    PROPS_OR_ARRAY,
+    PROPS_OR_BOOL,
+    PROPS_OR_STRINGS,
+    QUANTITY,
+    RAW_JSON,
     STRING,
     TIME,
+    UINT32,
+    UINT64,
     VARINT,
     ZERO,
     Field,
+    short_name,
 )
-from .messages import INT_OR_STRING_FIELDS, KINDS, MESSAGES, STRICT, TYPE_META, UNKNOWN
+from .messages import TYPE_META, UNKNOWN, fields, is_slice, message_of
 
 
 class Malformed(Exception):
@@ -109,68 +118,81 @@ def _text(raw: bytes) -> str:
 # -- decoding -----------------------------------------------------------------------------------------
 
 
-def _scalar(f: Field, value: Any) -> Any:
+def _scalar(f: Field, wire: int, value: Any) -> Any:
+    if wire != f.wire:
+        raise Malformed(f"proto: wrong wireType = {wire} for field {f.go_name}")
     if f.type == STRING:
         return _text(value)
+    if f.type == BYTES:
+        return base64.b64encode(value).decode()
     if f.type == BOOL:
         return value != 0
     if f.type == INT32:
         return _signed(value, 32)
+    if f.type in (UINT32, UINT64):
+        return value
+    if f.type == DOUBLE:
+        return struct.unpack("<d", value.to_bytes(8, "little"))[0]
+    if f.type == FLOAT:
+        return struct.unpack("<f", value.to_bytes(4, "little"))[0]
     return _signed(value, 64)
 
 
+def _packed(f: Field, raw: bytes) -> list[Any]:
+    """A packed repeated numeric field: the values back to back, without keys."""
+    out, pos = [], 0
+    while pos < len(raw):
+        if f.wire == VARINT:
+            value, pos = _varint(raw, pos)
+        else:
+            size = 8 if f.wire == FIXED64 else 4
+            if pos + size > len(raw):
+                raise Malformed("unexpected EOF")
+            value, pos = int.from_bytes(raw[pos : pos + size], "little"), pos + size
+        out.append(_scalar(f, f.wire, value))
+    return out
+
+
 def _map_entry(f: Field, raw: bytes) -> tuple[str, Any]:
-    key, value = "", None
-    for num, wire, v in _fields(raw, f"{f.name} map entry"):
+    key, wire, value = "", None, None
+    for num, w, v in _fields(raw, f"{f.name} map entry"):
         if num == 1:
-            if wire != LEN:
-                raise Malformed(f"proto: wrong wireType = {wire} for field {f.name} key")
+            if w != LEN:
+                raise Malformed(f"proto: wrong wireType = {w} for field {f.name} key")
             key = _text(v)
         elif num == 2:
-            if wire != LEN:
-                raise Malformed(f"proto: wrong wireType = {wire} for field {f.name} value")
-            value = v
-    if f.type == MAP_STRING:
-        return key, _text(value or b"")
-    if f.type == MAP_BYTES:
-        return key, base64.b64encode(value or b"").decode()
-    if f.type == MAP_QUANTITY:
-        text = ""
-        for num, wire, v in _fields(value or b"", "Quantity"):
-            if num == 1:
-                if wire != LEN:
-                    raise Malformed(f"proto: wrong wireType = {wire} for field String_")
-                text = _text(v)
-        return key, text or "0"
-    # ExtraValue {repeated string items = 1}: its JSON form is the bare list.
-    items = []
-    for num, wire, v in _fields(value or b"", "ExtraValue"):
-        if num == 1:
-            if wire != LEN:
-                raise Malformed(f"proto: wrong wireType = {wire} for field Items")
-            items.append(_text(v))
-    return key, items
+            wire, value = w, v
+    if f.scalar:
+        if wire is None:
+            return key, ZERO[f.type]
+        return key, _scalar(f, wire, value)
+    if wire not in (None, LEN):
+        raise Malformed(f"proto: wrong wireType = {wire} for field {f.name} value")
+    return key, _value(f.type, value or b"")
 
 
-def _time(raw: bytes) -> str | None:
-    """metav1.Time → RFC 3339 (seconds precision, UTC), None for Go's zero time (JSON ``null``)."""
+def _time(raw: bytes, message: str) -> str | None:
+    """metav1.Time / MicroTime → RFC 3339 (UTC), None for Go's zero time (JSON ``null``)."""
     if not raw:
         return None  # what Go writes for a zero Time
-    t = _decode_fields(raw, TIME)
+    t = _decode_fields(raw, message)
     seconds, nanos = t.get("seconds", 0), t.get("nanos", 0)
     if seconds == GO_ZERO_TIME and nanos == 0:
         return None
     try:
+        if message == MICRO_TIME:
+            dt = EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
+            return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         dt = EPOCH + timedelta(seconds=seconds + nanos // 1_000_000_000)  # time.Unix normalises nanos
     except OverflowError:
         raise Malformed(f"Time.MarshalJSON: year outside of range [0,9999] (seconds={seconds})") from None
     return format_time(dt)
 
 
-def _fields_v1(raw: bytes) -> Any:
-    """metav1.FieldsV1 {1 Raw}: its JSON form is the raw JSON document itself."""
+def _raw_json(raw: bytes, message: str) -> Any:
+    """FieldsV1 / RawExtension / apiextensions JSON {1 raw}: the embedded JSON document itself."""
     data = b""
-    for num, wire, value in _fields(raw, FIELDS_V1):
+    for num, wire, value in _fields(raw, short_name(message)):
         if num == 1:
             if wire != LEN:
                 raise Malformed(f"proto: wrong wireType = {wire} for field Raw")
@@ -180,78 +202,114 @@ def _fields_v1(raw: bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as e:
-        raise Malformed(f"FieldsV1 is not JSON: {e}") from None
+        raise Malformed(f"{short_name(message)} is not JSON: {e}") from None
 
 
 def _int_or_string(raw: bytes) -> int | str:
-    out: dict[str, Any] = {"type": 0, "intVal": 0, "strVal": ""}
-    for num, wire, value in _fields(raw, INT_OR_STRING):
-        f = INT_OR_STRING_FIELDS.get(num)
-        if f is None:
-            continue
-        if wire != f.wire:
-            raise Malformed(f"proto: wrong wireType = {wire} for field {f.name[:1].upper()}{f.name[1:]}")
-        out[f.name] = _scalar(f, value)
+    out = _decode_fields(raw, INT_OR_STRING)
     return out["strVal"] if out["type"] == 1 else out["intVal"]
 
 
-def _unmodelled(message: str, num: int, wire: int, value: Any) -> None:
-    """A field this module has no schema for: fine when it holds Go's zero value, 400 otherwise."""
-    if message in STRICT and value not in (0, b""):
-        raise Malformed(
-            f"{message} field {num} (wire type {wire}) is not supported in protobuf by this test API "
-            "server; send the object as JSON"
-        )
+def _schema_or(raw: bytes, message: str) -> Any:
+    """apiextensions' JSONSchemaPropsOr{Bool,Array,StringArray}: whichever alternative is set, as
+    their MarshalJSON methods choose (the schema if set, else the bool; the list if non-empty, else the
+    schema)."""
+    schema_num = 2 if message == PROPS_OR_BOOL else 1
+    schema_raw: bytes | None = None
+    allows, items = False, []
+    for num, wire, value in _fields(raw, short_name(message)):
+        f = fields(message).get(num)
+        if f is None:
+            continue
+        if num == schema_num or (f.repeated and not f.scalar):
+            if wire != LEN:
+                raise Malformed(f"proto: wrong wireType = {wire} for field {f.go_name}")
+            if num == schema_num:
+                schema_raw = (schema_raw or b"") + value
+            else:
+                items.append(_value(f.type, value))
+        elif f.repeated:
+            items.append(_scalar(f, wire, value))
+        else:
+            allows = _scalar(f, wire, value)
+    schema = None if schema_raw is None else _value(fields(message)[schema_num].type, schema_raw)
+    if message == PROPS_OR_BOOL:
+        return allows if schema is None else schema
+    return items or schema
+
+
+def _value(message: str, raw: bytes) -> Any:
+    """The JSON form of one embedded message."""
+    if message in (TIME, MICRO_TIME):
+        return _time(raw, message)
+    if message == QUANTITY:
+        return _decode_fields(raw, QUANTITY).get("string") or "0"
+    if message == INT_OR_STRING:
+        return _int_or_string(raw)
+    if message in RAW_JSON:
+        return _raw_json(raw, message)
+    if message in (PROPS_OR_BOOL, PROPS_OR_ARRAY, PROPS_OR_STRINGS):
+        return _schema_or(raw, message)
+    if is_slice(message):
+        return _decode_fields(raw, message).get(fields(message)[1].name, [])
+    return _decode_fields(raw, message)
 
 
 def _decode_fields(buf: bytes, message: str) -> dict[str, Any]:
     """Decode one message into its JSON form."""
-    schema = MESSAGES[message]
+    schema = fields(message)
     scalars: dict[int, Any] = {}
     lists: dict[int, list] = {}
     maps: dict[int, dict] = {}
     nested: dict[int, bytes] = {}  # non-repeated messages: repeated occurrences merge (concatenate)
-    for num, wire, value in _fields(buf, message):
+    for num, wire, value in _fields(buf, short_name(message)):
         f = schema.get(num)
         if f is None:
-            _unmodelled(message, num, wire, value)
             continue  # unknown fields are skipped, as the generated Go code does
-        if wire != f.wire:
-            raise Malformed(f"proto: wrong wireType = {wire} for field {f.name[:1].upper()}{f.name[1:]}")
-        if f.type in MAPS:
+        if f.map:
+            if wire != LEN:
+                raise Malformed(f"proto: wrong wireType = {wire} for field {f.go_name}")
             k, v = _map_entry(f, value)
             maps.setdefault(num, {})[k] = v
         elif f.repeated:
-            item = _decode_fields(value, f.type) if f.type in MESSAGES else _scalar(f, value)
-            lists.setdefault(num, []).append(item)
-        elif f.type in MESSAGES or f.type == INT_OR_STRING:
+            items = lists.setdefault(num, [])
+            if not f.scalar:
+                if wire != LEN:
+                    raise Malformed(f"proto: wrong wireType = {wire} for field {f.go_name}")
+                items.append(_value(f.type, value))
+            elif wire == LEN and f.wire != LEN:
+                items.extend(_packed(f, value))
+            else:
+                items.append(_scalar(f, wire, value))
+        elif not f.scalar:
+            if wire != LEN:
+                raise Malformed(f"proto: wrong wireType = {wire} for field {f.go_name}")
             nested[num] = nested.get(num, b"") + value
         else:
-            scalars[num] = _scalar(f, value)
+            scalars[num] = _scalar(f, wire, value)
 
     out: dict[str, Any] = {}
     for num, f in schema.items():
-        if f.type in MAPS:
+        if f.map:
             if maps.get(num):
                 out[f.name] = maps[num]
+        elif f.repeated:
+            if lists.get(num):
+                out[f.name] = lists[num]
+        elif f.mode == INLINE:
+            out.update(_decode_fields(nested.get(num, b""), f.type))
         elif f.type == INT_OR_STRING:
             if num in nested:
                 v = _int_or_string(nested[num])
                 # A zero IntOrString (non-pointer, omitempty) is dropped: defaulting fills it.
                 if f.mode == POINTER or v not in (0, ""):
                     out[f.name] = v
-        elif f.repeated:
-            if lists.get(num):
-                out[f.name] = lists[num]
-        elif f.type == TIME:
-            if num in nested and (t := _time(nested[num])) is not None:
-                out[f.name] = t
-        elif f.type == FIELDS_V1:
+        elif not f.scalar:
             if num in nested:
-                out[f.name] = _fields_v1(nested[num])
-        elif f.type in MESSAGES:
-            if num in nested or f.mode == ALWAYS:
-                out[f.name] = _decode_fields(nested.get(num, b""), f.type)
+                if (v := _value(f.type, nested[num])) is not None:
+                    out[f.name] = v
+            elif f.mode == ALWAYS and f.type not in (TIME, MICRO_TIME) and f.type not in RAW_JSON:
+                out[f.name] = _value(f.type, b"")
         elif num in scalars:
             v = scalars[num]
             if f.mode != OMITEMPTY or v != ZERO[f.type]:
@@ -273,7 +331,7 @@ def decode(data: bytes, api_version: str = "", kind: str = "") -> dict[str, Any]
 
     ``api_version`` / ``kind`` are the endpoint's: they default an envelope that leaves them empty (as
     the Go serializer does) and name the expected type in error messages like the real server's.
-    Raises ``StatusError`` 400 for malformed bodies and 415 for kinds outside :data:`KINDS`.
+    Raises ``StatusError`` 400 for malformed bodies and 415 for kinds without a protobuf schema.
     """
     target = kind or "the requested kind"
 
@@ -296,10 +354,11 @@ def decode(data: bytes, api_version: str = "", kind: str = "") -> dict[str, Any]
     body_version = body_version or api_version
     if not body_kind:
         raise unrecognized("Object 'Kind' is missing in the protobuf envelope")
-    if (body_version, body_kind) not in KINDS:
+    message = message_of(body_version, body_kind)
+    if message is None:
         raise errors.unsupported_media_type(JSON_MEDIA)
     try:
-        obj = _decode_fields(raw, body_kind)
+        obj = _decode_fields(raw, message)
     except Malformed as e:
         version = parse_group_version(body_version).version
         raise errors.bad_request(
