@@ -13,6 +13,7 @@ six fraction digits; a naive datetime is taken as UTC.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, overload
 
@@ -45,6 +46,10 @@ _RFC3339_CHUNKS = [
 ]
 _MICRO_CHUNKS = [*_RFC3339_CHUNKS[:-1], ("", ".000000"), ("", "Z07:00")]
 _DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+# The canonical UTC forms parse_layout reads without walking the chunks: ASCII digits, ``Z``.
+_DATE_TIME = r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
+_FAST_RFC3339 = re.compile(_DATE_TIME + r"(?:\.([0-9]{1,9}))?Z")
+_FAST_MICRO = re.compile(_DATE_TIME + r"\.([0-9]{6})Z")
 # encoding/json's names for the JSON types it refuses to put into a Go string.
 _JSON_TYPES = {bool: "bool", list: "array", dict: "object"}
 
@@ -97,6 +102,19 @@ def _parse_nanos(frac: str) -> int:
     return int(digits) * 10 ** (9 - len(digits))
 
 
+def _parse_canonical(layout: str, value: str) -> datetime | None:
+    """``YYYY-MM-DDTHH:MM:SS[.frac]Z`` in range as a UTC datetime; None for anything else."""
+    m = (_FAST_MICRO if layout == RFC3339_MICRO else _FAST_RFC3339).fullmatch(value)
+    if m is None:
+        return None
+    y, mo, d, h, mi, sec, frac = m.groups()
+    micros = int((frac + "00000")[:6]) if frac else 0
+    try:
+        return datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec), micros, tzinfo=UTC)
+    except ValueError:
+        return None  # out of range: Go's path words the error
+
+
 def parse_layout(layout: str, value: str) -> datetime:
     """Go's ``time.Parse(layout, value)`` for :data:`RFC3339` or :data:`RFC3339_MICRO`, in UTC.
 
@@ -104,6 +122,11 @@ def parse_layout(layout: str, value: str) -> datetime:
     """
     if layout not in (RFC3339, RFC3339_MICRO):
         raise ValueError(f"unsupported layout {layout!r}")
+    # The canonical UTC forms (what API servers write) without the chunk walk: a controller parses
+    # one per object it looks at. Anything else, or out of range, takes Go's path (and its errors).
+    canonical = _parse_canonical(layout, value)
+    if canonical is not None:
+        return canonical
     chunks = _MICRO_CHUNKS if layout == RFC3339_MICRO else _RFC3339_CHUNKS
     rest = value
     year = month = day = hour = minute = second = nanos = 0

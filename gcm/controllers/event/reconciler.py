@@ -51,24 +51,26 @@ def event_time(value: Any) -> datetime:
     return parse_time(value) or ZERO_TIME
 
 
-def reference_field(event: dict) -> tuple[str, str | None] | None:
-    """The field that gives the event's reference time (§4.3), or None when every one is zero."""
+def _reference(event: dict) -> tuple[tuple[str, str | None] | None, datetime]:
+    """(the field that gives the reference time, that time); (None, zero) when every one is zero."""
     for top, nested in REFERENCE_FIELDS:
         value = event.get(top)
         if nested is not None:
             value = value.get(nested) if isinstance(value, dict) else None
-        if event_time(value) != ZERO_TIME:
-            return top, nested
-    return None
+        at = event_time(value)
+        if at != ZERO_TIME:
+            return (top, nested), at
+    return None, ZERO_TIME
+
+
+def reference_field(event: dict) -> tuple[str, str | None] | None:
+    """The field that gives the event's reference time (§4.3), or None when every one is zero."""
+    return _reference(event)[0]
 
 
 def reference_time(event: dict) -> datetime:
     """``series.lastObservedTime``, else ``eventTime``, else ``deprecatedLastTimestamp``; else zero."""
-    field = reference_field(event)
-    if field is None:
-        return ZERO_TIME
-    top, nested = field
-    return event_time(event[top][nested] if nested is not None else event[top])
+    return _reference(event)[1]
 
 
 class Reconciler:
