@@ -130,7 +130,7 @@ async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str
         try:
             body = orjson.loads(raw)
             if duplicates is not None and isinstance(body, dict):
-                duplicates.extend(gojson.duplicate_fields(raw))
+                duplicates.extend(gojson.duplicate_fields(raw, body))
             return body
         except orjson.JSONDecodeError as e:
             # transformDecodeError: no kind could be read, so the object is "unrecognized".

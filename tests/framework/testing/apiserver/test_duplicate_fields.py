@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import orjson
 import pytest
 from kubernetes import client
 
@@ -73,3 +74,20 @@ def test_update_through_the_official_client(apiserver, core):
     r = pool.request("PUT", url + "?fieldValidation=Strict", headers=headers, body=body)
     assert r.status == 400 and 'strict decoding error: duplicate field \\"data.a\\"' in r.data.decode()
     assert core.read_namespaced_config_map("dup-upd", "default").data == {"a": "2"}  # unchanged
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (b'{"a":1,"a":2}', ["a"]),
+        (b'{"image":"nginx:1.27","t":"2024-01-01T00:00:00Z"}', []),  # colons in strings, no repeat
+        (b'{"s":"\\"a\\":","s":1}', ["s"]),  # an escaped quote and colon inside a value
+        (b'{"a" : 1, "b":[{"k":"v:w","k":"x"}]}', ["b[0].k"]),
+        (b'{"a":{"b":1},"c":[1,{"d":{}}]}', []),
+    ],
+)
+def test_the_quick_check_agrees_with_the_full_scan(text: bytes, expected: list[str]) -> None:
+    """Given the parsed body, a body that repeats no key skips the slow parse; one that does is still
+    reported exactly as the full scan reports it."""
+    assert gojson.duplicate_fields(text, orjson.loads(text)) == expected
+    assert gojson.duplicate_fields(text) == expected
