@@ -194,6 +194,26 @@ def test_cache_options_can_opt_a_kind_out_of_resync(apiserver):
     assert mgr.cache.informer("v1", "ConfigMap").resync_period > 0
 
 
+def _write_past_the_lease(r, clock, cm: dict, wait_s: float) -> list:
+    """Start ``cm``'s create on ``r``'s client in a thread, step ``clock`` past the renew deadline after
+    ``wait_s`` (while the create is held back, as a paused process would be) and return its outcome."""
+    outcome: list[BaseException | dict] = []
+
+    def write() -> None:
+        try:
+            outcome.append(r.mgr.client.create(cm))
+        except BaseException as e:
+            outcome.append(e)
+
+    writer = threading.Thread(target=write, name=f"{cm['metadata']['name']}-writer")
+    writer.start()
+    time.sleep(wait_s)
+    clock.step(LE["renew_deadline"] + 0.1)  # meanwhile the process was paused past its deadline
+    writer.join(10)
+    assert not writer.is_alive()
+    return outcome
+
+
 def test_a_write_retried_after_429_is_refused_once_the_lease_ran_out(apiserver):
     """A write waiting out a 429's Retry-After when the leader is paused (SIGSTOP) must not be resent
     once the lease is past its renew deadline (found by bench/chaos.py seed 1: three workers resumed
@@ -204,23 +224,11 @@ def test_a_write_retried_after_429_is_refused_once_the_lease_ran_out(apiserver):
     r = Replica(apiserver, "retrying", [], set(), [], clock=clock)
     reader = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "retried", "namespace": "default"}}
-    outcome: list[BaseException | dict] = []
-
-    def write() -> None:
-        try:
-            outcome.append(r.mgr.client.create(cm))
-        except BaseException as e:
-            outcome.append(e)
-
     try:
         eventually(r.mgr.is_leader)
         apiserver.inject_failure("create", "configmaps", 429, count=1, retry_after=2)
-        writer = threading.Thread(target=write, name="retrying-writer")
-        writer.start()
-        time.sleep(0.5)  # the create got its 429 and waits out Retry-After (real seconds)
-        clock.step(LE["renew_deadline"] + 0.1)  # meanwhile the process was paused past its deadline
-        writer.join(10)
-        assert not writer.is_alive()
+        # After 0.5 s the create has its 429 and waits out Retry-After (real seconds).
+        outcome = _write_past_the_lease(r, clock, cm, 0.5)
         assert len(outcome) == 1 and isinstance(outcome[0], LeaderElectionLost), outcome
         names = {o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default")["items"]}
         assert "retried" not in names
@@ -240,23 +248,10 @@ def test_a_write_throttled_until_past_the_lease_is_refused(apiserver):
     r = Replica(apiserver, "throttled", [], set(), [], client_options={"qps": 0.5, "burst": 1}, clock=clock)
     reader = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "throttled", "namespace": "default"}}
-    outcome: list[BaseException | dict] = []
-
-    def write() -> None:
-        try:
-            outcome.append(r.mgr.client.create(cm))
-        except BaseException as e:
-            outcome.append(e)
-
     try:
         eventually(r.mgr.is_leader)
         r.mgr.client.create({**cm, "metadata": {**cm["metadata"], "name": "token-taker"}})  # bucket empty
-        writer = threading.Thread(target=write, name="throttled-writer")
-        writer.start()
-        time.sleep(0.3)  # the create waits ~2 s (real) for a token
-        clock.step(LE["renew_deadline"] + 0.1)  # meanwhile the process was paused past its deadline
-        writer.join(10)
-        assert not writer.is_alive()
+        outcome = _write_past_the_lease(r, clock, cm, 0.3)  # the create waits ~2 s (real) for a token
         assert len(outcome) == 1 and isinstance(outcome[0], LeaderElectionLost), outcome
         names = {o["metadata"]["name"] for o in reader.list("v1", "ConfigMap", "default")["items"]}
         assert "throttled" not in names
