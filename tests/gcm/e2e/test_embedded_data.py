@@ -20,10 +20,19 @@ from framework.testing import eventually
 CORE = "core.gardener.cloud"
 
 
+_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port not handed out before in this run: a config's ports and the embedded API server's
+    must differ, and a port just released may come back from the kernel for the next bind to 0."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
 
 
 def write_config(tmp_path: Path) -> Path:
@@ -45,7 +54,10 @@ def write_config(tmp_path: Path) -> Path:
 class Garden:
     """One ``gcm --embedded`` process in ``home`` (its cwd, so its data is ``home/.gcm/data``)."""
 
-    def __init__(self, home: Path, *extra: str, ports: tuple[str, ...] = ("--embedded-port", "0")) -> None:
+    def __init__(self, home: Path, *extra: str, ports: tuple[str, ...] | None = None) -> None:
+        # An explicit port, not 0: the kernel may otherwise hand the API server a port the config's
+        # servers were just given.
+        ports = ports or ("--embedded-port", str(free_port()))
         self.home = home
         self.kubeconfig = home / ".gcm" / "kubeconfig"
         self.kubeconfig.unlink(missing_ok=True)
