@@ -8,7 +8,7 @@ import time
 import urllib3
 
 from framework.builder import Builder
-from framework.client import Client
+from framework.client import Client, TokenBucket
 from framework.leaderelection import LeaderElectionLost
 from framework.manager import CacheOptions, LeaderElectionOptions, Manager
 from framework.predicate import Funcs
@@ -32,8 +32,9 @@ class Replica:
         self, server, name: str, log: list, active: set, overlap: list, client_options=None, **kw
     ) -> None:
         self.name = name
+        self.raw = Client.from_kubeconfig(server.kubeconfig, **(client_options or {"qps": 0}))
         self.mgr = Manager(
-            Client.from_kubeconfig(server.kubeconfig, **(client_options or {"qps": 0})),
+            self.raw,
             leader_election=LeaderElectionOptions(identity=name, **LE),
             **kw,
         )
@@ -245,11 +246,14 @@ def test_a_write_throttled_until_past_the_lease_is_refused(apiserver):
     from framework.clock import FakeClock
 
     clock = FakeClock()
-    r = Replica(apiserver, "throttled", [], set(), [], client_options={"qps": 0.5, "burst": 1}, clock=clock)
+    r = Replica(apiserver, "throttled", [], set(), [], clock=clock)
     reader = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "throttled", "namespace": "default"}}
     try:
         eventually(r.mgr.is_leader)
+        # Throttle only from here: at 0.5 qps the election and the informer's list alone would take
+        # about 10 s (one token each), the whole of eventually()'s budget (CI run of stop 24).
+        r.raw.rate_limiter = TokenBucket(0.5, 1)
         r.mgr.client.create({**cm, "metadata": {**cm["metadata"], "name": "token-taker"}})  # bucket empty
         outcome = _write_past_the_lease(r, clock, cm, 0.3)  # the create waits ~2 s (real) for a token
         assert len(outcome) == 1 and isinstance(outcome[0], LeaderElectionLost), outcome
