@@ -17,7 +17,7 @@ from aiohttp import web
 from . import errors, gojson
 from .errors import StatusError
 from .kinds.strategy import ResourceType
-from .table import BUILTIN_PRINTERS, TableConverter
+from .table import TableConverter
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
 SERVED_MEDIA = ["application/json", "application/yaml"]
@@ -89,9 +89,10 @@ def wants_yaml(request: web.Request) -> bool:
 
 
 def table_converter(rt: ResourceType) -> TableConverter:
-    """Default columns for built-in kinds; the served version's printer columns for custom resources."""
+    """The kind's printer (apiserver's default columns without one); the served version's printer
+    columns for custom resources."""
     if rt.crd is None:
-        return TableConverter(printer=rt.extra.get("printer") or BUILTIN_PRINTERS.get((rt.group, rt.kind)))
+        return TableConverter(printer=rt.printer)
     for v in (rt.crd.get("spec") or {}).get("versions") or []:
         if v.get("name") == rt.version:
             return TableConverter(list(v.get("additionalPrinterColumns") or []))

@@ -3,11 +3,9 @@
 kubectl asks for ``application/json;as=Table;v=v1;g=meta.k8s.io`` on get, list and watch and prints
 the columns the server chooses. Custom resources get ``Name``, then their version's
 ``additionalPrinterColumns`` (a JSONPath per column, evaluated per row), then ``Age`` unless a column
-of that name exists. Built-in kinds with a kube-apiserver printer that matters here (Namespace,
-ConfigMap, Secret, ServiceAccount, Service, Event, Deployment, Lease, RoleBinding, ClusterRoleBinding,
-ResourceQuota, webhook configurations) get its columns (``pkg/printers/internalversion``; the server
-always prints "wide", kubectl hides priority-1 columns unless ``-o wide``); every other kind gets
-apiserver's default columns (``Name``, ``Created At``). Row objects are
+of that name exists. A built-in kind whose strategy declares a :data:`Printer` (kube-apiserver's
+``pkg/printers/internalversion``) gets its columns; every other kind gets apiserver's default columns
+(``Name``, ``Created At``). Row objects are
 PartialObjectMetadata unless ``includeObject`` asks for ``Object`` or ``None``. On a watch only the
 first event carries the column definitions, as in kube-apiserver.
 """
@@ -21,40 +19,48 @@ from typing import Any
 
 import orjson
 
-from framework.meta.labels import label_selector_as_selector
-from framework.meta.object import get_creation_timestamp, get_metadata, get_name
+from framework.meta.object import get_metadata
 from framework.meta.time import parse_time
 
 from . import errors
 
-__all__ = ["BUILTIN_PRINTERS", "TableConverter", "human_duration", "parse_include_object", "partial_metadata"]
+__all__ = [
+    "CREATED_DESCRIPTION",
+    "NAME_COLUMN",
+    "Printer",
+    "TableConverter",
+    "human_duration",
+    "parse_include_object",
+    "parse_printed_time",
+    "partial_metadata",
+]
 
 # metav1.ObjectMeta's swagger descriptions, which apiserver uses for the default columns.
-_NAME_DESCRIPTION = (
+NAME_DESCRIPTION = (
     "Name must be unique within a namespace. Is required when creating resources, although some "
     "resources may allow a client to request the generation of an appropriate name automatically. Name "
     "is primarily intended for creation idempotence and configuration definition. Cannot be updated. "
     "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
 )
-_CREATED_DESCRIPTION = (
+CREATED_DESCRIPTION = (
     "CreationTimestamp is a timestamp representing the server time when this object was created. It is "
     "not guaranteed to be set in happens-before order across separate operations. Clients may not set "
     "this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. "
     "Null for lists. More info: "
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
 )
-_NAME_COLUMN = {
+NAME_COLUMN = {
     "name": "Name",
     "type": "string",
     "format": "name",
-    "description": _NAME_DESCRIPTION,
+    "description": NAME_DESCRIPTION,
     "priority": 0,
 }
 _CREATED_COLUMN = {
     "name": "Created At",
     "type": "date",
     "format": "",
-    "description": _CREATED_DESCRIPTION,
+    "description": CREATED_DESCRIPTION,
     "priority": 0,
 }
 _AGE_COLUMN = {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
@@ -117,7 +123,7 @@ def human_duration(seconds: float) -> str:
     return f"{years}y"
 
 
-def _parse_time(value: Any) -> datetime | None:
+def parse_printed_time(value: Any) -> datetime | None:
     """A printed time column's value; unparsable ones are printed as unknown, as kubectl does."""
     try:
         return parse_time(value)
@@ -208,248 +214,15 @@ def _text(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-# --- built-in printers (kubernetes pkg/printers/internalversion/printers.go) -------------------------
-
-
-def _since(value: Any, now: datetime) -> str:
-    """``translateTimestampSince``: the age of a timestamp, ``<unknown>`` when unset."""
-    when = _parse_time(value) if isinstance(value, str) and value else None
-    return "<unknown>" if when is None else human_duration((now - when).total_seconds())
-
-
-def _age(obj: dict, now: datetime) -> str:
-    return _since(get_creation_timestamp(obj), now)
-
-
-def _name(obj: dict) -> str:
-    return get_name(obj)
-
-
-def _col(name: str, description: str, col_type: str = "string", priority: int = 0, fmt: str = "") -> dict:
-    return {"name": name, "type": col_type, "format": fmt, "description": description, "priority": priority}
-
-
-_AGE = _col("Age", _CREATED_DESCRIPTION)
-
-
-def _event_cells(ev: dict, now: datetime) -> list[Any]:
-    """``printEvent`` for both APIs (events.k8s.io names the legacy fields ``deprecated*``)."""
-    legacy = "involvedObject" in ev or "regarding" not in ev
-    first_ts = ev.get("firstTimestamp" if legacy else "deprecatedFirstTimestamp")
-    last_ts = ev.get("lastTimestamp" if legacy else "deprecatedLastTimestamp")
-    first = _since(first_ts, now) if first_ts else _since(ev.get("eventTime"), now)
-    last = _since(last_ts, now) if last_ts else first
-    count = ev.get("count" if legacy else "deprecatedCount") or 0
-    series = ev.get("series")
-    if isinstance(series, dict):
-        last = _since(series.get("lastObservedTime"), now)
-        count = series.get("count") or 0
-    elif not count:
-        count = 1  # singleton events carry no count in the new API
-    ref = ev.get("involvedObject" if legacy else "regarding") or {}
-    kind = str(ref.get("kind") or "").lower()
-    target = f"{kind}/{ref['name']}" if ref.get("name") else kind
-    source = ev.get("source" if legacy else "deprecatedSource") or {}
-    parts = [source.get("component") or ev.get("reportingController") or ev.get("reportingComponent") or ""]
-    host = source.get("host") or ev.get("reportingInstance") or ""
-    if host:
-        parts.append(host)
-    message = (ev.get("message") if legacy else ev.get("note")) or ""
-    return [
-        last,
-        ev.get("type") or "",
-        ev.get("reason") or "",
-        target,
-        ref.get("fieldPath") or "",
-        ", ".join(parts),
-        message.strip(),
-        first,
-        int(count),
-        _name(ev),
-    ]
-
-
-_EVENT_COLUMNS = [
-    _col("Last Seen", "Time of the last occurrence"),
-    _col("Type", "Type of this event (Normal, Warning)"),
-    _col("Reason", "Short, machine understandable string that gives the reason for the transition"),
-    _col("Object", "The object that this event is about"),
-    _col("Subobject", "The field of the object that this event is about", priority=1),
-    _col("Source", "The component reporting this event", priority=1),
-    _col("Message", "A human-readable description of the status of this operation"),
-    _col("First Seen", "Time of the first occurrence", priority=1),
-    _col("Count", "The number of times this event has occurred", priority=1),
-    _col("Name", _NAME_DESCRIPTION, priority=1, fmt="name"),
-]
-
-
-def _binding_cells(rb: dict, now: datetime) -> list[Any]:
-    ref = rb.get("roleRef") or {}
-    subjects = [s for s in rb.get("subjects") or [] if isinstance(s, dict)]
-    users = ", ".join(s.get("name", "") for s in subjects if s.get("kind") == "User")
-    groups = ", ".join(s.get("name", "") for s in subjects if s.get("kind") == "Group")
-    sas = ", ".join(
-        f"{s.get('namespace', '')}/{s.get('name', '')}" for s in subjects if s.get("kind") == "ServiceAccount"
-    )
-    return [_name(rb), f"{ref.get('kind', '')}/{ref.get('name', '')}", _age(rb, now), users, groups, sas]
-
-
-_BINDING_COLUMNS = [
-    _NAME_COLUMN,
-    _col("Role", "RoleRef is the reference to the role the binding points to"),
-    _AGE,
-    _col("Users", "Users in the binding", priority=1),
-    _col("Groups", "Groups in the binding", priority=1),
-    _col("ServiceAccounts", "ServiceAccounts in the binding", priority=1),
-]
-
-
-def _quota_cells(rq: dict, now: datetime) -> list[Any]:
-    """Request and limit columns from ``status.hard``/``status.used`` (sorted, ``limits.*`` apart)."""
-    status = rq.get("status") or {}
-    hard, used = status.get("hard") or {}, status.get("used") or {}
-    requests: list[str] = []
-    limits: list[str] = []
-    for resource in sorted(hard):
-        text = f"{resource}: {used.get(resource, '0')}/{hard[resource]}"
-        (limits if resource.startswith("limits.") else requests).append(text)
-    return [_name(rq), _age(rq, now), ", ".join(requests), ", ".join(limits)]
-
-
-def _count_printer(column: str, description: str, field: str) -> Printer:
-    return (
-        [_NAME_COLUMN, _col(column, description, "integer"), _AGE],
-        lambda o, now: [_name(o), len(o.get(field) or []), _age(o, now)],
-    )
-
-
-def _selector_text(selector: Any) -> str:
-    """``metav1.LabelSelectorAsSelector(...).String()``: requirements sorted by key."""
-    try:
-        return str(label_selector_as_selector(selector if isinstance(selector, dict) else None))
-    except (ValueError, AttributeError, TypeError):
-        return "<invalid>"
-
-
-def _deployment_cells(d: dict, now: datetime) -> list[Any]:
-    spec, status = d.get("spec") or {}, d.get("status") or {}
-    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
-    return [
-        _name(d),
-        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
-        status.get("updatedReplicas", 0),
-        status.get("availableReplicas", 0),
-        _age(d, now),
-        ",".join(c.get("name", "") for c in containers),
-        ",".join(c.get("image", "") for c in containers),
-        _selector_text(spec.get("selector")),
-    ]
-
-
-def _service_cells(svc: dict, now: datetime) -> list[Any]:
-    spec = svc.get("spec") or {}
-    cluster_ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
-    ports = []
-    for port in spec.get("ports") or []:
-        protocol = port.get("protocol", "TCP")
-        node = f":{port['nodePort']}" if port.get("nodePort") else ""
-        ports.append(f"{port.get('port', '')}{node}/{protocol}")
-    selector = spec.get("selector") or {}
-    return [
-        _name(svc),
-        spec.get("type", ""),
-        cluster_ips[0] if cluster_ips else "<none>",
-        ",".join(spec.get("externalIPs") or []) or "<none>",
-        ",".join(ports) or "<none>",
-        _age(svc, now),
-        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
-    ]
-
-
 Printer = tuple[list[dict], Callable[[dict, datetime], list[Any]]]
-
-_WEBHOOKS = "Webhooks indicates the number of webhooks in the configuration"
-BUILTIN_PRINTERS: dict[tuple[str, str], Printer] = {
-    ("", "Namespace"): (
-        [_NAME_COLUMN, _col("Status", "The status of the namespace"), _AGE],
-        lambda o, now: [_name(o), (o.get("status") or {}).get("phase", ""), _age(o, now)],
-    ),
-    ("", "ConfigMap"): (
-        [_NAME_COLUMN, _col("Data", "Number of data in configmap", "integer"), _AGE],
-        lambda o, now: [_name(o), len(o.get("data") or {}) + len(o.get("binaryData") or {}), _age(o, now)],
-    ),
-    ("", "Secret"): (
-        [_NAME_COLUMN, _col("Type", "The type of the secret"), _col("Data", "Number of data keys"), _AGE],
-        lambda o, now: [_name(o), o.get("type", ""), len(o.get("data") or {}), _age(o, now)],
-    ),
-    ("", "ServiceAccount"): (
-        [_NAME_COLUMN, _col("Secrets", "Number of secrets of the service account"), _AGE],
-        lambda o, now: [_name(o), len(o.get("secrets") or []), _age(o, now)],
-    ),
-    ("", "ResourceQuota"): (
-        [
-            _NAME_COLUMN,
-            _AGE,
-            _col("Request", "Requests: used/hard of each resource"),
-            _col("Limit", "Limits: used/hard of each limits.* resource"),
-        ],
-        _quota_cells,
-    ),
-    ("", "Event"): (_EVENT_COLUMNS, _event_cells),
-    ("events.k8s.io", "Event"): (_EVENT_COLUMNS, _event_cells),
-    ("coordination.k8s.io", "Lease"): (
-        [_NAME_COLUMN, _col("Holder", "The holder of the lease"), _AGE],
-        lambda o, now: [_name(o), (o.get("spec") or {}).get("holderIdentity") or "", _age(o, now)],
-    ),
-    ("", "Service"): (
-        [
-            _NAME_COLUMN,
-            _col("Type", "The type of the service"),
-            _col("Cluster-IP", "The cluster IP of the service"),
-            _col("External-IP", "The external IPs of the service"),
-            _col("Port(s)", "The ports of the service"),
-            _AGE,
-            _col("Selector", "The label selector of the service", priority=1),
-        ],
-        _service_cells,
-    ),
-    ("apps", "Deployment"): (
-        [
-            _NAME_COLUMN,
-            _col("Ready", "Number of the pod with ready state"),
-            _col(
-                "Up-to-date",
-                "Pods targeted by this deployment that have the desired template spec",
-                "integer",
-            ),
-            _col(
-                "Available",
-                "Available pods (ready for at least minReadySeconds) targeted by this deployment",
-                "integer",
-            ),
-            _AGE,
-            _col("Containers", "Names of each container in the template.", priority=1),
-            _col("Images", "Images referenced by each container in the template.", priority=1),
-            _col("Selector", "Label selector for pods.", priority=1),
-        ],
-        _deployment_cells,
-    ),
-    ("rbac.authorization.k8s.io", "RoleBinding"): (_BINDING_COLUMNS, _binding_cells),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (_BINDING_COLUMNS, _binding_cells),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _count_printer(
-        "Webhooks", _WEBHOOKS, "webhooks"
-    ),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _count_printer(
-        "Webhooks", _WEBHOOKS, "webhooks"
-    ),
-}
-"""kube-apiserver's printer per built-in ``(group, kind)``: its columns and a function of the object and
-the current time giving the cells."""
+"""A kind's kubectl columns (``pkg/printers/internalversion/printers.go``): the column definitions and a
+function of the object and the current time giving its cells, every column's (the server always prints
+"wide"; kubectl hides the priority-1 columns unless ``-o wide``). Declared on the kind's strategy."""
 
 
 class TableConverter:
-    """Builds Tables for one resource type: a custom resource's printer columns, a built-in printer,
-    or apiserver's default columns."""
+    """Builds Tables for one resource type: a custom resource's printer columns, a kind's printer, or
+    apiserver's default columns."""
 
     def __init__(
         self,
@@ -460,7 +233,7 @@ class TableConverter:
         self._now = now or (lambda: datetime.now(UTC))
         self._custom = printer_columns is not None
         self._printer = printer
-        self._columns: list[dict] = [_NAME_COLUMN]
+        self._columns: list[dict] = [NAME_COLUMN]
         self._paths: list[tuple[str, Callable[[Any], list[Any]] | None]] = []
         if printer is not None:
             self._columns = list(printer[0])
@@ -517,7 +290,7 @@ class TableConverter:
         if col_type == "date":
             if not isinstance(value, str):
                 return None
-            when = _parse_time(value)
+            when = parse_printed_time(value)
             if when is None:
                 return "<invalid>"
             return human_duration((self._now() - when).total_seconds())

@@ -34,7 +34,6 @@ def builtin_strategies() -> list[ResourceType]:
         persistentvolume,
         persistentvolumeclaim,
         pod,
-        printers,
         replicationcontroller,
         resourcequota,
         secret,
@@ -49,7 +48,7 @@ def builtin_strategies() -> list[ResourceType]:
     from .scheduling import priorityclass
     from .storage import storageclass
 
-    moved = [
+    return [
         *namespace.STRATEGIES,
         *configmap.STRATEGIES,
         *secret.STRATEGIES,
@@ -77,12 +76,6 @@ def builtin_strategies() -> list[ResourceType]:
         *localsubjectaccessreview.STRATEGIES,
         *tokenreview.STRATEGIES,
         *selfsubjectreview.STRATEGIES,
-    ]
-    for rt in moved:  # kubectl's columns of the kinds whose module does not declare its printer yet
-        if (rt.group, rt.kind) in printers.PRINTERS:
-            rt.extra.setdefault("printer", printers.PRINTERS[(rt.group, rt.kind)])
-    return [
-        *moved,
         *job.STRATEGIES,
         *replicaset.STRATEGIES,
         *statefulset.STRATEGIES,

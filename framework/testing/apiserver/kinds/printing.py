@@ -1,14 +1,15 @@
-"""Helpers for kubectl's printer columns of the kinds (``pkg/printers/internalversion/printers.go``)."""
+"""Helpers for kubectl's printer columns of the kinds (``pkg/printers/internalversion/printers.go``):
+each kind module declares its :data:`~..table.Printer` on its strategy with these."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from ..table import _AGE, _NAME_COLUMN, _age, _col, _name, _selector_text, _since, human_duration
+from framework.meta.labels import label_selector_as_selector
+from framework.meta.object import get_creation_timestamp, get_name
 
-Printer = tuple[list[dict], Callable[[dict, datetime], list[Any]]]
+from ..table import CREATED_DESCRIPTION, NAME_COLUMN, Printer, human_duration, parse_printed_time
 
 __all__ = [
     "AGE",
@@ -18,26 +19,53 @@ __all__ = [
     "age",
     "col",
     "containers_and_images",
+    "count_printer",
     "human_duration",
     "name",
+    "parse_printed_time",
     "selector_text",
     "since",
 ]
 
-NAME = _NAME_COLUMN
-AGE = _AGE
-age = _age
-col = _col
-name = _name
-selector_text = _selector_text
+
+def col(name: str, description: str, col_type: str = "string", priority: int = 0, fmt: str = "") -> dict:
+    """One ``metav1.TableColumnDefinition``."""
+    return {"name": name, "type": col_type, "format": fmt, "description": description, "priority": priority}
+
+
+NAME = NAME_COLUMN
+AGE = col("Age", CREATED_DESCRIPTION)
 
 
 # The wide columns of every kind with a pod template (``podTemplateColumns`` plus the selector).
 TEMPLATE_COLUMNS = [
-    _col("Containers", "Names of each container in the template.", priority=1),
-    _col("Images", "Images referenced by each container in the template.", priority=1),
-    _col("Selector", "Label selector for pods.", priority=1),
+    col("Containers", "Names of each container in the template.", priority=1),
+    col("Images", "Images referenced by each container in the template.", priority=1),
+    col("Selector", "Label selector for pods.", priority=1),
 ]
+
+
+def name(obj: dict) -> str:
+    return get_name(obj)
+
+
+def since(timestamp: Any, now: datetime, never: str = "<none>") -> str:
+    """How long ago ``timestamp`` was (``translateTimestampSince``), or ``never`` when unset."""
+    when = parse_printed_time(timestamp) if isinstance(timestamp, str) and timestamp else None
+    return never if when is None else human_duration((now - when).total_seconds())
+
+
+def age(obj: dict, now: datetime) -> str:
+    """The ``Age`` cell: how long ago the object was created."""
+    return since(get_creation_timestamp(obj), now, "<unknown>")
+
+
+def selector_text(selector: Any) -> str:
+    """``metav1.LabelSelectorAsSelector(...).String()``: requirements sorted by key."""
+    try:
+        return str(label_selector_as_selector(selector if isinstance(selector, dict) else None))
+    except (ValueError, AttributeError, TypeError):
+        return "<invalid>"
 
 
 def containers_and_images(template: Any) -> tuple[str, str]:
@@ -47,6 +75,9 @@ def containers_and_images(template: Any) -> tuple[str, str]:
     return ",".join(c.get("name", "") for c in containers), ",".join(c.get("image", "") for c in containers)
 
 
-def since(timestamp: Any, now: datetime, never: str = "<none>") -> str:
-    """How long ago ``timestamp`` was (``translateTimestampSince``), or ``never`` when unset."""
-    return _since(timestamp, now) if isinstance(timestamp, str) and timestamp else never
+def count_printer(column: str, description: str, field: str) -> Printer:
+    """``Name``, the number of items of the list ``field``, ``Age`` (the webhook configurations)."""
+    return (
+        [NAME, col(column, description, "integer"), AGE],
+        lambda o, now: [name(o), len(o.get(field) or []), age(o, now)],
+    )

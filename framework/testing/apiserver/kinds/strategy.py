@@ -2,8 +2,9 @@
 
 A :class:`ResourceType` holds what kube-apiserver spreads over a kind's ``pkg/registry/<group>/<kind>/
 strategy.go`` and ``pkg/apis/<group>/validation``: scope, subresources, generation tracking, PUT
-semantics, name rules, field selectors, strategic-merge strategies and the kind's own defaulting and
-validation hooks. The generic REST, patch, watch and admission code asks it and knows no kind by name.
+semantics, name rules, field selectors, strategic-merge strategies, printer columns and the kind's own
+defaulting and validation hooks. The generic REST, patch, watch, table and admission code asks it and
+knows no kind by name.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from .. import timefmt
 from ..decoding import META, Shape
 from ..errors import FieldError
+from ..table import Printer
 
 PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 
@@ -55,6 +57,8 @@ class ResourceType:
     fields: Callable[[dict], dict[str, str]] | None = None  # extra field-selector values
     field_names: tuple[str, ...] = ()
     smp: dict[str, Any] | None = None  # None: strategic merge patch not supported (CRs)
+    # kubectl's columns (``pkg/printers/internalversion/printers.go``); None: apiserver's defaults.
+    printer: Printer | None = None
     crd: dict | None = None  # the CRD a custom resource type comes from
     # Conversion between this view and the stored form (events.k8s.io ↔ core/v1 Event).
     to_storage: Callable[[dict], dict] | None = None

@@ -28,7 +28,6 @@ NOT_YET_MOVED = {
     "patch.py",
     "rest.py",
     "reviews.py",
-    "table.py",
 }
 
 # Literals naming the kind of a *reference* or of a manifest document, not a dispatch on the served kind.

@@ -7,12 +7,8 @@ from typing import Any
 
 import pytest
 
-from framework.testing.apiserver.table import (
-    BUILTIN_PRINTERS,
-    TableConverter,
-    compile_json_path,
-    human_duration,
-)
+from framework.testing.apiserver.kinds import builtin_strategies
+from framework.testing.apiserver.table import TableConverter, compile_json_path, human_duration
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -127,9 +123,18 @@ def test_custom_resource_printer_columns_and_cell_types() -> None:
 
 def printed(group: str, kind: str, obj: dict) -> dict[str, Any]:
     """Column name -> cell of one object printed with kube-apiserver's printer for the kind."""
-    conv = TableConverter(now=lambda: NOW, printer=BUILTIN_PRINTERS[(group, kind)])
-    table = conv.table([obj], {}, "None")
+    table = printed_table(group, kind, obj)
     return dict(zip([c["name"] for c in table["columnDefinitions"]], table["rows"][0]["cells"], strict=True))
+
+
+def printed_table(group: str, kind: str, obj: dict) -> dict:
+    """The Table of one object, printed with the printer the kind's strategy declares."""
+    # One printer per kind, whichever served version's strategy declares it (HPA: v2 and v1).
+    (printer,) = {
+        id(rt.printer): rt.printer for rt in builtin_strategies() if (rt.group, rt.kind) == (group, kind)
+    }.values()
+    assert printer is not None, f"{group}/{kind} declares no printer"
+    return TableConverter(now=lambda: NOW, printer=printer).table([obj], {}, "None")
 
 
 def ago(**delta: float) -> str:
@@ -251,3 +256,74 @@ def test_binding_deployment_service_quota_printers() -> None:
         "Request": "count/shoots.core.gardener.cloud: 0/10",
         "Limit": "limits.cpu: 1/4",
     }
+
+
+def test_pod_restarts_and_readiness_gates() -> None:
+    """``printPod``: restarts say how long ago the last container terminated; gates count the true ones."""
+    pod = {
+        "metadata": {"name": "p", "creationTimestamp": ago(hours=1)},
+        "spec": {
+            "containers": [{"name": "a"}, {"name": "b"}],
+            "readinessGates": [{"conditionType": "example.com/ready"}, {"conditionType": "example.com/lb"}],
+        },
+        "status": {
+            "phase": "Running",
+            "conditions": [
+                {"type": "example.com/ready", "status": "True"},
+                {"type": "example.com/lb", "status": "False"},
+            ],
+            "containerStatuses": [
+                {
+                    "name": "a",
+                    "ready": True,
+                    "restartCount": 2,
+                    "lastState": {"terminated": {"finishedAt": ago(minutes=30)}},
+                },
+                {
+                    "name": "b",
+                    "ready": False,
+                    "restartCount": 1,
+                    "lastState": {"terminated": {"finishedAt": ago(minutes=5)}},
+                },
+            ],
+        },
+    }
+    row = printed("", "Pod", pod)
+    assert (row["Ready"], row["Status"], row["Restarts"], row["Age"]) == (
+        "1/2",
+        "Running",
+        "3 (5m ago)",
+        "60m",
+    )
+    assert row["Readiness Gates"] == "1/2"
+    never = {**pod, "status": {"containerStatuses": [{"name": "a", "restartCount": 0}]}}
+    assert printed("", "Pod", never)["Restarts"] == "0"
+    assert printed("", "Pod", never)["Readiness Gates"] == "0/2"
+
+
+def test_column_types_and_order_as_kubectl_1_32() -> None:
+    """Columns whose type or order kubectl 1.32 prints differently from older releases."""
+
+    def columns(group: str, kind: str) -> list[tuple[str, str]]:
+        table = printed_table(group, kind, {"metadata": {"name": "x"}})
+        return [(c["name"], c["type"]) for c in table["columnDefinitions"]]
+
+    assert columns("", "ResourceQuota") == [
+        ("Name", "string"),
+        ("Request", "string"),
+        ("Limit", "string"),
+        ("Age", "string"),
+    ]
+    assert columns("", "ConfigMap") == [("Name", "string"), ("Data", "string"), ("Age", "string")]
+    assert columns("apps", "Deployment")[1:4] == [
+        ("Ready", "string"),
+        ("Up-to-date", "string"),
+        ("Available", "string"),
+    ]
+    webhooks = printed_table(
+        "admissionregistration.k8s.io", "MutatingWebhookConfiguration", {"webhooks": [{}]}
+    )
+    assert webhooks["columnDefinitions"][1]["description"] == (
+        "Webhooks indicates the number of webhooks registered in this configuration"
+    )
+    assert webhooks["rows"][0]["cells"][1] == 1

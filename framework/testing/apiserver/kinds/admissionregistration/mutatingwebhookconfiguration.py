@@ -9,6 +9,7 @@ from ..strategy import ResourceType
 from .webhooks import (
     WEBHOOK_ATOMIC,
     WEBHOOK_NULLS,
+    WEBHOOKS_PRINTER,
     default_webhook_configuration,
     validate_webhook_configuration,
 )
@@ -34,5 +35,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=lambda o, old: validate_webhook_configuration(o, True),
         smp=smp["MutatingWebhookConfiguration"],
+        printer=WEBHOOKS_PRINTER,
     ),
 ]

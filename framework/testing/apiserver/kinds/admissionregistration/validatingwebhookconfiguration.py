@@ -8,6 +8,7 @@ from ..strategy import ResourceType
 from .webhooks import (
     WEBHOOK_ATOMIC,
     WEBHOOK_NULLS,
+    WEBHOOKS_PRINTER,
     default_webhook_configuration,
     validate_webhook_configuration,
 )
@@ -33,5 +34,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=lambda o, old: validate_webhook_configuration(o, False),
         smp=smp["ValidatingWebhookConfiguration"],
+        printer=WEBHOOKS_PRINTER,
     ),
 ]

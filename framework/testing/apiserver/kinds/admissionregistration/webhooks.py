@@ -22,6 +22,12 @@ from ...errors import (
 )
 from ...gorender import go_invalid
 from ...jsonvalues import is_int
+from .. import printing
+
+# ``Name``, the number of webhooks, ``Age`` (``printMutatingWebhook``, ``printValidatingWebhook``).
+WEBHOOKS_PRINTER = printing.count_printer(
+    "Webhooks", "Webhooks indicates the number of webhooks registered in this configuration", "webhooks"
+)
 
 _OPERATIONS = ["*", "CONNECT", "CREATE", "DELETE", "UPDATE"]  # sets.List() order: sorted
 _SCOPES = ["*", "Cluster", "Namespaced"]

@@ -4,6 +4,9 @@ and the parts of ``ValidateDeployment`` a manifest can get wrong
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from framework.meta.labels import label_selector_as_selector, validate_label_selector
 from framework.meta.object import get_labels
 
@@ -11,6 +14,7 @@ from ... import decoding
 from ...errors import FieldError, invalid_value, required
 from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..core.podspec import default_pod_spec
 from ..core.podspec_validation import validate_pod_spec
 from ..strategy import ResourceType
@@ -108,6 +112,42 @@ NULLS = decoding.shape(
 )
 
 
+def _deployment_cells(d: dict, now: datetime) -> list[Any]:
+    spec, status = as_dict(d.get("spec")), as_dict(d.get("status"))
+    containers, images = printing.containers_and_images(spec.get("template"))
+    return [
+        printing.name(d),
+        f"{status.get('readyReplicas', 0)}/{spec.get('replicas', 0)}",
+        status.get("updatedReplicas", 0),
+        status.get("availableReplicas", 0),
+        printing.age(d, now),
+        containers,
+        images,
+        printing.selector_text(spec.get("selector")),
+    ]
+
+
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col("Ready", "Number of the pod with ready state"),
+        printing.col(
+            "Up-to-date",
+            "Total number of non-terminated pods targeted by this deployment that have the desired "
+            "template spec.",
+        ),
+        printing.col(
+            "Available",
+            "Total number of available pods (ready for at least minReadySeconds) targeted by this "
+            "deployment.",
+        ),
+        printing.AGE,
+        *printing.TEMPLATE_COLUMNS,
+    ],
+    _deployment_cells,
+)
+
+
 STRATEGIES = [
     ResourceType(
         "apps",
@@ -125,6 +165,7 @@ STRATEGIES = [
         normalize=normalize,
         validate=validate,
         smp=smp["Deployment"],
+        printer=PRINTER,
         time_fields=("status.conditions[].lastUpdateTime", "status.conditions[].lastTransitionTime"),
     ),
 ]

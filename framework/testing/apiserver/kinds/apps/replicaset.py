@@ -80,6 +80,6 @@ STRATEGIES = [
         field_names=("status.replicas",),
         own_field_labels=True,
         smp=workload_smp("spec.template"),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

@@ -142,6 +142,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=validate,
         smp=workload_smp("spec.template"),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

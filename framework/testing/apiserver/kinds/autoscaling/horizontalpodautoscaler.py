@@ -223,7 +223,7 @@ _COMMON: dict[str, Any] = {
     "validate": validate,
     "smp": generic_smp(True),
     "time_fields": ("status.conditions[].lastTransitionTime", "status.lastScaleTime"),
-    "extra": {"printer": PRINTER},
+    "printer": PRINTER,
 }
 
 STRATEGIES = [

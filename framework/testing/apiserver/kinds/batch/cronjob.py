@@ -136,6 +136,6 @@ STRATEGIES = [
         validate=validate,
         smp=workload_smp("spec.jobTemplate.spec.template"),
         time_fields=("status.lastScheduleTime", "status.lastSuccessfulTime"),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

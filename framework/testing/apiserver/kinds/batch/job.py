@@ -161,6 +161,6 @@ STRATEGIES = [
             "status.startTime",
             "status.completionTime",
         ),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from ...errors import FieldError, invalid_value, type_invalid
-from ...jsonvalues import is_int
+from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 
 
@@ -26,6 +27,16 @@ def validate_lease(obj: dict) -> list[FieldError]:
     return errs
 
 
+PRINTER: printing.Printer = (
+    [printing.NAME, printing.col("Holder", "The holder of the lease"), printing.AGE],
+    lambda o, now: [
+        printing.name(o),
+        as_dict(o.get("spec")).get("holderIdentity") or "",
+        printing.age(o, now),
+    ],
+)
+
+
 STRATEGIES = [
     ResourceType(
         "coordination.k8s.io",
@@ -38,6 +49,7 @@ STRATEGIES = [
         put_creates=True,
         validate=lambda o, old: validate_lease(o),
         smp=smp["Lease"],
+        printer=PRINTER,
         microtime_fields=("spec.acquireTime", "spec.renewTime"),
     ),
 ]

@@ -8,6 +8,7 @@ from framework.meta.validation import is_config_map_key
 from ... import decoding
 from ...errors import FieldError, invalid_value, too_long
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 from .configdata import MAX_SECRET_SIZE, decoded_sizes, immutable_data_errors, validate_data_keys
 
@@ -31,6 +32,20 @@ def validate_configmap(obj: dict, old: dict | None = None) -> list[FieldError]:
     return errs
 
 
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col("Data", "Data contains the configuration data."),
+        printing.AGE,
+    ],
+    lambda o, now: [
+        printing.name(o),
+        len(o.get("data") or {}) + len(o.get("binaryData") or {}),
+        printing.age(o, now),
+    ],
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -44,5 +59,6 @@ STRATEGIES = [
         short_names=("cm",),
         validate=validate_configmap,
         smp=smp["ConfigMap"],
+        printer=PRINTER,
     ),
 ]

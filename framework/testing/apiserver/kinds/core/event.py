@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from ... import decoding, event_conversion
 from ...errors import FieldError
+from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 from .event_validation import validate_event
 
@@ -47,6 +52,63 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
 EVENT_TIMES = ("eventTime", "series.lastObservedTime")
 
 
+def _event_cells(ev: dict, now: datetime) -> list[Any]:
+    """``printEvent`` for both APIs (events.k8s.io names the legacy fields ``deprecated*``)."""
+    legacy = "involvedObject" in ev or "regarding" not in ev
+    first_ts = ev.get("firstTimestamp" if legacy else "deprecatedFirstTimestamp")
+    last_ts = ev.get("lastTimestamp" if legacy else "deprecatedLastTimestamp")
+    first = printing.since(first_ts or ev.get("eventTime"), now, "<unknown>")
+    last = printing.since(last_ts, now, "<unknown>") if last_ts else first
+    count = ev.get("count" if legacy else "deprecatedCount") or 0
+    series = ev.get("series")
+    if isinstance(series, dict):
+        last = printing.since(series.get("lastObservedTime"), now, "<unknown>")
+        count = series.get("count") or 0
+    elif not count:
+        count = 1  # singleton events carry no count in the new API
+    ref = as_dict(ev.get("involvedObject" if legacy else "regarding"))
+    kind = str(ref.get("kind") or "").lower()
+    target = f"{kind}/{ref['name']}" if ref.get("name") else kind
+    source = as_dict(ev.get("source" if legacy else "deprecatedSource"))
+    parts = [source.get("component") or ev.get("reportingController") or ev.get("reportingComponent") or ""]
+    host = source.get("host") or ev.get("reportingInstance") or ""
+    if host:
+        parts.append(host)
+    message = (ev.get("message") if legacy else ev.get("note")) or ""
+    return [
+        last,
+        ev.get("type") or "",
+        ev.get("reason") or "",
+        target,
+        ref.get("fieldPath") or "",
+        ", ".join(parts),
+        message.strip(),
+        first,
+        int(count),
+        printing.name(ev),
+    ]
+
+
+# ``printEvent``'s columns, shared by the events.k8s.io view (which copies this strategy).
+PRINTER: printing.Printer = (
+    [
+        printing.col("Last Seen", "Time of the last occurrence"),
+        printing.col("Type", "Type of this event (Normal, Warning)"),
+        printing.col(
+            "Reason", "Short, machine understandable string that gives the reason for the transition"
+        ),
+        printing.col("Object", "The object that this event is about"),
+        printing.col("Subobject", "The field of the object that this event is about", priority=1),
+        printing.col("Source", "The component reporting this event", priority=1),
+        printing.col("Message", "A human-readable description of the status of this operation"),
+        printing.col("First Seen", "Time of the first occurrence", priority=1),
+        printing.col("Count", "The number of times this event has occurred", priority=1),
+        {**printing.NAME, "priority": 1},
+    ],
+    _event_cells,
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -67,6 +129,7 @@ STRATEGIES = [
         field_names=CORE_EVENT_FIELDS,
         own_field_labels=True,
         smp=smp["Event"],
+        printer=PRINTER,
         storage="events",
         time_fields=EVENT_TIME_FIELDS,
         microtime_fields=EVENT_MICROTIME_FIELDS,

@@ -88,6 +88,4 @@ PRINTER: printing.Printer = (
 )
 
 
-STRATEGIES = [
-    strategy("", "v1", "limitranges", normalize=normalize, validate=validate, extra={"printer": PRINTER})
-]
+STRATEGIES = [strategy("", "v1", "limitranges", normalize=normalize, validate=validate, printer=PRINTER)]

@@ -10,6 +10,7 @@ from ... import decoding
 from ...errors import FieldError, invalid_value
 from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import PERSISTED_VERBS, ResourceType
 
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
@@ -57,6 +58,12 @@ NULLS = decoding.shape(
 )
 
 
+PRINTER: printing.Printer = (
+    [printing.NAME, printing.col("Status", "The status of the namespace"), printing.AGE],
+    lambda o, now: [printing.name(o), as_dict(o.get("status")).get("phase", ""), printing.age(o, now)],
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -77,6 +84,7 @@ STRATEGIES = [
         field_names=("status.phase", "name"),
         own_field_labels=True,
         smp=smp["Namespace"],
+        printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
     ),
 ]

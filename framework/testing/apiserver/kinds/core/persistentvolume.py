@@ -133,6 +133,6 @@ STRATEGIES = [
         validate=validate,
         smp=generic_smp(True),
         time_fields=("status.lastPhaseTransitionTime",),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

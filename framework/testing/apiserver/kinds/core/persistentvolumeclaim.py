@@ -116,6 +116,6 @@ STRATEGIES = [
         validate=validate,
         smp=generic_smp(True),
         time_fields=("status.conditions[].lastTransitionTime", "status.conditions[].lastProbeTime"),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

@@ -3,9 +3,13 @@ container rules (``pkg/registry/core/pod/strategy.go``, ``pkg/apis/core/validati
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 from .podspec import default_pod_spec
 from .podspec_validation import validate_pod_spec
@@ -42,6 +46,88 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
     return validate_pod_spec(obj.get("spec"), "spec")
 
 
+def _pod_status(pod: dict) -> str:
+    """``printPod``'s reason: the phase, the Pod's reason, an init or app container's waiting or
+    terminated reason, ``Terminating`` once deleted."""
+    status = as_dict(pod.get("status"))
+    reason = status.get("reason") or status.get("phase") or ""
+    init = [as_dict(s) for s in status.get("initContainerStatuses") or []]
+    for i, s in enumerate(init):
+        state = as_dict(s.get("state"))
+        terminated, waiting = as_dict(state.get("terminated")), as_dict(state.get("waiting"))
+        if terminated and terminated.get("exitCode") == 0:
+            continue
+        if terminated:
+            reason = "Init:" + (terminated.get("reason") or f"ExitCode:{terminated.get('exitCode')}")
+        elif waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            reason = "Init:" + waiting["reason"]
+        else:
+            reason = f"Init:{i}/{len(as_dict(pod.get('spec')).get('initContainers') or [])}"
+        break
+    else:
+        for s in reversed([as_dict(s) for s in status.get("containerStatuses") or []]):
+            state = as_dict(s.get("state"))
+            waiting, terminated = as_dict(state.get("waiting")), as_dict(state.get("terminated"))
+            if waiting.get("reason"):
+                reason = waiting["reason"]
+            elif terminated.get("reason"):
+                reason = terminated["reason"]
+    if as_dict(pod.get("metadata")).get("deletionTimestamp"):
+        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
+    return reason
+
+
+def _restarts(statuses: list[dict], now: datetime) -> str:
+    """``printPod``'s restarts: the count, and how long ago the last container terminated when it did."""
+    restarts = sum(int(s.get("restartCount") or 0) for s in statuses)
+    finished = [as_dict(as_dict(s.get("lastState")).get("terminated")).get("finishedAt") for s in statuses]
+    last = max((f for f in finished if isinstance(f, str) and f), default="", key=_when)
+    if restarts and last:
+        return f"{restarts} ({printing.since(last, now)} ago)"
+    return str(restarts)
+
+
+def _when(timestamp: str) -> datetime:
+    return printing.parse_printed_time(timestamp) or datetime.min.replace(tzinfo=UTC)
+
+
+def _pod_cells(pod: dict, now: datetime) -> list[Any]:
+    spec, status = as_dict(pod.get("spec")), as_dict(pod.get("status"))
+    statuses = [as_dict(s) for s in status.get("containerStatuses") or []]
+    ready = sum(1 for s in statuses if s.get("ready"))
+    gates = [as_dict(g).get("conditionType") for g in spec.get("readinessGates") or []]
+    true = {
+        as_dict(c).get("type") for c in status.get("conditions") or [] if as_dict(c).get("status") == "True"
+    }
+    return [
+        printing.name(pod),
+        f"{ready}/{len(spec.get('containers') or [])}",
+        _pod_status(pod),
+        _restarts(statuses, now),
+        printing.age(pod, now),
+        status.get("podIP") or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        f"{sum(1 for g in gates if g in true)}/{len(gates)}" if gates else "<none>",
+    ]
+
+
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col("Ready", "The aggregate readiness state of this pod for accepting traffic."),
+        printing.col("Status", "The aggregate status of the containers in this pod."),
+        printing.col("Restarts", "The number of times the containers in this pod have been restarted."),
+        printing.AGE,
+        printing.col("IP", "IP address allocated to the pod.", priority=1),
+        printing.col("Node", "Name of the node the pod is assigned to.", priority=1),
+        printing.col("Nominated Node", "Name of the node the pod is nominated to.", priority=1),
+        printing.col("Readiness Gates", "The readiness gates of the pod.", priority=1),
+    ],
+    _pod_cells,
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -60,6 +146,7 @@ STRATEGIES = [
         field_names=tuple(fields({})),
         own_field_labels=True,
         smp=smp["Pod"],
+        printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime", "status.startTime"),
     ),
 ]

@@ -3,10 +3,14 @@ from the template's labels) and the template's defaults (``pkg/registry/core/rep
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from framework.meta.object import get_labels
 
 from ...jsonvalues import as_dict
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 from .podspec import template_normalize, template_validate
 
@@ -32,6 +36,35 @@ def normalize(obj: dict, old: dict | None) -> None:
     _default_selector(obj, old)
 
 
+def _rc_cells(rc: dict, now: datetime) -> list[Any]:
+    spec, status = as_dict(rc.get("spec")), as_dict(rc.get("status"))
+    containers, images = printing.containers_and_images(spec.get("template"))
+    selector = as_dict(spec.get("selector"))
+    return [
+        printing.name(rc),
+        spec.get("replicas", 0),
+        status.get("replicas", 0),
+        status.get("readyReplicas", 0),
+        printing.age(rc, now),
+        containers,
+        images,
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
+
+
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col("Desired", "Number of desired pods", "integer"),
+        printing.col("Current", "Number of actively running pods", "integer"),
+        printing.col("Ready", "Number of ready pods", "integer"),
+        printing.AGE,
+        *printing.TEMPLATE_COLUMNS,
+    ],
+    _rc_cells,
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -51,6 +84,7 @@ STRATEGIES = [
         field_names=("status.replicas",),
         own_field_labels=True,
         smp=smp["ReplicationController"],
+        printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
     ),
 ]

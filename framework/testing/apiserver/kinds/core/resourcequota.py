@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from framework.meta.quantity import ERR_FORMAT_WRONG, parse_quantity
 
 from ... import decoding
 from ...errors import FieldError, invalid_value
 from ...gorender import go_invalid
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 
 # helper.IsIntegerResourceName: object counts and the standard integer resources.
@@ -62,6 +66,35 @@ NULLS = decoding.shape(
 )
 
 
+def _quota_cells(rq: dict, now: datetime) -> list[Any]:
+    """``printResourceQuota``: ``used/hard`` of each ``status.hard`` resource, sorted, ``limits.*`` apart."""
+    status = rq.get("status") or {}
+    hard, used = status.get("hard") or {}, status.get("used") or {}
+    requests: list[str] = []
+    limits: list[str] = []
+    for resource in sorted(hard):
+        text = f"{resource}: {used.get(resource, '0')}/{hard[resource]}"
+        (limits if resource.startswith("limits.") else requests).append(text)
+    return [printing.name(rq), ", ".join(requests), ", ".join(limits), printing.age(rq, now)]
+
+
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col(
+            "Request", "Request represents a minimum amount of cpu/memory that a container may consume."
+        ),
+        printing.col(
+            "Limit",
+            "Limits control the maximum amount of cpu/memory that a container may use independent of "
+            "contention on the node.",
+        ),
+        printing.AGE,
+    ],
+    _quota_cells,
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -78,5 +111,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=lambda o, old: validate_resource_quota(o),
         smp=smp["ResourceQuota"],
+        printer=PRINTER,
     ),
 ]

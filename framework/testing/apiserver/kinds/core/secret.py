@@ -9,6 +9,7 @@ from ... import decoding
 from ...errors import FieldError, invalid_value, too_long
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ...validation import FIELD_IMMUTABLE
+from .. import printing
 from ..strategy import ResourceType
 from .configdata import MAX_SECRET_SIZE, decoded_sizes, immutable_data_errors, validate_data_keys
 
@@ -51,6 +52,17 @@ def normalize(obj: dict, old: dict | None) -> None:
     normalize_secret(obj)
 
 
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col("Type", "Used to facilitate programmatic handling of secret data."),
+        printing.col("Data", "Data contains the secret data."),
+        printing.AGE,
+    ],
+    lambda o, now: [printing.name(o), o.get("type", ""), len(o.get("data") or {}), printing.age(o, now)],
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -67,5 +79,6 @@ STRATEGIES = [
         field_names=("type",),
         own_field_labels=True,
         smp=smp["Secret"],
+        printer=PRINTER,
     ),
 ]

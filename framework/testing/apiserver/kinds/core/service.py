@@ -4,10 +4,14 @@ defaulting (``pkg/apis/core/v1/defaults.go`` ``SetDefaults_Service``) and the pa
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from ... import allocators, decoding
 from ...errors import FieldError, duplicate, invalid_value, not_supported, required
 from ...jsonvalues import as_dict, is_int
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 
 _SERVICE_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
@@ -97,6 +101,40 @@ NULLS = decoding.shape(
 )
 
 
+def _service_cells(svc: dict, now: datetime) -> list[Any]:
+    spec = as_dict(svc.get("spec"))
+    cluster_ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
+    ports = []
+    for port in spec.get("ports") or []:
+        port = as_dict(port)
+        node = f":{port['nodePort']}" if port.get("nodePort") else ""
+        ports.append(f"{port.get('port', '')}{node}/{port.get('protocol', 'TCP')}")
+    selector = as_dict(spec.get("selector"))
+    return [
+        printing.name(svc),
+        spec.get("type", ""),
+        cluster_ips[0] if cluster_ips else "<none>",
+        ",".join(spec.get("externalIPs") or []) or "<none>",
+        ",".join(ports) or "<none>",
+        printing.age(svc, now),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
+    ]
+
+
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col("Type", "The type of the service"),
+        printing.col("Cluster-IP", "The cluster IP of the service"),
+        printing.col("External-IP", "The external IPs of the service"),
+        printing.col("Port(s)", "The ports of the service"),
+        printing.AGE,
+        printing.col("Selector", "The label selector of the service", priority=1),
+    ],
+    _service_cells,
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -118,6 +156,7 @@ STRATEGIES = [
         field_names=("spec.clusterIP", "spec.type"),
         own_field_labels=True,
         smp=smp["Service"],
+        printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
     ),
 ]

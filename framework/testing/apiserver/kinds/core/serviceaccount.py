@@ -5,6 +5,7 @@ from __future__ import annotations
 from ... import decoding
 from ...errors import FieldError
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
+from .. import printing
 from ..strategy import ResourceType
 
 
@@ -31,6 +32,12 @@ def normalize(obj: dict, old: dict | None) -> None:
 TOKEN_REQUEST_NULLS = decoding.shape(decoding.strings("spec.audiences[]"))
 
 
+PRINTER: printing.Printer = (
+    [printing.NAME, printing.col("Secrets", "Secrets of the service account."), printing.AGE],
+    lambda o, now: [printing.name(o), len(o.get("secrets") or []), printing.age(o, now)],
+)
+
+
 STRATEGIES = [
     ResourceType(
         "",
@@ -47,5 +54,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=lambda o, old: validate_service_account(o),
         smp=smp["ServiceAccount"],
+        printer=PRINTER,
     ),
 ]

@@ -117,6 +117,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=validate,
         smp=generic_smp(False),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

@@ -161,6 +161,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=validate,
         smp=generic_smp(True),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

@@ -129,6 +129,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=validate,
         smp=generic_smp(False),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

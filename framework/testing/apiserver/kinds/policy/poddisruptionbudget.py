@@ -74,6 +74,6 @@ STRATEGIES = [
         normalize=normalize,
         validate=validate,
         smp=generic_smp(True),
-        extra={"printer": PRINTER},
+        printer=PRINTER,
     )
 ]

@@ -3,11 +3,16 @@ ClusterRoleBinding (spec 19-1): roleRef, subjects and roleRef immutability."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from framework.meta.validation import is_dns1123_subdomain, is_path_segment_name
 
 from ...auth import RBAC_GROUP
 from ...errors import FieldError, invalid_value, not_supported, required
 from ...gorender import go_invalid, go_str_field, go_struct
+from ...jsonvalues import as_dict
+from .. import printing
 
 
 def _go_role_ref(ref: dict) -> str:
@@ -69,3 +74,34 @@ def validate_binding(obj: dict, cluster: bool, old: dict | None = None) -> list[
         if any((ref.get(k) or "") != (old_ref.get(k) or "") for k in keys):
             errs.append(go_invalid("roleRef", _go_role_ref(ref), "cannot change roleRef"))
     return errs
+
+
+def _binding_cells(rb: dict, now: datetime) -> list[Any]:
+    """``printRoleBinding`` / ``printClusterRoleBinding``: the role and, wide, the subjects by kind."""
+    ref = as_dict(rb.get("roleRef"))
+    subjects = [s for s in rb.get("subjects") or [] if isinstance(s, dict)]
+    users = ", ".join(s.get("name", "") for s in subjects if s.get("kind") == "User")
+    groups = ", ".join(s.get("name", "") for s in subjects if s.get("kind") == "Group")
+    sas = ", ".join(
+        f"{s.get('namespace', '')}/{s.get('name', '')}" for s in subjects if s.get("kind") == "ServiceAccount"
+    )
+    role = f"{ref.get('kind', '')}/{ref.get('name', '')}"
+    return [printing.name(rb), role, printing.age(rb, now), users, groups, sas]
+
+
+def binding_printer(noun: str) -> printing.Printer:
+    """The columns of a binding kind; ``noun`` (``roleBinding``, ``clusterRoleBinding``) is upstream's
+    word in the subject columns' descriptions."""
+    return (
+        [
+            printing.NAME,
+            printing.col(
+                "Role", "RoleRef can only reference the current namespace and the global namespace."
+            ),
+            printing.AGE,
+            printing.col("Users", f"Users in the {noun}", priority=1),
+            printing.col("Groups", f"Groups in the {noun}", priority=1),
+            printing.col("ServiceAccounts", f"ServiceAccounts in the {noun}", priority=1),
+        ],
+        _binding_cells,
+    )

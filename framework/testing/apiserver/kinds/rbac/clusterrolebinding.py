@@ -5,7 +5,10 @@ from __future__ import annotations
 from ... import decoding
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
-from .bindings import validate_binding
+from .bindings import binding_printer, validate_binding
+
+PRINTER = binding_printer("clusterRoleBinding")
+
 
 STRATEGIES = [
     ResourceType(
@@ -20,5 +23,6 @@ STRATEGIES = [
         name_rule="path",
         validate=lambda o, old: validate_binding(o, True, old),
         smp=smp["ClusterRoleBinding"],
+        printer=PRINTER,
     ),
 ]
