@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from . import gardener
 from .auth import RBAC_GROUP, Attributes, escalation_error
 from .kinds.strategy import ResourceType
-from .rest import WriteOptions
+from .rest.options import WriteOptions
 
 if TYPE_CHECKING:
     from .server import APIServer

@@ -5,7 +5,7 @@
   ServiceAccount and ``kube-root-ca.crt`` ConfigMap of every new namespace (12-9);
 - garbage collector: ownerReferences with background, foreground and orphan propagation (§13).
 
-All of them act through :class:`~.rest.API`, so watchers see their writes like any client's. Each
+All of them act through :class:`~.rest.api.API`, so watchers see their writes like any client's. Each
 listens to storage writes synchronously and does its work later in its own task, never inside the
 request that caused it (13-5).
 """
@@ -24,7 +24,10 @@ from .crd.definition import storage_version
 from .errors import StatusError
 from .kinds.strategy import ResourceType
 from .registry import Registry
-from .rest import API, CRD_CLEANUP_FINALIZER, WriteOptions, deep_copy, set_condition
+from .rest.api import API
+from .rest.delete import CRD_CLEANUP_FINALIZER
+from .rest.objects import deep_copy, set_condition
+from .rest.options import WriteOptions
 from .storage import Storage, WatchEvent
 
 log = structlog.get_logger("framework.testing.apiserver")

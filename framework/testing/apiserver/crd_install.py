@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from .controllers import CRD_STORAGE
-from .rest import deep_copy
+from .rest.objects import deep_copy
 
 if TYPE_CHECKING:
     from .server import APIServer

@@ -48,7 +48,7 @@ from .responses import (
     status_response,
     warning_headers,
 )
-from .rest import WriteOptions
+from .rest.options import WriteOptions
 from .reviews import create_review
 from .routing import Target, request_verb, resolve_target
 from .table import parse_include_object, partial_metadata

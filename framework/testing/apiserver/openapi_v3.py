@@ -31,7 +31,7 @@ import orjson
 
 from .kinds.strategy import ResourceType
 from .registry import Registry
-from .rest import builtin_model
+from .rest.typed import builtin_model
 from .typed_decoding import model_types
 
 _SCALARS: dict[str, dict[str, Any]] = {

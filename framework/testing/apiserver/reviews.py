@@ -12,7 +12,8 @@ from framework.meta.time import format_time
 from . import decoding, errors, timefmt, tokens
 from .auth import Attributes, UserInfo, access_review, token_review
 from .kinds.strategy import ResourceType
-from .rest import Result, decode_builtin
+from .rest.options import Result
+from .rest.typed import decode_builtin
 
 if TYPE_CHECKING:
     from .server import APIServer

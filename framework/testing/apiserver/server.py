@@ -43,7 +43,7 @@ from .http import Handler
 from .persistence import SQLiteStore
 from .registry import Registry
 from .request_log import RequestLog
-from .rest import API
+from .rest.api import API
 from .storage import Storage
 
 log = structlog.get_logger("framework.testing.apiserver")

@@ -3,7 +3,7 @@ kube-apiserver's ``MutatingAdmissionWebhook`` and ``ValidatingAdmissionWebhook``
 
 How a write is admitted
 -----------------------
-The REST layer (``rest.py``) is synchronous and runs on the server's event loop; webhooks are remote
+The REST layer (``rest/``) is synchronous and runs on the server's event loop; webhooks are remote
 HTTPS calls and must not block that loop (a webhook may well call back into this server). So the HTTP
 layer hands create/update/patch/delete/deletecollection to :class:`Admission`, which runs the
 synchronous REST operation up to three times, awaiting the webhooks in between:

@@ -16,7 +16,8 @@ import orjson
 from .. import errors, patch
 from ..errors import StatusError
 from ..kinds.strategy import ResourceType
-from ..rest import Result, WriteOptions, deep_copy
+from ..rest.objects import deep_copy
+from ..rest.options import Result, WriteOptions
 from .client import WebhookClient
 from .configuration import Webhook
 from .matching import WebhookMatcher

@@ -19,7 +19,7 @@ from .. import errors
 from ..errors import StatusError
 from ..kinds.strategy import ResourceType
 from ..responses import warning_value
-from ..rest import deep_copy
+from ..rest.objects import deep_copy
 from .configuration import V1, Webhook
 from .review import Attributes
 

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Any
 from .. import decoding, errors
 from ..errors import FieldError
 from ..kinds.strategy import ResourceType, normalize_times
-from ..rest import WriteOptions, deep_copy
+from ..rest.objects import deep_copy
+from ..rest.options import WriteOptions
 
 if TYPE_CHECKING:
-    from ..rest import API
+    from ..rest.api import API
 
 # Server-owned metadata a mutating webhook cannot change (the REST operation's values are kept).
 _SYSTEM_META = (

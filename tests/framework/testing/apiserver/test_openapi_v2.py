@@ -7,7 +7,7 @@ import copy
 import time
 from typing import Any
 
-from framework.testing.apiserver.rest import builtin_model
+from framework.testing.apiserver.rest.typed import builtin_model
 
 from .test_kubectl import WIDGET_CRD
 

@@ -1,0 +1,34 @@
+"""What a write is asked to do (:class:`WriteOptions`) and what an operation answers (:class:`Result`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class WriteOptions:
+    """How a write runs: dry run, field validation and manager, requester, admission webhooks."""
+
+    dry_run: bool = False
+    field_validation: str = "Warn"
+    field_manager: str | None = None
+    user: Any = None  # the authenticated requester (auth.UserInfo); None for in-process controllers
+    # The request's User-Agent ("" when absent); None for in-process writes. Names the field manager
+    # of writes without ``fieldManager`` (9-3).
+    user_agent: str | None = None
+    force: bool = False  # apply only: take over conflicting fields (9-3 b)
+    # Admission webhooks of this request (``admission.Review``): ``mutate`` runs before validation,
+    # ``validate`` after it, just before persistence (21-1). None for in-process writes.
+    admission: Any = None
+    # Unknown fields the decoder dropped from this request's body, as warnings (fieldValidation=Warn).
+    decode_warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Result:
+    """An operation's answer: HTTP status code, body and warnings."""
+
+    code: int
+    body: dict
+    warnings: list[str] = field(default_factory=list)

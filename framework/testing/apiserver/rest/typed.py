@@ -1,0 +1,69 @@
+"""The Go types of built-in kinds: the client's model of a resource, typed decoding of a body
+against it, ``[]byte`` fields, and the internal group a kind converts through."""
+
+from __future__ import annotations
+
+import functools
+
+from .. import catalog, errors, gobase64, gojson, typed_decoding
+from ..errors import StatusError
+from ..kinds.strategy import ResourceType
+
+
+def internal_group(rt: ResourceType) -> str:
+    """The Go package of the kind's internal type (``core.ConfigMap``, ``apps.Deployment``, ...);
+    events.k8s.io Events are ``core.Event`` inside."""
+    if not rt.group or rt.group == "events.k8s.io":
+        return "core"
+    return rt.group.split(".")[0]
+
+
+# ``map[string][]byte`` fields: the JSON decoder base64-decodes them, so bad data fails decoding (400).
+_BYTES_FIELDS = {("", "Secret"): "data", ("", "ConfigMap"): "binaryData"}
+
+
+def check_bytes_fields(rt: ResourceType, body: dict) -> None:
+    key = _BYTES_FIELDS.get((rt.group, rt.kind))
+    data = body.get(key) if key else None
+    if not isinstance(data, dict):
+        return
+    prefix = f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+    for value in data.values():
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise errors.bad_request(
+                f"{prefix}json: cannot unmarshal {gojson.json_type(value)} into Go struct "
+                f"field {rt.kind}.{key} of type []uint8"
+            )
+        try:
+            gobase64.go_base64_decode(value)
+        except ValueError as e:
+            raise errors.bad_request(prefix + str(e)) from None
+
+
+@functools.cache
+def _models() -> dict[tuple[str, str, str], str]:
+    return {(e.group, e.version, e.resource): e.model for e in catalog.builtin_resources() if e.model}
+
+
+def decode_builtin(
+    rt: ResourceType, body: dict, *, model: str | None = None, kind: str | None = None, patched: bool = False
+) -> list[str]:
+    """Decode ``body`` as the Go type of built-in ``rt`` (or of ``model``, a subresource's kind): the
+    unknown fields' paths (removed from ``body``). A wrong JSON type is a 400, or a 422 for the result of
+    a patch; kinds the client has no model for are not checked."""
+    model = model or builtin_model(rt)
+    if model is None:
+        return []
+    try:
+        return typed_decoding.decode(model, body)
+    except typed_decoding.DecodeError as e:
+        kind = kind or rt.kind
+        message = f'{kind} in version "{rt.version}" cannot be handled as a {kind}: {e}'
+        raise StatusError(422, "Invalid", message) if patched else errors.bad_request(message) from None
+
+
+def builtin_model(rt: ResourceType) -> str | None:
+    """The client model class of a built-in resource (None when the client has none)."""
+    return _models().get((rt.group, rt.version, rt.resource))
