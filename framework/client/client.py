@@ -236,10 +236,6 @@ class Client:
         attempt = 0
         while True:
             waited = self.rate_limiter.accept()
-            # Asked before every attempt, not once per call: a retry (Retry-After, throttling) can be
-            # sent long after the first try, e.g. by a process paused meanwhile past its lease.
-            if self.write_guard is not None and method in _WRITE_METHODS:
-                self.write_guard(method, path)
             if waited > 1.0:
                 log.info("client-side throttling", waited=round(waited, 3), method=method, path=path)
             hdrs = {"Accept": "application/json", "User-Agent": self.user_agent, **self._auth.get()}
@@ -247,6 +243,11 @@ class Client:
                 hdrs["Content-Type"] = content_type or "application/json"
             if headers:
                 hdrs.update(headers)
+            # Asked before every attempt, not once per call, and as late as can be: a retry
+            # (Retry-After, throttling) can be sent long after the first try, e.g. by a process
+            # paused meanwhile past its lease.
+            if self.write_guard is not None and method in _WRITE_METHODS:
+                self.write_guard(method, path)
             try:
                 resp = self._pool.request(
                     method,

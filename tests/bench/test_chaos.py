@@ -72,3 +72,75 @@ def test_request_log_file_that_cannot_be_opened_is_one_line_and_exit_2(tmp_path:
         f"python -m framework.testing.apiserver: --request-log {tmp_path / 'missing' / 'log.jsonl'}: "
         "No such file or directory"
     ]
+
+
+def _checker(tmp_path: Path, entries: list[dict], pauses: dict[str, list[list[float]]]):
+    """A Chaos whose checker reads ``entries`` as its request log, with ``pauses`` as recorded."""
+    import argparse
+    import json
+    import shutil
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import chaos
+    finally:
+        sys.path.pop(0)
+    run = chaos.Chaos(argparse.Namespace(seed=1, minutes=1.0, replicas=1))
+    shutil.rmtree(run.dir)  # the checker reads only the log given here
+    run.request_log = tmp_path / "requests.jsonl"
+    run.request_log.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    run.world.pauses = pauses
+    return run, chaos
+
+
+def _lease_and_write(code: int, write_t: float) -> list[dict]:
+    user = "system:serviceaccount:garden:gcm-0"
+    lease = {"ns": "garden", "name": "gardener-controller-manager-leader-election"}
+    return [
+        {
+            "t": 100.0,
+            "end": 100.1,
+            "user": user,
+            "verb": "update",
+            "resource": "leases.coordination.k8s.io",
+            "code": 200,
+            "holder": "0-abc",
+            "duration": 15,
+            **lease,
+        },
+        {
+            "t": write_t,
+            "end": write_t + 0.01,
+            "user": user,
+            "verb": "create",
+            "resource": "events",
+            "ns": "garden-p",
+            "name": "e1",
+            "code": code,
+        },
+    ]
+
+
+@pytest.mark.parametrize(
+    ("code", "paused", "violation"),
+    [
+        (429, True, False),  # passed the lease check, stopped in flight, refused: a note
+        (429, False, True),  # sent late with no pause to explain it: a guard bug
+        (201, True, True),  # written after the term: unsafe whatever the reason
+    ],
+)
+def test_a_late_write_is_a_violation_unless_refused_after_a_pause_in_flight(
+    tmp_path: Path, code: int, paused: bool, violation: bool
+) -> None:
+    pauses = {"system:serviceaccount:garden:gcm-0": [[110.0, 117.0]]} if paused else {}
+    run, _ = _checker(tmp_path, _lease_and_write(code, 117.5), pauses)
+    assert run.check_log() == 1
+    late = [text for text, _ in run.violations if "after its lease expired" in text]
+    notes = [n for n in run.notes if "paused in flight" in n]
+    assert (len(late), len(notes)) == ((1, 0) if violation else (0, 1)), (run.violations, run.notes)
+
+
+def test_a_write_within_the_term_is_no_violation(tmp_path: Path) -> None:
+    run, _ = _checker(tmp_path, _lease_and_write(201, 110.0), {})
+    assert run.check_log() == 1
+    assert run.violations == [] and run.notes == []
