@@ -274,6 +274,21 @@ def role_floor(args: argparse.Namespace) -> dict:
     }
 
 
+def role_watch(args: argparse.Namespace) -> dict:
+    """gcm's Event informer alone (slim cache, no controller) until stdin closes: the watch the server
+    feeds gcm, one DELETED event per delete, without gcm's reconcilers and deletes."""
+    mgr, _ = make_manager(args.kubeconfig, args.workers, build=False)
+    cpu0 = time.process_time()
+    thread = run_manager(mgr)
+    informer = mgr.cache.synced_informer(EV, "Event")
+    print("SYNCED", flush=True)
+    sys.stdin.read()
+    held = len(informer.indexer)
+    mgr.stop()
+    thread.join(30)
+    return {"cpu_seconds": time.process_time() - cpu0, "held": held}
+
+
 def role_hold(args: argparse.Namespace) -> dict:
     """Bytes per held event: informer alone, then informer + queue (every non-Shoot event parked)."""
     from gcm.controllers.event import add_to_manager
@@ -368,6 +383,11 @@ def main() -> None:
     )
     p.add_argument("--skip-full-cache", action="store_true", help="hold: no default-cache comparison")
     p.add_argument("--skip-hold", action="store_true")
+    p.add_argument(
+        "--watched-floor",
+        action="store_true",
+        help="also run the W-thread floor while gcm's Event informer watches the events",
+    )
     p.add_argument("--role", default=None, help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", default=None, help=argparse.SUPPRESS)
     p.add_argument("--expired", action="store_true", help=argparse.SUPPRESS)
@@ -382,7 +402,8 @@ def main() -> None:
         role_server(args)
         return
     if args.role is not None:
-        result = {"expire": role_expire, "floor": role_floor, "hold": role_hold}[args.role](args)
+        roles = {"expire": role_expire, "floor": role_floor, "hold": role_hold, "watch": role_watch}
+        result = roles[args.role](args)
         print(json.dumps(result))
         return
 
@@ -431,6 +452,43 @@ def main() -> None:
                 f" server {server_cpu:.1f} s)"
                 + (f"; gcm / floor = {r['seconds'] / f['seconds']:.2f}" if r else ""),
             )
+
+    if args.watched_floor:
+        # Where the gap between gcm and the floor is: the same floor while gcm's informer watches.
+        server = Server(n, expired=True)
+        try:
+            watcher = subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "--role",
+                    "watch",
+                    "--kubeconfig",
+                    server.kubeconfig,
+                    "--events",
+                    str(n),
+                ],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            assert watcher.stdin is not None and watcher.stdout is not None
+            if watcher.stdout.readline().strip() != "SYNCED":
+                raise RuntimeError("the watching informer did not sync")
+            cpu0 = server.cpu_seconds()
+            f = run_role("floor", server.kubeconfig, args, "--threads", str(w))
+            server_cpu = server.cpu_seconds() - cpu0
+            watcher.stdin.close()
+            watched = json.loads(watcher.stdout.read().strip().splitlines()[-1])
+            watcher.wait(60)
+        finally:
+            server.close()
+        row(
+            f"floor, {w} threads, while gcm's Event informer watches (another process)",
+            f"{f['seconds']:.1f} s ({f['deleted'] / f['seconds']:,.0f} deletes/s; CPU client"
+            f" {f['cpu_seconds']:.1f} s, informer {watched['cpu_seconds']:.1f} s, server {server_cpu:.1f} s)"
+            + (f"; gcm / watched floor = {r['seconds'] / f['seconds']:.2f}" if r else ""),
+        )
 
     if not args.skip_hold:
         server = Server(n, expired=False)
