@@ -1,17 +1,20 @@
 """``/openapi/v2`` and ``/openapi/v3``: the OpenAPI documents kubectl fetches for ``explain`` and
 field validation.
 
-v2 is the Swagger 2.0 document of :mod:`openapi_v2` for JSON clients; asked for gnostic's protobuf
-(kubectl's discovery client), it answers an empty document, by which kubectl skips its v2 client-side
-validation. v3 is served per group-version by :mod:`openapi_v3`, which kubectl ≥ 1.27 prefers for
+v2 is the Swagger 2.0 document of :mod:`openapi_v2`, as JSON or, for kubectl's discovery client, as
+gnostic's protobuf (:mod:`openapi_v2_proto`; ``kubectl explain --output=plaintext-openapiv2``).
+v3 is served per group-version by :mod:`openapi_v3`, which kubectl ≥ 1.27 prefers for
 ``explain`` and ``apply``.
 """
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 from aiohttp import web
 
-from . import openapi_v2, openapi_v3
+from . import openapi_v2, openapi_v2_proto, openapi_v3
 from .registry import Registry
 from .responses import json_response, path_not_found
 
@@ -34,7 +37,24 @@ def openapi(request: web.Request, parts: list[str], registry: Registry) -> web.R
     if parts[1:] == ["v2"]:
         accept = request.headers.get("Accept", "")
         if "protobuf" in accept and "application/json" not in accept:
-            # An empty protobuf document: kubectl then skips its v2 client-side validation.
-            return web.Response(body=b"", content_type="application/octet-stream")
+            body = _v2_protobuf(openapi_v2.document(registry))
+            return web.Response(body=body, headers={"Content-Type": openapi_v2_proto.CONTENT_TYPE})
         return json_response(openapi_v2.document(registry))
     raise path_not_found()
+
+
+# The protobuf form of the last v2 document (which holds the document, so its id is not reused).
+_ENCODED: tuple[Any, bytes] | None = None
+_LOCK = threading.Lock()
+
+
+def _v2_protobuf(doc: dict[str, Any]) -> bytes:
+    global _ENCODED
+    with _LOCK:
+        cached = _ENCODED
+    if cached is not None and cached[0] is doc:
+        return cached[1]
+    body = openapi_v2_proto.encode_document(doc)
+    with _LOCK:
+        _ENCODED = (doc, body)
+    return body
