@@ -41,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections import Counter
 from dataclasses import dataclass, field
@@ -105,6 +106,7 @@ class Replica:
     webhook_port: int = 0
     # Thread names of this process when first seen ready, per role ("leader" / "standby").
     baseline: dict[str, list[str]] = field(default_factory=dict)
+    unready: str = ""  # the last /readyz failure seen while taking baselines
 
     @property
     def threads_file(self) -> Path:
@@ -341,11 +343,17 @@ class Chaos:
         return None
 
     def ready(self, r: Replica) -> bool:
+        """Whether ``r`` answers /readyz with 200; else its answer is kept in ``r.unready`` (the reason a
+        role's thread baseline could not be taken, for the final note)."""
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{r.probe_port}/readyz", timeout=2) as resp:
+            with urllib.request.urlopen(f"http://127.0.0.1:{r.probe_port}/readyz?verbose", timeout=2) as resp:
                 return resp.status == 200
-        except (OSError, ValueError):
-            return False
+        except urllib.error.HTTPError as e:
+            failed = [ln for ln in e.read().decode(errors="replace").splitlines() if ln.startswith("[-]")]
+            r.unready = "; ".join(failed) or f"HTTP {e.code}"
+        except (OSError, ValueError) as e:
+            r.unready = f"{type(e).__name__}: {e}"
+        return False
 
     def role(self, r: Replica) -> str:
         return "leader" if self.leader() is r else "standby"
@@ -359,7 +367,9 @@ class Chaos:
             if role in r.baseline or not self.ready(r):
                 continue
             names = self.thread_names(r)
-            if names is not None and self.role(r) == role:
+            if names is None:
+                r.unready = "ready, but no answer to SIGUSR1 within 3 s"
+            elif self.role(r) == role:
                 r.baseline[role] = names
 
     def leader(self) -> Replica | None:
@@ -950,7 +960,11 @@ class Chaos:
             start = next((o.baseline[role] for o in self.replicas if role in o.baseline), None)
         end = self.thread_names(r)
         if start is None or end is None:
-            missing = "never seen ready in this role" if start is None else "no answer to SIGUSR1"
+            missing = (
+                f"never seen ready in this role; last /readyz failure: {r.unready or 'none seen'}"
+                if start is None
+                else "no answer to SIGUSR1"
+            )
             self.notes.append(f"gcm-{r.index} ({role}): no thread names to compare ({missing})")
             return
         extra, gone = Counter(lasting(end)) - Counter(lasting(start)), Counter(start) - Counter(end)
