@@ -22,10 +22,10 @@ from framework.meta.labels import label_selector_as_selector
 
 from .crd.definition import storage_version
 from .errors import StatusError
+from .kinds.apiextensions.customresourcedefinition import CLEANUP_FINALIZER as CRD_CLEANUP_FINALIZER
 from .kinds.strategy import ResourceType
 from .registry import Registry
 from .rest.api import API
-from .rest.delete import CRD_CLEANUP_FINALIZER
 from .rest.objects import deep_copy, set_condition
 from .rest.options import WriteOptions
 from .storage import Storage, WatchEvent

@@ -82,6 +82,27 @@ class ResourceType:
     apply_maps: frozenset[str] = frozenset()
     apply_atomic: frozenset[str] = frozenset()
     apply_lists: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    # A ``map[string][]byte`` field (Secret ``data``, ConfigMap ``binaryData``): the JSON decoder
+    # base64-decodes its values, so bad data fails decoding (400).
+    bytes_field: str | None = None
+    # The Go package of the kind's internal type when it is not the group's first label ("core" for the
+    # core group; events.k8s.io Events are core Events inside): what a ``converting (v1.X) to
+    # (<package>.Y)`` decode error names.
+    internal_group: str = ""
+    # The field manager of the kind's in-process updates (the controllers' writes; creates are always
+    # kube-apiserver's).
+    in_process_manager: str = "kube-controller-manager"
+    # Deletion as the kind's own storage does it (kube-apiserver's ``pkg/registry/<group>/<kind>/
+    # storage``): names a DELETE refuses (403), finalizers every DELETE adds, and a hook marking an
+    # object its DELETE leaves in place (after ``deletionTimestamp`` and the finalizers are set).
+    undeletable_names: tuple[str, ...] = ()
+    deletion_finalizers: tuple[str, ...] = ()
+    on_deletion: Callable[[dict], None] | None = None
+    # The kind finalizes itself through ``spec.finalizers`` (Namespace): only the ``/finalize``
+    # subresource changes them, the object is not purged while any remain (a repeated DELETE answers 409),
+    # a DELETE always leaves it in place without a grace period, and a repeated DELETE purges it once
+    # no ``metadata.finalizers`` remain.
+    spec_finalizers: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

@@ -9,12 +9,9 @@ from typing import Any
 from .. import errors, timefmt
 from ..errors import StatusError
 from ..kinds.strategy import ResourceType
-from .objects import deep_copy, object_key, set_condition
+from .objects import deep_copy, object_key
 from .options import Result
 from .reads import Reads
-
-PROTECTED_NAMESPACES = ("default", "kube-system", "kube-public")
-CRD_CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 class Delete(Reads):
@@ -41,21 +38,22 @@ class Delete(Reads):
         if self.admit_delete is not None:
             self.admit_delete(rt, old)
         meta = old["metadata"]
-        is_namespace = rt.resource == "namespaces" and not rt.group
-        if is_namespace and name in PROTECTED_NAMESPACES:
-            raise errors.forbidden_error("namespaces", "", name, "this namespace may not be deleted")
+        if name in rt.undeletable_names:
+            raise errors.forbidden_error(
+                rt.resource, rt.group, name, f"this {rt.singular} may not be deleted"
+            )
         if meta.get("deletionTimestamp"):
-            if is_namespace and (old.get("spec") or {}).get("finalizers"):
+            if rt.spec_finalizers and (old.get("spec") or {}).get("finalizers"):
                 raise errors.conflict(
-                    "namespaces",
-                    "",
+                    rt.resource,
+                    rt.group,
                     name,
-                    "The system is ensuring all content is removed from this namespace.  Upon completion, "
-                    "this namespace will automatically be purged by the system.",
+                    f"The system is ensuring all content is removed from this {rt.singular}.  Upon "
+                    f"completion, this {rt.singular} will automatically be purged by the system.",
                 )
             if admission is not None:
                 admission(old)
-            if is_namespace and not meta.get("finalizers"):
+            if rt.spec_finalizers and not meta.get("finalizers"):
                 if not dry_run:
                     self.storage.delete(rt.storage, object_key(ns, name))
                 return Result(200, self.external(rt, old))
@@ -74,10 +72,8 @@ class Delete(Reads):
                     fins.append("foregroundDeletion")
             elif policy == "Background":
                 fins = [f for f in fins if f not in ("orphan", "foregroundDeletion")]
-        is_crd = rt.resource == "customresourcedefinitions"
-        if is_crd and CRD_CLEANUP_FINALIZER not in fins:
-            fins.append(CRD_CLEANUP_FINALIZER)
-        if not fins and not is_namespace:
+        fins += [f for f in rt.deletion_finalizers if f not in fins]
+        if not fins and not rt.spec_finalizers:
             last = old
             if not dry_run:
                 last = self.storage.delete(rt.storage, object_key(ns, name))
@@ -101,20 +97,12 @@ class Delete(Reads):
         nmeta["deletionTimestamp"] = timefmt.now_time()
         if fins:
             nmeta["finalizers"] = fins
-        if is_namespace:
-            new.setdefault("status", {})["phase"] = "Terminating"
-        else:
+        if not rt.spec_finalizers:
             nmeta["deletionGracePeriodSeconds"] = 0
         if rt.tracks_generation and nmeta.get("generation", 0) > 0:
             nmeta["generation"] += 1
-        if is_crd:
-            set_condition(
-                new,
-                "Terminating",
-                "True",
-                "InstanceDeletionPending",
-                "CustomResourceDefinition marked for deletion; instance deletion pending",
-            )
+        if rt.on_deletion is not None:
+            rt.on_deletion(new)
         nmeta.pop("resourceVersion", None)
         if not dry_run:
             new = self.storage.update(rt.storage, object_key(ns, name), new)

@@ -34,9 +34,7 @@ class ManagedFields(RESTBase):
             return opts.field_manager
         if opts.user_agent is not None:
             return mf.manager_from_user_agent(opts.user_agent)
-        if creating or rt.resource == "customresourcedefinitions":
-            return "kube-apiserver"
-        return "kube-controller-manager"
+        return "kube-apiserver" if creating else rt.in_process_manager
 
     def _set_managed_fields(
         self,

@@ -11,19 +11,13 @@ from ..kinds.strategy import ResourceType
 
 
 def internal_group(rt: ResourceType) -> str:
-    """The Go package of the kind's internal type (``core.ConfigMap``, ``apps.Deployment``, ...);
-    events.k8s.io Events are ``core.Event`` inside."""
-    if not rt.group or rt.group == "events.k8s.io":
-        return "core"
-    return rt.group.split(".")[0]
-
-
-# ``map[string][]byte`` fields: the JSON decoder base64-decodes them, so bad data fails decoding (400).
-_BYTES_FIELDS = {("", "Secret"): "data", ("", "ConfigMap"): "binaryData"}
+    """The Go package of the kind's internal type (``core.ConfigMap``, ``apps.Deployment``, ...)."""
+    return rt.internal_group or (rt.group.split(".")[0] if rt.group else "core")
 
 
 def check_bytes_fields(rt: ResourceType, body: dict) -> None:
-    key = _BYTES_FIELDS.get((rt.group, rt.kind))
+    """The kind's ``map[string][]byte`` field decodes as base64, as Go's JSON decoder does (400)."""
+    key = rt.bytes_field
     data = body.get(key) if key else None
     if not isinstance(data, dict):
         return

@@ -133,7 +133,7 @@ class Update(Create):
                     obj["status"] = deep_copy(old_ext["status"])
                 else:
                     obj.pop("status", None)
-            if rt.resource == "namespaces" and not rt.group:
+            if rt.spec_finalizers:  # only /finalize changes them
                 obj.setdefault("spec", {})["finalizers"] = list(
                     old_ext.get("spec", {}).get("finalizers") or []
                 )
@@ -175,7 +175,7 @@ class Update(Create):
         if stored == old:
             return Result(200, old_ext, warnings)  # no-op: no RV bump, no event (6-3)
         obj_key = object_key(ns, name)
-        spec_finalizers = rt.resource == "namespaces" and (stored.get("spec") or {}).get("finalizers")
+        spec_finalizers = rt.spec_finalizers and (stored.get("spec") or {}).get("finalizers")
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and not spec_finalizers:
             # The last finalizer went away: the object is deleted instead of stored (11-5).
             if not opts.dry_run:

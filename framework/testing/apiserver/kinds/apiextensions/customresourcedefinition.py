@@ -4,11 +4,17 @@ the ``crd`` package."""
 
 from __future__ import annotations
 
+from framework.meta.conditions import set_status_condition
+
 from ... import decoding
 from ...crd.definition import default_crd
 from ...crd.definition_validation import validate_crd
 from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
+
+# The finalizer a CRD's DELETE adds; the CRD finalizer controller removes it once every instance is gone
+# (``customresourcedefinition/etcd.go``, ``pkg/controller/finalizer``).
+CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 def normalize(obj: dict, old: dict | None) -> None:
@@ -19,6 +25,20 @@ def normalize(obj: dict, old: dict | None) -> None:
             "conditions": [],
             "storedVersions": [],
         }
+
+
+def mark_terminating(obj: dict) -> None:
+    """A deleted CRD waits for its instances' deletion (the store's Delete sets this condition)."""
+    conds = obj.setdefault("status", {}).setdefault("conditions", [])
+    set_status_condition(
+        conds,
+        {
+            "type": "Terminating",
+            "status": "True",
+            "reason": "InstanceDeletionPending",
+            "message": "CustomResourceDefinition marked for deletion; instance deletion pending",
+        },
+    )
 
 
 NULLS = decoding.shape(
@@ -57,5 +77,9 @@ STRATEGIES = [
         validate=validate_crd,
         smp=smp["CustomResourceDefinition"],
         time_fields=("status.conditions[].lastTransitionTime",),
+        # Its status is written by the API server's own apiextensions controllers.
+        in_process_manager="kube-apiserver",
+        deletion_finalizers=(CLEANUP_FINALIZER,),
+        on_deletion=mark_terminating,
     ),
 ]

@@ -60,5 +60,6 @@ STRATEGIES = [
         validate=validate_configmap,
         smp=smp["ConfigMap"],
         printer=PRINTER,
+        bytes_field="binaryData",
     ),
 ]

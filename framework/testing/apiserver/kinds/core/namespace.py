@@ -14,6 +14,9 @@ from .. import printing
 from ..strategy import PERSISTED_VERBS, ResourceType
 
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
+# The namespaces a DELETE is refused for: the NamespaceLifecycle admission plugin's immortal namespaces
+# (``plugin/pkg/admission/namespace/lifecycle/admission.go``).
+IMMORTAL = ("default", "kube-system", "kube-public")
 
 
 def validate_namespace(obj: dict) -> list[FieldError]:
@@ -47,6 +50,11 @@ def normalize(obj: dict, old: dict | None) -> None:
         # SetDefaults_NamespaceStatus: the status is a struct, its empty phase defaults to Active
         # (a /status update with ``status: null`` or ``{}``).
         obj["status"] = {**(obj.get("status") or {}), "phase": "Active"}
+
+
+def mark_terminating(obj: dict) -> None:
+    """A deleted namespace is Terminating until its content is gone and its finalizers removed."""
+    obj.setdefault("status", {})["phase"] = "Terminating"
 
 
 def fields(obj: dict) -> dict[str, str]:
@@ -86,5 +94,8 @@ STRATEGIES = [
         smp=smp["Namespace"],
         printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
+        undeletable_names=IMMORTAL,
+        on_deletion=mark_terminating,
+        spec_finalizers=True,
     ),
 ]

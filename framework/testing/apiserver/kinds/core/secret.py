@@ -80,5 +80,6 @@ STRATEGIES = [
         own_field_labels=True,
         smp=smp["Secret"],
         printer=PRINTER,
+        bytes_field="data",
     ),
 ]

@@ -24,6 +24,7 @@ STRATEGIES = [
     dataclasses.replace(
         core_event.STRATEGIES[0],
         group="events.k8s.io",
+        internal_group="core",  # a view of the core Event
         null_shape=decoding.shape(
             keep=("deprecatedFirstTimestamp", "deprecatedLastTimestamp", *core_event.EVENT_TIMES)
         ),
