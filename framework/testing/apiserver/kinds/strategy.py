@@ -1,10 +1,10 @@
 """A kind's strategy: everything the server knows about one resource in one group/version.
 
 A :class:`ResourceType` holds what kube-apiserver spreads over a kind's ``pkg/registry/<group>/<kind>/
-strategy.go`` and ``pkg/apis/<group>/validation``: scope, subresources, generation tracking, PUT
-semantics, name rules, field selectors, strategic-merge strategies, printer columns and the kind's own
-defaulting and validation hooks. The generic REST, patch, watch, table and admission code asks it and
-knows no kind by name.
+strategy.go`` and ``storage``, and ``pkg/apis/<group>/validation``: scope, subresources, generation
+tracking, PUT semantics, deletion rules, name rules, field selectors, strategic-merge strategies, printer
+columns and the kind's own defaulting and validation hooks. The generic REST, patch, watch, table and
+admission code asks it and knows no kind by name.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from .update import Update
 
 
 class Apply(Update):
-    """The apply patch type."""
+    """Server-side apply: the ``application/apply-patch+yaml`` patch type, an upsert."""
 
     def _apply(
         self,

@@ -15,7 +15,7 @@ from .reads import Reads
 
 
 class Delete(Reads):
-    """delete and deletecollection."""
+    """The delete and deletecollection verbs."""
 
     def delete(
         self,

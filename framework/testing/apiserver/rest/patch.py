@@ -25,7 +25,7 @@ PATCH_TYPES_CUSTOM = [
 
 
 class Patch(Apply):
-    """patch."""
+    """The patch verb: a patch applied to the live object (or its Scale), stored as an update."""
 
     def patch(
         self,

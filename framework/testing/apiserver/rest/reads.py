@@ -17,7 +17,7 @@ from .objects import object_key
 
 
 class Reads(RESTBase):
-    """get and list on storage."""
+    """The get and list verbs on storage."""
 
     def get_stored(self, rt: ResourceType, ns: str | None, name: str) -> dict:
         obj = self.storage.get(rt.storage, object_key(ns, name))
