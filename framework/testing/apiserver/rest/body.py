@@ -84,7 +84,7 @@ class BodyDecoding(RESTBase):
             return
         unknown = decode_builtin(rt, body, patched=patched)
         if unknown and opts is not None:
-            self._unknown_fields(unknown, opts, opts.decode_warnings)
+            opts.strict_decoding([f'unknown field "{u}"' for u in unknown])
 
     def _check_decodable(self, rt: ResourceType, api_version: str, kind: str) -> None:
         """A built-in endpoint decodes a body of another kind as kube-apiserver's codec does: an
@@ -106,12 +106,3 @@ class BodyDecoding(RESTBase):
         else:
             return  # the same kind in another version: decodes, then fails the version check
         raise errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {rt.kind}: {why}')
-
-    @staticmethod
-    def _unknown_fields(unknown: list[str], opts: WriteOptions, warnings: list[str]) -> None:
-        if opts.field_validation == "Strict":
-            raise errors.bad_request(
-                "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
-            )
-        if opts.field_validation == "Warn":
-            warnings.extend(f'unknown field "{u}"' for u in unknown)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import errors
+
 
 @dataclass
 class WriteOptions:
@@ -23,6 +25,16 @@ class WriteOptions:
     admission: Any = None
     # Unknown fields the decoder dropped from this request's body, as warnings (fieldValidation=Warn).
     decode_warnings: list[str] = field(default_factory=list)
+
+    def strict_decoding(self, texts: list[str], warnings: list[str] | None = None) -> None:
+        """What the body's strict decoder found (``unknown field "x"``, ``duplicate field "x"``):
+        a 400 ``strict decoding error: ...`` under Strict; under Warn, warnings (``warnings``, else
+        :attr:`decode_warnings`); nothing under Ignore (4-5)."""
+        if not texts or self.field_validation == "Ignore":
+            return
+        if self.field_validation == "Strict":
+            raise errors.bad_request("strict decoding error: " + ", ".join(texts))
+        (self.decode_warnings if warnings is None else warnings).extend(texts)
 
 
 @dataclass

@@ -53,6 +53,13 @@ class Patch(Apply):
         if old is None:
             raise errors.not_found(rt.resource, rt.group, name)
         current = deep_copy(self.external(rt, old))
+        if opts.field_validation != "Ignore" and isinstance(doc, dict | list):
+            # Repeated keys of the patch itself (k8s.io/apiserver handlers/patch.go decodes it strictly
+            # under Warn and Strict); a JSON patch's are named as its operations' ("json patch ...").
+            prefix = "json patch " if content_type == "application/json-patch+json" else ""
+            opts.strict_decoding(
+                [f'{prefix}duplicate field "{p}"' for p in gojson.duplicate_fields(raw, doc)]
+            )
         if subresource == "scale":  # the patch applies to the Scale view
             current = scale.to_scale(rt, current)
         if content_type == "application/json-patch+json":

@@ -66,7 +66,7 @@ class WriteChecks(BodyDecoding):
         apply_defaults(obj, schema)
         unknown = prune(obj, schema)
         if unknown:
-            self._unknown_fields(unknown, opts, warnings)
+            opts.strict_decoding([f'unknown field "{u}"' for u in unknown], warnings)
         return validate_object(obj, schema)
 
     def _validate(self, rt: ResourceType, stored: dict, old: dict | None, generate: bool) -> list[FieldError]:

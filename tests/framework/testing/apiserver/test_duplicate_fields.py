@@ -91,3 +91,41 @@ def test_the_quick_check_agrees_with_the_full_scan(text: bytes, expected: list[s
     reported exactly as the full scan reports it."""
     assert gojson.duplicate_fields(text, orjson.loads(text)) == expected
     assert gojson.duplicate_fields(text) == expected
+
+
+def _patch(raw, name: str, body: bytes, ctype: str, validation: str | None = None):
+    query = f"?fieldValidation={validation}" if validation else ""
+    return raw.request("PATCH", f"{CM}/{name}{query}", raw=body, headers={"Content-Type": ctype})
+
+
+@pytest.mark.parametrize("ctype", ["application/merge-patch+json", "application/strategic-merge-patch+json"])
+def test_a_patch_that_repeats_a_key_warns_and_strict_refuses(raw, core, ctype):
+    """k8s.io/apiserver handlers/patch.go decodes merge and strategic patches strictly under Warn and
+    Strict: their own repeated keys are reported as a create's are."""
+    name = "dup-" + ctype.split("/")[1].split("-")[0]
+    core.create_namespaced_config_map("default", {"metadata": {"name": name}, "data": {"a": "0"}})
+    r = _patch(raw, name, b'{"data":{"a":"1","a":"2"}}', ctype)
+    assert r.status == 200, r.data
+    assert 'duplicate field \\"data.a\\"' in r.headers.get("Warning", "")
+    assert core.read_namespaced_config_map(name, "default").data == {"a": "2"}  # the last value won
+    r = _patch(raw, name, b'{"data":{"a":"3","a":"4"}}', ctype, "Strict")
+    assert r.status == 400, r.data
+    assert json.loads(r.data)["message"] == 'strict decoding error: duplicate field "data.a"'
+    assert core.read_namespaced_config_map(name, "default").data == {"a": "2"}  # unchanged
+    r = _patch(raw, name, b'{"data":{"a":"5","a":"6"}}', ctype, "Ignore")
+    assert r.status == 200 and "Warning" not in r.headers
+    assert core.read_namespaced_config_map(name, "default").data == {"a": "6"}
+
+
+def test_a_json_patch_names_its_operations_repeated_keys(raw, core):
+    core.create_namespaced_config_map("default", {"metadata": {"name": "dup-jp"}, "data": {"a": "0"}})
+    body = b'[{"op":"replace","path":"/data/a","value":"1","value":"2"}]'
+    r = _patch(raw, "dup-jp", body, "application/json-patch+json")
+    assert r.status == 200, r.data
+    assert 'json patch duplicate field \\"[0].value\\"' in r.headers.get("Warning", "")
+    assert core.read_namespaced_config_map("dup-jp", "default").data == {"a": "2"}
+
+
+def test_a_patch_of_a_missing_object_is_not_found_before_its_keys_are_checked(raw):
+    r = _patch(raw, "dup-none", b'{"data":{"a":"1","a":"2"}}', "application/merge-patch+json", "Strict")
+    assert r.status == 404, r.data
