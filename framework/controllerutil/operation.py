@@ -8,8 +8,8 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from framework.client import NotFound
-from framework.client.interfaces import ReaderWriter
+from framework.client import AlreadyExists, NotFound
+from framework.client.interfaces import Reader, ReaderWriter
 from framework.client.patch import create_merge_patch
 from framework.meta.object import get_metadata
 
@@ -33,25 +33,44 @@ class OperationResult(enum.StrEnum):
 
 
 def _read_and_mutate(
-    client: ReaderWriter, obj: Mapping[str, Any], mutate: MutateFn | None
+    client: ReaderWriter, obj: Mapping[str, Any], mutate: MutateFn | None, live_reader: Reader | None
 ) -> tuple[dict[str, Any] | None, dict[str, Any]]:
     """``(existing, mutated copy)``; ``(None, created object)`` when there was none to read, in which
-    case ``obj`` mutated has been created (the step both operations share)."""
+    case ``obj`` mutated has been created (the step both operations share).
+
+    With ``live_reader``, ``existing`` is the live object whenever a write is needed: the cached read
+    only decides whether one is.
+    """
     key = _key(obj)
-    api_version, kind, namespace, name = key
-    try:
-        existing = client.get(api_version, kind, name, namespace)
-    except NotFound:
-        desired = copy.deepcopy(dict(obj))
-        _mutate(mutate, desired, key)
-        return None, client.create(desired)
-    desired = copy.deepcopy(existing)
-    _mutate(mutate, desired, key)
-    return existing, desired
+    existing = _get(client, key)
+    if existing is None:
+        try:
+            return None, client.create(_mutated(mutate, obj, key))
+        except AlreadyExists:
+            if live_reader is None:
+                raise
+            # The reader is behind (a cache that has not seen the object yet): go on with the live one.
+            existing = _get(live_reader, key)
+            if existing is None:
+                raise
+            return existing, _mutated(mutate, existing, key)
+    desired = _mutated(mutate, existing, key)
+    if live_reader is None or desired == existing:
+        return existing, desired
+    # A write is needed: decide it again on the live object, so mutate's checks see fresh data and the
+    # write carries the live resourceVersion.
+    live = _get(live_reader, key)
+    if live is None:  # deleted since the reader saw it
+        return None, client.create(_mutated(mutate, obj, key))
+    return live, _mutated(mutate, live, key)
 
 
 def create_or_update(
-    client: ReaderWriter, obj: Mapping[str, Any], mutate: MutateFn | None = None
+    client: ReaderWriter,
+    obj: Mapping[str, Any],
+    mutate: MutateFn | None = None,
+    *,
+    live_reader: Reader | None = None,
 ) -> tuple[dict[str, Any], OperationResult]:
     """Read ``obj`` (by apiVersion, kind, namespace and name), apply ``mutate`` and write the result.
 
@@ -64,8 +83,15 @@ def create_or_update(
     replaced by what is read before ``mutate`` runs, so set fields inside ``mutate``. Changes to
     ``status`` are not written (use ``create_or_patch``); ``mutate`` must not change name or
     namespace (``ValueError``). With ``mgr.client`` the read comes from the cache.
+
+    ``live_reader`` (an uncached reader, e.g. ``mgr.api_reader``) is for a ``mutate`` that holds
+    safety checks which must not pass on stale data: the read through ``client`` only decides whether a
+    write is needed; if one is, the object is read live, ``mutate`` runs again on it (and may raise
+    there), and the write is based on the live object. The live object unchanged by ``mutate`` gives
+    ``UNCHANGED`` without a write; gone live, it is created from ``obj``; a create that finds the object
+    already there (``AlreadyExists``, the reader was behind) goes on with the live object.
     """
-    existing, desired = _read_and_mutate(client, obj, mutate)
+    existing, desired = _read_and_mutate(client, obj, mutate, live_reader)
     if existing is None:
         return desired, OperationResult.CREATED
     if desired == existing:
@@ -74,7 +100,11 @@ def create_or_update(
 
 
 def create_or_patch(
-    client: ReaderWriter, obj: Mapping[str, Any], mutate: MutateFn | None = None
+    client: ReaderWriter,
+    obj: Mapping[str, Any],
+    mutate: MutateFn | None = None,
+    *,
+    live_reader: Reader | None = None,
 ) -> tuple[dict[str, Any], OperationResult]:
     """As :func:`create_or_update`, but changes are sent as JSON merge patches: one for the object
     (without ``status``) and, if ``status`` changed, one to the ``/status`` subresource.
@@ -83,9 +113,10 @@ def create_or_patch(
     with a concurrent writer of other fields (it also cannot notice one). Results:
     ``UPDATED`` (object only), ``UPDATED_STATUS`` (object and status), ``UPDATED_STATUS_ONLY``,
     ``CREATED`` (status changes are dropped on create, as the API server drops them), ``UNCHANGED``.
+    ``live_reader`` as for :func:`create_or_update`: the patches are computed from the live object.
     """
     api_version, kind, namespace, name = _key(obj)
-    existing, desired = _read_and_mutate(client, obj, mutate)
+    existing, desired = _read_and_mutate(client, obj, mutate, live_reader)
     if existing is None:
         return desired, OperationResult.CREATED
     before, after = dict(existing), dict(desired)
@@ -114,8 +145,21 @@ def _key(obj: Mapping[str, Any]) -> tuple[str, str, str | None, str]:
     return api_version, kind, meta.get("namespace") or None, name
 
 
-def _mutate(mutate: MutateFn | None, obj: dict[str, Any], key: tuple[str, str, str | None, str]) -> None:
+def _get(reader: Reader, key: tuple[str, str, str | None, str]) -> dict[str, Any] | None:
+    api_version, kind, namespace, name = key
+    try:
+        return reader.get(api_version, kind, name, namespace)
+    except NotFound:
+        return None
+
+
+def _mutated(
+    mutate: MutateFn | None, obj: Mapping[str, Any], key: tuple[str, str, str | None, str]
+) -> dict[str, Any]:
+    """A deep copy of ``obj`` changed by ``mutate`` (``obj`` itself is left alone)."""
+    desired = copy.deepcopy(dict(obj))
     if mutate is not None:
-        mutate(obj)
-    if _key(obj)[2:] != key[2:]:
+        mutate(desired)
+    if _key(desired)[2:] != key[2:]:
         raise ValueError("mutate must not change the object's name or namespace")
+    return desired

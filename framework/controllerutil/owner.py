@@ -26,6 +26,8 @@ __all__ = [
     "get_controller_of",
     "has_controller_reference",
     "has_owner_reference",
+    "merge_owner_references",
+    "new_controller_ref",
     "remove_controller_reference",
     "remove_owner_reference",
     "set_controller_reference",
@@ -116,6 +118,39 @@ def has_owner_reference(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> boo
     return any(_same_object(r, target) for r in _refs(obj))
 
 
+def new_controller_ref(
+    owner: Mapping[str, Any], gvk: tuple[str, str] | None = None, *, block_owner_deletion: bool = True
+) -> dict[str, Any]:
+    """A controller reference to ``owner`` (client-go's ``metav1.NewControllerRef``): ``apiVersion``,
+    ``kind``, ``name``, ``uid``, ``controller: true`` and ``blockOwnerDeletion``.
+
+    ``gvk`` is ``(apiVersion, kind)``; without it the owner's own are used (as read from the API
+    server). Raises ``ValueError`` when the owner lacks any of them, a name or a uid.
+    """
+    api_version, kind = gvk if gvk is not None else (owner.get("apiVersion"), owner.get("kind"))
+    ref = _reference({**owner, "apiVersion": api_version, "kind": kind}, None)
+    ref["controller"] = True
+    ref["blockOwnerDeletion"] = block_owner_deletion
+    return ref
+
+
+def merge_owner_references(obj: dict[str, Any], refs: list[Mapping[str, Any]]) -> bool:
+    """Append each of ``refs`` whose ``uid`` ``obj`` does not reference yet; the references already
+    there are kept as they are (Gardener's ``kubernetes.MergeOwnerReferences``). Returns whether
+    ``obj`` changed."""
+    existing = _refs(obj)
+    uids = {r.get("uid") for r in existing}
+    added = []
+    for ref in refs:
+        if ref.get("uid") not in uids:
+            uids.add(ref.get("uid"))
+            added.append(dict(ref))
+    if not added:
+        return False
+    _set_refs(obj, [*existing, *added])
+    return True
+
+
 # --- internals -------------------------------------------------------------------------------------
 
 
@@ -139,7 +174,8 @@ def _identity(owner: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _reference(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, Any]:
+def _reference(owner: Mapping[str, Any], obj: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A reference to ``owner``; ``obj`` (``None``: not checked) must be allowed to name it."""
     meta = get_metadata(owner)
     missing = [
         field
@@ -154,7 +190,7 @@ def _reference(owner: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, An
     if missing:
         raise ValueError(f"owner has no {', '.join(missing)}: pass the owner as read from the API server")
     owner_ns = get_namespace(owner)
-    if owner_ns:
+    if owner_ns and obj is not None:
         obj_ns = get_namespace(obj)
         if not obj_ns:
             raise ValueError(

@@ -11,6 +11,8 @@ from framework.controllerutil import (
     get_controller_of,
     has_controller_reference,
     has_owner_reference,
+    merge_owner_references,
+    new_controller_ref,
     remove_controller_reference,
     remove_finalizer,
     remove_owner_reference,
@@ -145,3 +147,42 @@ def test_finalizers():
     assert remove_finalizer({"apiVersion": "v1", "kind": "ConfigMap"}, "x") is False
     bare: dict = {}
     assert add_finalizer(bare, "x") is True and bare == {"metadata": {"finalizers": ["x"]}}
+
+
+def test_new_controller_ref_is_client_gos_new_controller_ref():
+    owner = obj("Widget", "w", uid="u1", av="example.com/v1")
+    assert new_controller_ref(owner) == {
+        "apiVersion": "example.com/v1",
+        "kind": "Widget",
+        "name": "w",
+        "uid": "u1",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    # An explicit (apiVersion, kind), for an owner dict that carries neither (metav1.NewControllerRef's gvk).
+    bare = {"metadata": {"name": "p", "uid": "u2"}}
+    ref = new_controller_ref(bare, ("core.example.com/v1beta1", "Project"), block_owner_deletion=False)
+    assert ref["apiVersion"] == "core.example.com/v1beta1" and ref["kind"] == "Project"
+    assert ref["blockOwnerDeletion"] is False and ref["controller"] is True
+    with pytest.raises(ValueError, match="apiVersion, kind"):
+        new_controller_ref(bare)
+    with pytest.raises(ValueError, match=r"metadata\.uid"):
+        new_controller_ref({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+
+
+def test_merge_owner_references_appends_only_unknown_uids():
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap", "name": "x", "uid": "other"}
+    child = obj("Secret", "s")
+    child["metadata"]["ownerReferences"] = [foreign]
+    mine = new_controller_ref(obj("Widget", "w", uid="u1", av="example.com/v1"))
+    assert merge_owner_references(child, [mine]) is True
+    assert child["metadata"]["ownerReferences"] == [foreign, mine]
+    # The same uid under another name or flags counts as present: nothing is replaced.
+    renamed = {**mine, "name": "renamed", "blockOwnerDeletion": False}
+    assert merge_owner_references(child, [renamed]) is False
+    assert child["metadata"]["ownerReferences"] == [foreign, mine]
+    # Duplicates within refs are added once; an object without references gets the list.
+    empty = obj("Secret", "t")
+    assert merge_owner_references(empty, [mine, dict(mine)]) is True
+    assert empty["metadata"]["ownerReferences"] == [mine]
+    assert merge_owner_references(empty, []) is False
