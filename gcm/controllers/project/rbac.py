@@ -4,9 +4,12 @@ Gardener's ``pkg/component/garden/projectrbac``. Per Project ``<p>`` with namesp
 four ClusterRoles, four ClusterRoleBindings and three RoleBindings (the 11 standard objects) plus, per
 extension role ``<r>``, a ClusterRole and a RoleBinding named ``gardener.cloud:extension:project:<p>:<r>``.
 
-Every object is handled "get, then create or patch": read from the cache; absent → create; present →
-compute the desired owner references, labels, rules / aggregationRule, roleRef and subjects and patch
-only what differs. Deviations from Gardener, both deliberate:
+Every object is handled "get, then create or patch" by ``framework.controllerutil.create_or_patch``:
+read from the cache; absent → create; present → replace the owner references, labels, rules /
+aggregationRule and subjects where they differ, and patch only what changed. Because the cache may lag
+behind our own writes, a patch is only sent after the difference was confirmed on a live read
+(``live_reader``), and a create that finds the object already there goes on with the live object.
+Deviations from Gardener, both deliberate:
 
 - the patch is an RFC 7386 merge patch rather than a strategic-merge patch: both replace ``rules``,
   ``subjects`` and (here, as the spec asks: "the whole owner list is replaced") ``ownerReferences``
@@ -15,18 +18,17 @@ only what differs. Deviations from Gardener, both deliberate:
   precondition) and created again instead of failing forever;
 - the objects are applied one after another (each reconcile worker already runs in parallel with the
   others), and every error is collected and returned together, as Gardener's concurrent flow does.
-
-The cache may lag behind our own writes: a write is only sent after the difference was confirmed
-against a live read, and a create that finds the object already there falls back to that live read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from framework.client import AlreadyExists, NotFound
-from framework.meta.object import get_metadata
+from framework.client import NotFound
+from framework.controllerutil import create_or_patch, new_controller_ref
+from framework.meta.object import ensure_metadata
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_EXTENSION_PROJECT as NAME_PREFIX_EXTENSION
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_PROJECT as NAME_PREFIX_PROJECT
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_PROJECT_UAM as NAME_PREFIX_UAM
@@ -160,15 +162,8 @@ def extension_role_names(project: dict) -> set[str]:
 
 
 def owner_reference(project: dict) -> dict:
-    meta = project["metadata"]
-    return {
-        "apiVersion": PROJECT_API_VERSION,
-        "kind": PROJECT[1],
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": False,
-    }
+    """The Project as controller, ``blockOwnerDeletion: false`` (as Gardener's projectrbac)."""
+    return new_controller_ref(project, PROJECT, block_owner_deletion=False)
 
 
 def extension_labels(project: dict) -> dict[str, str]:
@@ -276,7 +271,11 @@ def desired_objects(project: dict) -> list[dict]:
     return standard_objects(project, buckets) + extension_objects(project, buckets)
 
 
-# --- comparing and patching -------------------------------------------------------------------------
+# --- converging -----------------------------------------------------------------------------------------
+
+
+class RoleRefChanged(Exception):
+    """A binding's ``roleRef`` differs from the desired one; it is immutable, so no patch can fix it."""
 
 
 def _norm_rules(rules: Any) -> list[dict]:
@@ -291,35 +290,39 @@ def _norm_role_ref(ref: Any) -> dict:
     return {k: v for k, v in (ref or {}).items() if v not in (None, "")}
 
 
-def diff(live: dict, desired: dict) -> dict:
-    """The merge patch that turns ``live`` into ``desired`` for the fields this component owns."""
-    patch: dict[str, Any] = {}
-    meta: dict[str, Any] = {}
-    live_meta = get_metadata(live)
-    want_meta = desired["metadata"]
-    if (live_meta.get("ownerReferences") or []) != want_meta["ownerReferences"]:
-        meta["ownerReferences"] = want_meta["ownerReferences"]
-    live_labels = live_meta.get("labels") or {}
-    want_labels = want_meta.get("labels") or {}
-    if live_labels != want_labels:
-        if not want_labels:
-            meta["labels"] = None
-        else:
-            meta["labels"] = {**{k: None for k in live_labels if k not in want_labels}, **want_labels}
-    if meta:
-        patch["metadata"] = meta
-    if "rules" in desired and _norm_rules(live.get("rules")) != _norm_rules(desired["rules"]):
-        patch["rules"] = desired["rules"]
-    if "aggregationRule" in desired and live.get("aggregationRule") != desired["aggregationRule"]:
-        patch["aggregationRule"] = desired["aggregationRule"]
-    if "subjects" in desired and _norm_subjects(live.get("subjects")) != _norm_subjects(desired["subjects"]):
-        # An empty bucket is written as an empty list (null would not clear it in a merge patch).
-        patch["subjects"] = desired["subjects"]
-    return patch
+def _same(value: Any) -> Any:
+    return value
 
 
 def role_ref_changed(live: dict, desired: dict) -> bool:
     return "roleRef" in desired and _norm_role_ref(live.get("roleRef")) != _norm_role_ref(desired["roleRef"])
+
+
+def converge(desired: dict, *, check_role_ref: bool = True) -> Callable[[dict], None]:
+    """The ``mutate`` of ``create_or_patch`` for ``desired``: replace the fields this component owns
+    (owner references, labels, rules / aggregationRule, subjects) where they differ, compared after
+    dropping empty values. Raises :class:`RoleRefChanged` for a binding with another roleRef."""
+    want_meta = desired["metadata"]
+    want_labels = want_meta.get("labels") or {}
+    owned = (("rules", _norm_rules), ("aggregationRule", _same), ("subjects", _norm_subjects))
+
+    def mutate(obj: dict) -> None:
+        if check_role_ref and role_ref_changed(obj, desired):
+            raise RoleRefChanged(f"{desired['kind']} {want_meta['name']} has another roleRef")
+        meta = ensure_metadata(obj)
+        if (meta.get("ownerReferences") or []) != want_meta["ownerReferences"]:
+            meta["ownerReferences"] = copy.deepcopy(want_meta["ownerReferences"])
+        if (meta.get("labels") or {}) != want_labels:
+            if want_labels:
+                meta["labels"] = dict(want_labels)
+            else:
+                del meta["labels"]
+        for field, norm in owned:
+            # An empty subject list is written as an empty list (a missing one would not clear it).
+            if field in desired and norm(obj.get(field)) != norm(desired[field]):
+                obj[field] = copy.deepcopy(desired[field])
+
+    return mutate
 
 
 # --- the component ------------------------------------------------------------------------------------
@@ -355,49 +358,41 @@ class ProjectRBAC:
         if errors:
             raise RBACError(errors)
 
-    def _get(self, reader: Any, obj: dict) -> dict | None:
-        meta = obj["metadata"]
-        try:
-            return reader.get(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
-        except NotFound:
-            return None
-
     def apply(self, desired: dict) -> None:
-        """Get (cache), then create, or patch the difference (confirmed against a live read)."""
-        live = self._get(self.client, desired)
-        if live is not None and not diff(live, desired) and not role_ref_changed(live, desired):
-            return
-        if live is None:
-            try:
-                self.client.create(desired)
-                return
-            except AlreadyExists:
-                pass
-        live = self._get(self.api_reader, desired)
-        if live is None:
-            self.client.create(desired)  # deleted in the meantime
-            return
-        if role_ref_changed(live, desired):
-            # roleRef is immutable: delete the hand-edited binding and create it again.
-            meta = desired["metadata"]
-            try:
-                self.client.delete(
-                    desired["apiVersion"],
-                    desired["kind"],
-                    meta["name"],
-                    meta.get("namespace"),
-                    preconditions={"uid": live["metadata"]["uid"]},
-                )
-            except NotFound:
-                pass
+        """Create, or patch what differs (decided on the cache, confirmed on the live object)."""
+        try:
+            create_or_patch(self.client, desired, converge(desired), live_reader=self.api_reader)
+        except RoleRefChanged:
+            self._recreate(desired)
+
+    def _recreate(self, desired: dict) -> None:
+        """roleRef is immutable: delete the hand-edited binding (UID precondition) and create it again.
+
+        Decided on the live binding; if the cache only lagged behind a fix, the rest is patched.
+        """
+        meta = desired["metadata"]
+        try:
+            live = self.api_reader.get(
+                desired["apiVersion"], desired["kind"], meta["name"], meta.get("namespace")
+            )
+        except NotFound:
             self.client.create(desired)
             return
-        patch = diff(live, desired)
-        if patch:
-            meta = desired["metadata"]
-            self.client.patch(
-                desired["apiVersion"], desired["kind"], meta["name"], patch, meta.get("namespace")
+        if not role_ref_changed(live, desired):
+            mutate = converge(desired, check_role_ref=False)
+            create_or_patch(self.client, desired, mutate, live_reader=self.api_reader)
+            return
+        try:
+            self.client.delete(
+                desired["apiVersion"],
+                desired["kind"],
+                meta["name"],
+                meta.get("namespace"),
+                preconditions={"uid": live["metadata"]["uid"]},
             )
+        except NotFound:
+            pass
+        self.client.create(desired)
 
     # -- stale extension roles (§5) ---------------------------------------------------------------------
 

@@ -26,9 +26,25 @@ from typing import Any
 
 import structlog
 
-from framework.client import AlreadyExists, NotFound
-from framework.controllerutil import add_finalizer, contains_finalizer, remove_finalizer
-from framework.meta.object import get_finalizers, get_labels, get_metadata
+from framework.client import NotFound
+from framework.controllerutil import (
+    add_finalizer,
+    contains_finalizer,
+    create_or_patch,
+    create_or_update,
+    merge_owner_references,
+    new_controller_ref,
+    remove_finalizer,
+)
+from framework.meta.object import (
+    ensure_metadata,
+    get_annotations,
+    get_finalizers,
+    get_labels,
+    get_metadata,
+    get_namespace,
+    get_owner_references,
+)
 from framework.meta.strconv import is_true
 from framework.reconcile import Request, Result
 from framework.record import NORMAL, WARNING
@@ -105,16 +121,33 @@ def go_map_literal(m: dict[str, str]) -> str:
     return "map[string]string{" + items + "}"
 
 
+def adopt_namespace(project: dict, namespace: dict) -> None:
+    """Merge this Project's labels, annotations and owner reference into ``namespace`` (§5).
+
+    Raises :class:`NamespaceError`, leaving ``namespace`` unchanged, when the security rule forbids
+    using it: it must already carry both project labels and no other Project's UID annotation.
+    """
+    labels = project_labels(project)
+    if not has_project_labels(namespace, project):
+        raise NamespaceError(
+            f"namespace cannot be used as it needs the project labels {go_map_literal(labels)}"
+        )
+    uid = project["metadata"]["uid"]
+    annotations = get_annotations(namespace)
+    if ANNOTATION_PROJECT_UID in annotations and annotations[ANNOTATION_PROJECT_UID] != uid:
+        raise NamespaceError("namespace is already in-use by another project")
+    merge_owner_references(namespace, [controller_reference(project)])
+    meta = ensure_metadata(namespace)
+    meta["labels"] = {**get_labels(namespace), **labels}
+    merged = {**annotations, ANNOTATION_PROJECT_UID: uid}
+    if ANNOTATION_CREATED_BY_CONTROLLER not in annotations:
+        merged[ANNOTATION_KEEP_AFTER_DELETION] = "true"
+    meta["annotations"] = merged
+
+
 def controller_reference(project: dict, block_owner_deletion: bool = True) -> dict:
-    meta = project["metadata"]
-    return {
-        "apiVersion": PROJECT_API_VERSION,
-        "kind": KIND,
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": block_owner_deletion,
-    }
+    """The Project's controller reference (``metav1.NewControllerRef(project, core/v1beta1 Project)``)."""
+    return new_controller_ref(project, PROJECT, block_owner_deletion=block_owner_deletion)
 
 
 # --- default ResourceQuota (§7) ----------------------------------------------------------------------
@@ -140,10 +173,8 @@ def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict 
     cfg_hard = {k: str(v) for k, v in (((quota_config or {}).get("spec") or {}).get("hard") or {}).items()}
     live = live or {}
     live_meta = get_metadata(live)
-    owners = list(live_meta.get("ownerReferences") or [])
-    uid = project["metadata"]["uid"]
-    if not any(o.get("uid") == uid for o in owners):
-        owners.append(controller_reference(project, block_owner_deletion=True))
+    owned = {"metadata": {"ownerReferences": list(live_meta.get("ownerReferences") or [])}}
+    merge_owner_references(owned, [controller_reference(project, block_owner_deletion=True)])
     live_hard = (live.get("spec") or {}).get("hard") or {}
     hard = {k: live_hard.get(k, v) for k, v in cfg_hard.items()}
     return {
@@ -154,33 +185,23 @@ def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict 
             "namespace": namespace,
             "labels": {**(live_meta.get("labels") or {}), **(cfg_meta.get("labels") or {})},
             "annotations": {**(live_meta.get("annotations") or {}), **(cfg_meta.get("annotations") or {})},
-            "ownerReferences": owners,
+            "ownerReferences": get_owner_references(owned),
         },
         "spec": {"hard": hard},
     }
 
 
-def quota_patch(live: dict, desired: dict) -> dict:
-    """The merge patch from ``live`` to ``desired`` (empty when nothing differs)."""
-    patch: dict[str, Any] = {}
-    live_meta, want_meta = get_metadata(live), desired["metadata"]
-    meta: dict[str, Any] = {}
-    for key in ("labels", "annotations"):
-        have, want = live_meta.get(key) or {}, want_meta[key]
-        changed = {k: v for k, v in want.items() if have.get(k) != v}
-        if changed:
-            meta[key] = changed
-    if (live_meta.get("ownerReferences") or []) != want_meta["ownerReferences"]:
-        meta["ownerReferences"] = want_meta["ownerReferences"]
-    if meta:
-        patch["metadata"] = meta
-    have_hard = (live.get("spec") or {}).get("hard") or {}
-    want_hard = desired["spec"]["hard"]
-    hard: dict[str, Any] = {k: None for k in have_hard if k not in want_hard}
-    hard.update({k: v for k, v in want_hard.items() if have_hard.get(k) != v})
-    if hard:
-        patch["spec"] = {"hard": hard}
-    return patch
+def merge_quota(project: dict, quota_config: dict, quota: dict) -> None:
+    """Change ``quota`` in place into :func:`desired_quota`; only the fields §7 owns, and only where
+    they differ (an empty map is not written over a missing one)."""
+    want = desired_quota(project, get_namespace(quota), quota_config, quota)
+    meta, want_meta = ensure_metadata(quota), want["metadata"]
+    for key in ("labels", "annotations", "ownerReferences"):
+        if (meta.get(key) or type(want_meta[key])()) != want_meta[key]:
+            meta[key] = want_meta[key]
+    spec = quota.setdefault("spec", {})
+    if (spec.get("hard") or {}) != want["spec"]["hard"]:
+        spec["hard"] = want["spec"]["hard"]
 
 
 # --- the reconciler ----------------------------------------------------------------------------------
@@ -290,30 +311,18 @@ class ProjectReconciler:
     # -- §5: namespace ------------------------------------------------------------------------------------
 
     def ensure_namespace(self, project: dict) -> dict:
-        """Create the project namespace, or adopt an existing one that carries the project labels."""
+        """Create the project namespace, or adopt an existing one that carries the project labels.
+
+        The adoption rules run on the cached namespace and, before any write, again on the live one.
+        """
         name = (project.get("spec") or {}).get("namespace") or generated_namespace_name(project)
-        namespace = self._get(self.client, "v1", "Namespace", name)
-        from_cache = True
-        if namespace is None:
-            try:
-                return self.client.create(self._new_namespace(project, name))
-            except AlreadyExists:
-                namespace = self._get(self.api_reader, "v1", "Namespace", name)
-                from_cache = False
-                if namespace is None:
-                    raise
-        while True:
-            desired = self._adopted(project, namespace)
-            if desired is None:
-                return namespace
-            if from_cache:
-                # Confirm against the live object before writing (and check the rules again on it).
-                live = self._get(self.api_reader, "v1", "Namespace", name)
-                if live is None:
-                    return self.client.create(self._new_namespace(project, name))
-                namespace, from_cache = live, False
-                continue
-            return self.client.update(desired)
+        namespace, _ = create_or_update(
+            self.client,
+            self._new_namespace(project, name),
+            lambda ns: adopt_namespace(project, ns),
+            live_reader=self.api_reader,
+        )
+        return namespace
 
     def _new_namespace(self, project: dict, name: str) -> dict:
         return {
@@ -330,69 +339,22 @@ class ProjectReconciler:
             },
         }
 
-    def _adopted(self, project: dict, namespace: dict) -> dict | None:
-        """The namespace with this Project's metadata merged in, ``None`` if nothing changes.
-
-        Raises :class:`NamespaceError` when the security rule forbids using the namespace.
-        """
-        labels = project_labels(project)
-        meta = get_metadata(namespace)
-        if not has_project_labels(namespace, project):
-            raise NamespaceError(
-                f"namespace cannot be used as it needs the project labels {go_map_literal(labels)}"
-            )
-        uid = project["metadata"]["uid"]
-        annotations = meta.get("annotations") or {}
-        if ANNOTATION_PROJECT_UID in annotations and annotations[ANNOTATION_PROJECT_UID] != uid:
-            raise NamespaceError("namespace is already in-use by another project")
-        owners = list(meta.get("ownerReferences") or [])
-        if not any(o.get("uid") == uid for o in owners):
-            owners.append(controller_reference(project))
-        new_labels = {**(meta.get("labels") or {}), **labels}
-        new_annotations = {**annotations, ANNOTATION_PROJECT_UID: uid}
-        if ANNOTATION_CREATED_BY_CONTROLLER not in annotations:
-            new_annotations[ANNOTATION_KEEP_AFTER_DELETION] = "true"
-        if (
-            owners == (meta.get("ownerReferences") or [])
-            and new_labels == (meta.get("labels") or {})
-            and new_annotations == annotations
-        ):
-            return None
-        return {
-            **namespace,
-            "metadata": {
-                **meta,
-                "labels": new_labels,
-                "annotations": new_annotations,
-                "ownerReferences": owners,
-            },
-        }
-
     # -- §7: default ResourceQuota ------------------------------------------------------------------------
 
     def reconcile_quota(self, project: dict, namespace: str) -> None:
         quota = select_quota(self.config.quotas, project["metadata"].get("labels"))
         if quota is None:
             return
-        live = self._get(self.client, "v1", "ResourceQuota", QUOTA_NAME, namespace)
-        if live is None:
-            try:
-                self.client.create(desired_quota(project, namespace, quota.config, None))
-                return
-            except AlreadyExists:
-                live = self._get(self.api_reader, "v1", "ResourceQuota", QUOTA_NAME, namespace)
-                if live is None:
-                    raise
-        elif not quota_patch(live, desired_quota(project, namespace, quota.config, live)):
-            return
-        else:
-            live = self._get(self.api_reader, "v1", "ResourceQuota", QUOTA_NAME, namespace)
-            if live is None:
-                self.client.create(desired_quota(project, namespace, quota.config, None))
-                return
-        patch = quota_patch(live, desired_quota(project, namespace, quota.config, live))
-        if patch:
-            self.client.patch("v1", "ResourceQuota", QUOTA_NAME, patch, namespace)
+        create_or_patch(
+            self.client,
+            {
+                "apiVersion": "v1",
+                "kind": "ResourceQuota",
+                "metadata": {"name": QUOTA_NAME, "namespace": namespace},
+            },
+            lambda live: merge_quota(project, quota.config, live),
+            live_reader=self.api_reader,
+        )
 
     # -- §6: deletion ---------------------------------------------------------------------------------
 

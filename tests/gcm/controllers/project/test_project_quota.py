@@ -6,14 +6,16 @@ per-shoot adjustments of ``project-resourcequota`` do not mix in.
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
+from framework.client.patch import create_merge_patch
 from gcm.config import LabelSelector, LabelSelectorRequirement, QuotaConfiguration
-from gcm.controllers.project.project.reconciler import desired_quota, quota_patch, select_quota
+from gcm.controllers.project.project.reconciler import desired_quota, merge_quota, select_quota
 
 
 def _harness():
@@ -190,6 +192,10 @@ def test_b25_existing_quota_merged():
     assert d["metadata"]["ownerReferences"] == [unrelated, OWNER]
     assert d["spec"]["hard"] == {SHOOTS: "50", "count/secrets": "10"}
     assert d["metadata"]["labels"] == {"l": "1"} and d["metadata"]["annotations"] == {"a": "1"}
-    patch = quota_patch(live, d)
+    merged = copy.deepcopy(live)
+    merge_quota(PROJECT, CONFIG, merged)
+    patch = create_merge_patch(live, merged)
     assert patch["spec"] == {"hard": {"count/secrets": "10"}}
-    assert quota_patch({**d}, d) == {}
+    again = copy.deepcopy(d)
+    merge_quota(PROJECT, CONFIG, again)
+    assert create_merge_patch(d, again) == {}

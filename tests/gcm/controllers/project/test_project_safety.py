@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from framework.client import Client, Invalid
+from framework.manager import Manager
 from framework.testing import consistently
 from gcm.controllers.project.project.reconciler import (
     NamespaceError,
@@ -74,6 +75,35 @@ def test_reconciler_refuses_unlabelled_namespaces_even_without_schema(env, names
     assert reconciler.release_namespace(project, namespace) is True  # released without touching it
     assert snapshot(env, namespace) == before
     assert env.get("v1", "Namespace", namespace)["metadata"].get("deletionTimestamp") is None
+
+
+def test_adoption_is_decided_again_on_the_live_namespace(env):
+    """A cache that still shows the project labels does not decide an adoption: the labels were removed
+    since, and the live re-check refuses the namespace before anything is written."""
+    gcm = Client.from_kubeconfig(env.embedded.gcm_kubeconfig, qps=0)
+    env.create_namespace("garden-lag", labels=h.project_labels("lag"))
+    stale = Manager(gcm)
+    cached_labels = stale.client.get("v1", "Namespace", "garden-lag")["metadata"]["labels"]
+    assert h.project_labels("lag").items() <= cached_labels.items()
+    assert stale.cache.stop()  # from here on the cache lags behind every write
+    env.admin.patch(
+        "v1", "Namespace", "garden-lag", {"metadata": {"labels": {"project.gardener.cloud/name": None}}}
+    )
+    before = snapshot(env, "garden-lag")
+    reconciler = ProjectReconciler(
+        stale.client, h.FakeRecorder(), None, env.cfg.controllers.project, api_reader=gcm
+    )
+    project = {"metadata": {"name": "lag", "uid": "uid-lag"}, "spec": {"namespace": "garden-lag"}}
+    with pytest.raises(NamespaceError, match="needs the project labels"):
+        reconciler.ensure_namespace(project)
+    assert snapshot(env, "garden-lag") == before
+    # Labelled again (live only): the adoption goes ahead on the live namespace, at its resourceVersion.
+    env.admin.patch("v1", "Namespace", "garden-lag", {"metadata": {"labels": h.project_labels("lag")}})
+    adopted = reconciler.ensure_namespace(project)
+    assert adopted["metadata"]["annotations"]["namespace.gardener.cloud/project"] == "uid-lag"
+    assert (
+        adopted["metadata"]["annotations"]["namespace.gardener.cloud/keep-after-project-deletion"] == "true"
+    )
 
 
 def test_garden_namespace_is_not_adopted(env):
