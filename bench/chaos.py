@@ -36,7 +36,6 @@ import os
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -53,6 +52,7 @@ import yaml
 from framework.client import Client, Conflict, NotFound
 from framework.client.errors import APIError
 from framework.meta.time import parse_time
+from framework.testing.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFESTS = ROOT / "manifests"
@@ -83,12 +83,6 @@ RESOURCES = [
     "leases",
     "shoots",
 ]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass

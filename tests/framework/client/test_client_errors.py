@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import socket
 import time
 
 import pytest
@@ -25,6 +24,7 @@ from framework.client import (
     UnsupportedMediaType,
     errors,
 )
+from framework.testing import free_port
 
 
 def cm(name: str, **data: str) -> dict:
@@ -143,9 +143,7 @@ def test_method_not_allowed_and_unsupported_media(client: Client):
 def test_network_error_when_nothing_listens():
     from kubernetes import client as k8s
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     cfg = k8s.Configuration()
     cfg.host = f"http://127.0.0.1:{port}"
     c = Client.from_configuration(cfg, qps=0)

@@ -15,24 +15,9 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config
 
-from framework.testing import eventually
+from framework.testing import eventually, free_port
 
 CORE = "core.gardener.cloud"
-
-
-_GIVEN: set[int] = set()
-
-
-def free_port() -> int:
-    """A free port not handed out before in this run: a config's ports and the embedded API server's
-    must differ, and a port just released may come back from the kernel for the next bind to 0."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _GIVEN:
-            _GIVEN.add(port)
-            return port
 
 
 def write_config(tmp_path: Path) -> Path:

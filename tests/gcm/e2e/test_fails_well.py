@@ -20,7 +20,7 @@ import urllib3
 import yaml
 from kubernetes import client as k8s
 
-from framework.testing import APIServer, eventually
+from framework.testing import APIServer, eventually, free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 CRDS = ROOT / "manifests" / "crds"
@@ -28,12 +28,6 @@ HEADER = {
     "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
     "kind": "ControllerManagerConfiguration",
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def write_config(tmp_path: Path, name: str = "config.yaml", **fields) -> tuple[Path, int, int]:

@@ -38,7 +38,7 @@ from kubernetes.client.rest import ApiException
 
 from framework.certs import self_signed_cert
 from framework.meta.quantity import parse_quantity
-from framework.testing import eventually
+from framework.testing import eventually, free_port
 from framework.testing.kubectl import Kubectl
 
 pytestmark = pytest.mark.image
@@ -193,12 +193,6 @@ class Pod:
         ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _port_in_use(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
@@ -230,7 +224,7 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
     tmp = tmp_path_factory.mktemp("apiserver")
     pod = Pod(_deploy_objects()[("Deployment", "gardener-controller-manager")], _deploy_objects(), tmp)
     namespace, service, service_port, container_port = pod.webhook_target()
-    port, kubeconfig = _free_port(), tmp / "admin.kubeconfig"
+    port, kubeconfig = free_port(), tmp / "admin.kubeconfig"
     log = (tmp / "apiserver.log").open("wb")
     proc = subprocess.Popen(
         [

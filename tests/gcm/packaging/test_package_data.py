@@ -14,7 +14,6 @@ import importlib.resources
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import sysconfig
@@ -28,7 +27,7 @@ import yaml
 from kubernetes import client
 from kubernetes import config as kube_config
 
-from framework.testing import eventually
+from framework.testing import eventually, free_port
 from gcm.embedded import load_documents, manifests_dir
 
 REPO = Path(__file__).resolve().parents[3]
@@ -63,12 +62,6 @@ def _isolated_env(first: Path) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join([str(first), sysconfig.get_paths()["purelib"]])
     env["HOME"] = str(first)
     return env
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +106,7 @@ def test_installed_wheel_runs_embedded_outside_a_checkout(wheel, tmp_path):
     )
     assert where.stdout.strip() == str(site / "gcm" / "manifests"), where.stderr
 
-    api, probes, metrics, webhooks = (_free_port() for _ in range(4))
+    api, probes, metrics, webhooks = (free_port() for _ in range(4))
     config = tmp_path / "config.yaml"
     config.write_text(
         yaml.safe_dump(

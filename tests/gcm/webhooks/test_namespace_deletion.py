@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import socket
 import ssl
 import subprocess
 import sys
@@ -35,7 +34,7 @@ from kubernetes import client as k8s
 from framework.certs import generate_ca, issue_serving_cert
 from framework.client import Client, NotFound
 from framework.manager import LeaderElectionOptions, Manager
-from framework.testing import consistently
+from framework.testing import consistently, free_port
 from framework.webhook import AdmissionRequest, WebhookServer, self_signed_cert
 from gcm import embedded
 from gcm.cmd.app import webhook_server
@@ -300,12 +299,6 @@ def test_huge_body_gets_413(served):
 
 
 # --- end to end ---------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Env:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import ssl
 import threading
 import time
@@ -23,6 +22,7 @@ from kubernetes import client
 from prometheus_client import CollectorRegistry
 
 from framework.certs import CertKeyPair, generate_ca, issue_serving_cert
+from framework.testing import free_port
 from framework.webhook import AdmissionRequest, AdmissionResponse, WebhookServer, allowed, denied, patched
 
 V = "admissionregistration.k8s.io/v1"
@@ -523,15 +523,9 @@ def test_mutating_webhook_on_custom_resource_update(raw, apiserver, hooks, ca):
 # --- call failures and failurePolicy ---------------------------------------------------------------------
 
 
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("policy", ["Fail", "Ignore"])
 def test_connection_refused(raw, ca, policy):
-    port = closed_port()
+    port = free_port()  # nothing listens there
     register(raw, webhook("down.example.com", f"https://127.0.0.1:{port}/hook", ca, failure=policy))
     code, body = create_cm(raw, cm("a"))
     if policy == "Ignore":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import signal
-import socket
 import sqlite3
 import stat
 import subprocess
@@ -19,7 +18,7 @@ from kubernetes.client.rest import ApiException
 
 from framework.cache import SharedIndexInformer
 from framework.client import Client
-from framework.testing import APIServer, eventually
+from framework.testing import APIServer, eventually, free_port
 from framework.testing.apiserver.persistence import DataDirError
 
 SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
@@ -351,9 +350,7 @@ def test_every_acknowledged_write_survives_kill_9(tmp_path):
 def test_an_informer_carries_on_across_a_kill_9_and_restart(tmp_path):
     """A client keeps its kubeconfig (same CA, same token) and its informer re-lists after the 410."""
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # the restarted server binds the same port again
     data, kc = tmp_path / "data", tmp_path / "kubeconfig"
 
     def start() -> subprocess.Popen:

@@ -1,0 +1,56 @@
+"""``free_port``: a loopback port for a server that something else binds later.
+
+A test that writes a port into a config, or passes it to a subprocess, cannot keep the port bound
+until the server takes it. The usual trick (bind to port 0, read the port, close) races: the kernel
+hands out ports from the ephemeral range (``net.ipv4.ip_local_port_range``) to every later bind to
+port 0 *and* to every outgoing connection, so a port just released often comes back at once (CI
+failed this way: ``gcm --embedded`` bound its API server to port 0 and got the port the test had
+just picked for the webhook server).
+
+``free_port`` therefore picks ports *outside* the ephemeral range, which the kernel never hands out
+on its own, never hands the same port out twice in a process, and checks that the port can be bound
+now. Another process choosing the same port in the moment before the server binds it is still
+possible but rare (a random pick from thousands of ports).
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+from pathlib import Path
+
+__all__ = ["free_port"]
+
+_LOWEST = 10000  # well above the ports system services and developer tools like to take
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_given: set[int] = set()
+_lock = threading.Lock()
+
+
+def _candidates() -> range:
+    """The non-ephemeral unprivileged ports: below the ephemeral range, or above it if that is small."""
+    try:
+        low, high = (int(p) for p in _EPHEMERAL.read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999  # Linux's default; other systems have no file to read
+    below, above = range(_LOWEST, low), range(high + 1, 65536)
+    return below if len(below) >= len(above) else above
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port on ``host`` that is free now, outside the kernel's ephemeral range and new to this process."""
+    candidates = _candidates()
+    with _lock:
+        for _ in range(1000):
+            port = random.choice(candidates)
+            if port in _given:
+                continue
+            with socket.socket() as s:
+                try:
+                    s.bind((host, port))
+                except OSError:  # in use (or in TIME_WAIT): try another
+                    continue
+            _given.add(port)
+            return port
+    raise RuntimeError(f"no free port on {host} in {candidates.start}-{candidates.stop - 1}")
