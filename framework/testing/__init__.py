@@ -3,6 +3,6 @@
 from framework.testing.apiserver import APIServer
 from framework.testing.kubectl import Kubectl
 from framework.testing.polling import consistently, eventually
-from framework.testing.ports import free_port
+from framework.testing.ports import free_offset, free_port
 
-__all__ = ["APIServer", "Kubectl", "consistently", "eventually", "free_port"]
+__all__ = ["APIServer", "Kubectl", "consistently", "eventually", "free_offset", "free_port"]

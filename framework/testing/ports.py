@@ -18,9 +18,10 @@ from __future__ import annotations
 import random
 import socket
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["free_port"]
+__all__ = ["free_offset", "free_port"]
 
 _LOWEST = 10000  # well above the ports system services and developer tools like to take
 _EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
@@ -38,19 +39,41 @@ def _candidates() -> range:
     return below if len(below) >= len(above) else above
 
 
+def _bindable(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:  # in use (or in TIME_WAIT)
+            return False
+    return True
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port on ``host`` that is free now, outside the kernel's ephemeral range and new to this process."""
     candidates = _candidates()
     with _lock:
         for _ in range(1000):
             port = random.choice(candidates)
-            if port in _given:
-                continue
-            with socket.socket() as s:
-                try:
-                    s.bind((host, port))
-                except OSError:  # in use (or in TIME_WAIT): try another
-                    continue
-            _given.add(port)
-            return port
+            if port not in _given and _bindable(host, port):
+                _given.add(port)
+                return port
     raise RuntimeError(f"no free port on {host} in {candidates.start}-{candidates.stop - 1}")
+
+
+def free_offset(bases: Iterable[int], host: str = "127.0.0.1") -> int:
+    """An offset that makes each of ``bases`` plus it a port as :func:`free_port` would pick (for a
+    program that moves all its default ports by one offset, like ``gcm --embedded-port-offset``).
+
+    Random, not the first that fits: two test runs side by side would otherwise both pick it.
+    """
+    bases = sorted(set(bases))
+    candidates = _candidates()
+    offsets = range(candidates.start - bases[0], candidates.stop - bases[-1])
+    with _lock:
+        for _ in range(1000):
+            offset = random.choice(offsets)
+            ports = {base + offset for base in bases}
+            if not ports & _given and all(_bindable(host, port) for port in ports):
+                _given.update(ports)
+                return offset
+    raise RuntimeError(f"no offset on {host} that makes {bases} free ports")

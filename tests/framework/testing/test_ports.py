@@ -3,7 +3,7 @@
 import socket
 from pathlib import Path
 
-from framework.testing import free_port
+from framework.testing import free_offset, free_port
 
 
 def ephemeral_range() -> range:
@@ -31,6 +31,24 @@ def test_a_bind_to_port_zero_never_returns_a_port_handed_out():
             held.append(s)
             s.bind(("127.0.0.1", 0))
             assert s.getsockname()[1] not in given
+    finally:
+        for s in held:
+            s.close()
+
+
+def test_an_offset_makes_every_base_a_free_port_outside_the_ephemeral_range():
+    bases = (6443, 2718, 2719, 2721)
+    offsets = [free_offset(bases) for _ in range(5)]
+    ephemeral = ephemeral_range()
+    ports = [base + offset for offset in offsets for base in bases]
+    assert len(set(ports)) == len(ports)
+    assert not [p for p in ports if p in ephemeral or p < 1024]
+    held = []
+    try:
+        for base in bases:
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", base + offsets[0]))
     finally:
         for s in held:
             s.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client, config
 
-from framework.testing import eventually, free_port
+from framework.testing import eventually, free_offset, free_port
 
 CORE = "core.gardener.cloud"
 
@@ -256,26 +255,13 @@ def listening_addresses(port: int) -> set[str]:
     return found
 
 
-def free_offset() -> int:
-    """An offset that makes all of 6443, 2718, 2719 and 2721 free ports."""
-    for offset in range(20_000, 40_000, 97):
-        try:
-            for base in (6443, 2718, 2719, 2721):
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", base + offset))
-        except OSError:
-            continue
-        return offset
-    raise AssertionError("no free offset")
-
-
 def test_port_offset_moves_every_listener_all_on_loopback_and_the_gardener_rules_hold(tmp_path):
-    offset = free_offset()
+    ports = {"apiserver": 6443, "healthz": 2718, "metrics": 2719, "webhook": 2721}  # gcm's defaults
+    offset = free_offset(ports.values())
     garden = Garden(tmp_path, ports=("--embedded-port-offset", str(offset)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
     try:
         ready = garden.ready()
-        ports = {"apiserver": 6443, "healthz": 2718, "metrics": 2719, "webhook": 2721}
         for name, base in ports.items():
             assert f"127.0.0.1:{base + offset}" in ready[name], ready
             # Bound to loopback only ("0100007F" is 127.0.0.1 in /proc/net/tcp).
