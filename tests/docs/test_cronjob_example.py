@@ -13,7 +13,7 @@ from pathlib import Path
 from framework.client import Client
 from framework.clock import FakeClock
 from framework.manager import Manager
-from framework.testing import APIServer, eventually
+from framework.testing import APIServer, consistently, eventually
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 CJ = ("batch/v1", "CronJob")
@@ -33,6 +33,25 @@ def jobs(admin: Client) -> list[str]:
 
 def touch(admin: Client, n: int) -> None:
     admin.patch(*CJ, "tick", {"metadata": {"annotations": {"touched": str(n)}}}, "default")
+
+
+def settled(mgr: Manager, **annotations: str) -> None:
+    """Wait until the manager's cache holds the CronJob with ``annotations`` and the controller is idle
+    (nothing queued, no reconcile running): every later reconcile starts from that CronJob. A reconcile
+    already running on an older copy (one woken by a Job's event) could otherwise look at the clock
+    after the test moved it."""
+
+    def cached() -> bool:
+        meta = mgr.client.get(*CJ, "tick", "default")["metadata"]
+        return (meta.get("annotations") or {}).items() >= annotations.items()
+
+    def idle() -> bool:
+        active = mgr.registry.get_sample_value("controller_runtime_active_workers", {"controller": "cronjob"})
+        queued = mgr.registry.get_sample_value("workqueue_depth", {"name": "cronjob"})
+        return active == 0 and queued == 0
+
+    eventually(cached, message=f"the CronJob with {annotations} in the manager's cache")
+    eventually(idle, message="the cronjob controller idle")
 
 
 def complete(admin: Client, name: str) -> None:
@@ -89,7 +108,7 @@ def test_cronjob_controller_creates_jobs_on_schedule():
             # Forbid: the next minute waits while the first Job runs.
             clock.step(60)
             touch(admin, 2)
-            eventually(lambda: admin.get(*CJ, "tick", "default")["metadata"]["annotations"]["touched"] == "2")
+            settled(mgr, touched="2")
             assert jobs(admin) == [first]
 
             # The first Job completes (an owned-object event): active is emptied, the due minute runs.
@@ -110,12 +129,19 @@ def test_cronjob_controller_creates_jobs_on_schedule():
             complete(admin, second)
             eventually(lambda: jobs(admin) == [second], message="the older successful Job pruned")
 
-            # Suspended: time passes, nothing is created.
-            admin.patch(*CJ, "tick", {"spec": {"suspend": True}}, "default")
+            # Suspended: time passes, nothing is created. The clock moves only once the controller has
+            # seen the suspension (the pruning reconcile may still be running on the unsuspended copy).
+            admin.patch(
+                *CJ,
+                "tick",
+                {"metadata": {"annotations": {"suspended": "yes"}}, "spec": {"suspend": True}},
+                "default",
+            )
+            settled(mgr, suspended="yes")
             clock.step(600)
             touch(admin, 3)
-            eventually(lambda: admin.get(*CJ, "tick", "default")["metadata"]["annotations"]["touched"] == "3")
-            assert jobs(admin) == [second]
+            settled(mgr, touched="3")
+            consistently(lambda: jobs(admin) == [second], duration=1.0, message="no Job while suspended")
         finally:
             mgr.stop()
             t.join(15)
