@@ -241,82 +241,6 @@ _RETAIN_KEYS = "$retainKeys"
 _DELETE_FROM = "$deleteFromPrimitiveList"
 _SET_ORDER = "$setElementOrder"
 
-_METADATA: dict[str, MergeStrategy] = {
-    "metadata.finalizers": ("merge", None),
-    "metadata.ownerReferences": ("merge", "uid"),
-}
-_WEBHOOKS: dict[str, MergeStrategy] = {
-    **_METADATA,
-    "webhooks": ("merge", "name"),
-    "webhooks[].matchConditions": ("merge", "name"),
-}
-
-
-def _pod_template(prefix: str) -> dict[str, MergeStrategy]:
-    """The merge lists of a ``PodTemplateSpec`` at ``prefix`` (core/v1 PodSpec and Container tags)."""
-    spec = f"{prefix}.spec"
-    out: dict[str, MergeStrategy] = {
-        f"{prefix}.metadata.finalizers": ("merge", None),
-        f"{prefix}.metadata.ownerReferences": ("merge", "uid"),
-        f"{spec}.volumes": ("merge", "name"),
-        f"{spec}.imagePullSecrets": ("merge", "name"),
-        f"{spec}.hostAliases": ("merge", "ip"),
-        f"{spec}.topologySpreadConstraints": ("merge", "topologyKey"),
-        f"{spec}.resourceClaims": ("merge", "name"),
-        f"{spec}.schedulingGates": ("merge", "name"),
-    }
-    for containers in ("initContainers", "containers", "ephemeralContainers"):
-        c = f"{spec}.{containers}"
-        out[c] = ("merge", "name")
-        out[f"{c}[].ports"] = ("merge", "containerPort")
-        out[f"{c}[].env"] = ("merge", "name")
-        out[f"{c}[].volumeMounts"] = ("merge", "mountPath")
-        out[f"{c}[].volumeDevices"] = ("merge", "devicePath")
-    return out
-
-
-# The patchStrategy/patchMergeKey struct tags of kubernetes/api (and apiextensions) for the kinds we
-# serve. CRD status.conditions is only +listType=map, which strategic merge ignores, so it replaces.
-BUILTIN_SMP_STRATEGIES: dict[str, dict[str, MergeStrategy]] = {
-    **{
-        kind: dict(_METADATA)
-        for kind in (
-            "ConfigMap",
-            "Secret",
-            "Event",
-            "ResourceQuota",
-            "Role",
-            "ClusterRole",
-            "RoleBinding",
-            "ClusterRoleBinding",
-            "Lease",
-            "CustomResourceDefinition",
-        )
-    },
-    "Namespace": {**_METADATA, "status.conditions": ("merge", "type")},
-    "ServiceAccount": {**_METADATA, "secrets": ("merge", "name")},
-    "ValidatingWebhookConfiguration": dict(_WEBHOOKS),
-    "MutatingWebhookConfiguration": dict(_WEBHOOKS),
-    # Stored-only kinds (no workload controllers); their tags matter for ``kubectl apply`` patches.
-    "Deployment": {**_METADATA, **_pod_template("spec.template"), "status.conditions": ("merge", "type")},
-    "Service": {**_METADATA, "spec.ports": ("merge", "port"), "status.conditions": ("merge", "type")},
-    "Pod": {
-        **_METADATA,
-        **{k[2:]: v for k, v in _pod_template("x").items() if k.startswith("x.spec.")},
-        "status.conditions": ("merge", "type"),
-    },
-    **{
-        kind: {**_METADATA, **_pod_template("spec.template"), "status.conditions": ("merge", "type")}
-        for kind in ("ReplicationController", "DaemonSet", "Job")
-    },
-    "APIService": {**_METADATA, "status.conditions": ("merge", "type")},
-    "Node": {
-        **_METADATA,
-        "status.conditions": ("merge", "type"),
-        "status.addresses": ("merge", "type"),
-    },
-}
-
 
 def strategic_merge_patch(
     doc: dict[str, Any], patch: Any, strategies: Mapping[str, MergeStrategy]
@@ -325,7 +249,8 @@ def strategic_merge_patch(
 
     ``strategies`` maps dotted field paths (list items written ``[]``, e.g.
     ``"webhooks[].matchConditions"``) to a :data:`MergeStrategy`; lists not named there replace
-    wholesale. Directives never survive into the result.
+    wholesale. A built-in kind's come from its strategy (``ResourceType.smp``: its Go structs' tags,
+    ``catalog/strategic_merge.py``). Directives never survive into the result.
     """
     if not isinstance(patch, dict):
         raise bad_request(

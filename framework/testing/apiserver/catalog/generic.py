@@ -3,7 +3,7 @@
 A kind nobody wrote a module for still behaves as kube-apiserver's generic registry store does for it:
 CRUD, list/watch with label and field selectors, ``/status`` (the main resource ignores status, the
 subresource everything else), ``metadata.generation`` bumped by changes outside metadata and status,
-status reset on create, strategic merge with the metadata keys (and ``status.conditions`` by ``type``).
+status reset on create, strategic merge with the keys of the kind's Go structs (``strategic_merge.py``).
 Versions of one resource share one storage table, as in etcd; the stored object carries the preferred
 (storage) version and each served version rewrites ``apiVersion`` only (no field conversion, see
 docs/apiserver.md).
@@ -18,7 +18,6 @@ from framework.meta.schema import version_priority
 
 from .. import timefmt
 from ..kinds.strategy import ResourceType
-from ..patch import _METADATA, MergeStrategy
 from . import CatalogEntry, builtin_resources
 
 # The subresources the generic REST code serves (scale.py is /scale); the rest (log, exec, proxy,
@@ -31,15 +30,6 @@ def catalog_entry(group: str, version: str, resource: str) -> CatalogEntry:
         if (e.group, e.version, e.resource) == (group, version, resource):
             return e
     raise KeyError(f"{resource}.{group}/{version} is not a built-in resource of the client's release")
-
-
-def generic_smp(has_status: bool) -> dict[str, MergeStrategy]:
-    """The merge keys every kind has: ObjectMeta's, and ``status.conditions`` by ``type`` when there is a
-    status (every built-in ``[]Condition`` with a patch strategy merges on ``type``)."""
-    out = dict(_METADATA)
-    if has_status:
-        out["status.conditions"] = ("merge", "type")
-    return out
 
 
 def reset_status(obj: dict, old: dict | None) -> None:
@@ -76,7 +66,6 @@ def strategy(group: str, version: str, resource: str, **overrides: Any) -> Resou
         "verbs": e.verbs,
         "tracks_generation": has_status,
         "normalize": reset_status if has_status else None,
-        "smp": generic_smp(has_status),
         "persisted": persisted,
         "supports_gc": persisted,
         "time_fields": ("status.conditions[].lastTransitionTime",) if has_status else (),

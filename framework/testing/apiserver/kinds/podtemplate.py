@@ -11,7 +11,6 @@ from framework.meta.object import get_labels
 
 from ..errors import FieldError
 from ..jsonvalues import as_dict, is_int
-from ..patch import _METADATA, MergeStrategy, _pod_template
 from .core.podspec import default_pod_spec
 from .core.podspec_validation import validate_pod_spec
 
@@ -20,11 +19,6 @@ def default_template(template: Any) -> None:
     """The pod template's defaults (``SetDefaults_PodSpec`` and the containers'), as every workload's."""
     if isinstance(template, dict) and isinstance(template.get("spec"), dict):
         default_pod_spec(template["spec"])
-
-
-def workload_smp(template_path: str) -> dict[str, MergeStrategy]:
-    """Merge keys of a kind with a pod template at ``template_path`` and ``status.conditions``."""
-    return {**_METADATA, **_pod_template(template_path), "status.conditions": ("merge", "type")}
 
 
 def nonnegative(spec: dict, path: str, *keys: str) -> list[FieldError]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import timefmt
+from ..catalog.strategic_merge import merge_keys
 from ..decoding import META, Shape
 from ..errors import FieldError
 from ..table import Printer
@@ -56,7 +57,10 @@ class ResourceType:
     validate: Validator | None = None
     fields: Callable[[dict], dict[str, str]] | None = None  # extra field-selector values
     field_names: tuple[str, ...] = ()
-    smp: dict[str, Any] | None = None  # None: strategic merge patch not supported (CRs)
+    # Strategic-merge keys (``patch.MergeStrategy`` by dotted path). A built-in kind that declares none
+    # gets its Go structs' tags (``catalog/strategic_merge.json``); None stays for custom resources
+    # (strategic merge patch not supported) and create-only kinds.
+    smp: dict[str, Any] | None = None
     # kubectl's columns (``pkg/printers/internalversion/printers.go``); None: apiserver's defaults.
     printer: Printer | None = None
     crd: dict | None = None  # the CRD a custom resource type comes from
@@ -108,6 +112,8 @@ class ResourceType:
     def __post_init__(self) -> None:
         if not self.storage:
             self.storage = self.qualified
+        if self.smp is None and self.crd is None and self.persisted:
+            self.smp = merge_keys(self.api_version, self.kind)
 
     @property
     def api_version(self) -> str:

@@ -4,7 +4,6 @@ and validation (``pkg/apis/admissionregistration/v1/defaults.go``,
 
 from __future__ import annotations
 
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 from .webhooks import (
     WEBHOOK_ATOMIC,
@@ -34,7 +33,6 @@ STRATEGIES = [
         put_requires_rv=True,
         normalize=normalize,
         validate=lambda o, old: validate_webhook_configuration(o, True),
-        smp=smp["MutatingWebhookConfiguration"],
         printer=WEBHOOKS_PRINTER,
     ),
 ]

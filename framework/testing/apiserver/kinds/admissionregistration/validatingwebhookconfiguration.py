@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 from .webhooks import (
     WEBHOOK_ATOMIC,
@@ -33,7 +32,6 @@ STRATEGIES = [
         put_requires_rv=True,
         normalize=normalize,
         validate=lambda o, old: validate_webhook_configuration(o, False),
-        smp=smp["ValidatingWebhookConfiguration"],
         printer=WEBHOOKS_PRINTER,
     ),
 ]

@@ -9,7 +9,6 @@ from framework.meta.conditions import set_status_condition
 from ... import decoding
 from ...crd.definition import default_crd
 from ...crd.definition_validation import validate_crd
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 
 # The finalizer a CRD's DELETE adds; the CRD finalizer controller removes it once every instance is gone
@@ -75,7 +74,6 @@ STRATEGIES = [
         put_requires_rv=True,
         normalize=normalize,
         validate=validate_crd,
-        smp=smp["CustomResourceDefinition"],
         time_fields=("status.conditions[].lastTransitionTime",),
         # Its status is written by the API server's own apiextensions controllers.
         in_process_manager="kube-apiserver",

@@ -4,7 +4,6 @@ empty (``kube-aggregator/pkg/registry/apiservice``)."""
 from __future__ import annotations
 
 from ...catalog.generic import reset_status
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 
 STRATEGIES = [
@@ -18,7 +17,6 @@ STRATEGIES = [
         categories=("api-extensions",),
         subresources=("status",),
         normalize=reset_status,
-        smp=smp["APIService"],
         time_fields=("status.conditions[].lastTransitionTime",),
     ),
 ]

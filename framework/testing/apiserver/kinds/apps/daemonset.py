@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Any
 
 from ...jsonvalues import as_dict
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..core.podspec import template_normalize, template_validate
 from ..strategy import ResourceType
@@ -80,7 +79,6 @@ STRATEGIES = [
             },
         ),
         validate=template_validate,
-        smp=smp["DaemonSet"],
         printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
     ),

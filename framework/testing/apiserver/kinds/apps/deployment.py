@@ -13,7 +13,6 @@ from framework.meta.object import get_labels
 from ... import decoding
 from ...errors import FieldError, invalid_value, required
 from ...jsonvalues import as_dict, is_int
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..core.podspec import default_pod_spec
 from ..core.podspec_validation import validate_pod_spec
@@ -164,7 +163,6 @@ STRATEGIES = [
         generation_keys=("spec",),
         normalize=normalize,
         validate=validate,
-        smp=smp["Deployment"],
         printer=PRINTER,
         time_fields=("status.conditions[].lastUpdateTime", "status.conditions[].lastTransitionTime"),
     ),

@@ -12,7 +12,7 @@ from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import default_template, nonnegative, validate_selector_and_template, workload_smp
+from ..podtemplate import default_template, nonnegative, validate_selector_and_template
 
 
 def normalize(obj: dict, old: dict | None) -> None:
@@ -79,7 +79,6 @@ STRATEGIES = [
         fields=fields,
         field_names=("status.replicas",),
         own_field_labels=True,
-        smp=workload_smp("spec.template"),
         printer=PRINTER,
     )
 ]

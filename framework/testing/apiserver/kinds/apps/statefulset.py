@@ -14,7 +14,7 @@ from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
 from ..core import persistentvolumeclaim
-from ..podtemplate import default_template, nonnegative, validate_selector_and_template, workload_smp
+from ..podtemplate import default_template, nonnegative, validate_selector_and_template
 
 POD_MANAGEMENT_POLICIES = ("OrderedReady", "Parallel")
 UPDATE_STRATEGIES = ("OnDelete", "RollingUpdate")
@@ -141,7 +141,6 @@ STRATEGIES = [
         "statefulsets",
         normalize=normalize,
         validate=validate,
-        smp=workload_smp("spec.template"),
         printer=PRINTER,
     )
 ]

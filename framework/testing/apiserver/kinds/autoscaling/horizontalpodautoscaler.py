@@ -11,7 +11,7 @@ from typing import Any
 
 from framework.meta import field
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict, is_int
 from .. import printing
@@ -221,7 +221,6 @@ PRINTER: printing.Printer = (
 _COMMON: dict[str, Any] = {
     "normalize": normalize,
     "validate": validate,
-    "smp": generic_smp(True),
     "time_fields": ("status.conditions[].lastTransitionTime", "status.lastScaleTime"),
     "printer": PRINTER,
 }

@@ -14,7 +14,7 @@ from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
-from ..podtemplate import default_template, nonnegative, validate_template_spec, workload_smp
+from ..podtemplate import default_template, nonnegative, validate_template_spec
 
 CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 JOB_RESTART_POLICIES = ("OnFailure", "Never")
@@ -134,7 +134,6 @@ STRATEGIES = [
         "cronjobs",
         normalize=normalize,
         validate=validate,
-        smp=workload_smp("spec.jobTemplate.spec.template"),
         time_fields=("status.lastScheduleTime", "status.lastSuccessfulTime"),
         printer=PRINTER,
     )

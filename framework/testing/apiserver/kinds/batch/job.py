@@ -19,7 +19,6 @@ from ..podtemplate import (
     immutable,
     nonnegative,
     validate_selector_and_template,
-    workload_smp,
 )
 
 COMPLETION_MODES = ("Indexed", "NonIndexed")
@@ -154,7 +153,6 @@ STRATEGIES = [
         fields=fields,
         field_names=("status.successful",),
         own_field_labels=True,
-        smp=workload_smp("spec.template"),
         time_fields=(
             "status.conditions[].lastTransitionTime",
             "status.conditions[].lastProbeTime",

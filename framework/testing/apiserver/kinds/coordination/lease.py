@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from ...errors import FieldError, invalid_value, type_invalid
 from ...jsonvalues import as_dict, is_int
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 
@@ -48,7 +47,6 @@ STRATEGIES = [
         put_requires_rv=True,
         put_creates=True,
         validate=lambda o, old: validate_lease(o),
-        smp=smp["Lease"],
         printer=PRINTER,
         microtime_fields=("spec.acquireTime", "spec.renewTime"),
     ),

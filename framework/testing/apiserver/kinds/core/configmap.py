@@ -7,7 +7,6 @@ from framework.meta.validation import is_config_map_key
 
 from ... import decoding
 from ...errors import FieldError, invalid_value, too_long
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 from .configdata import MAX_SECRET_SIZE, decoded_sizes, immutable_data_errors, validate_data_keys
@@ -58,7 +57,6 @@ STRATEGIES = [
         apply_maps=frozenset({"data", "binaryData"}),
         short_names=("cm",),
         validate=validate_configmap,
-        smp=smp["ConfigMap"],
         printer=PRINTER,
         bytes_field="binaryData",
     ),

@@ -10,7 +10,7 @@ from typing import Any
 from framework.meta import field
 from framework.meta.validation import is_dns1123_label
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict, is_int
 from .. import printing
@@ -101,7 +101,6 @@ STRATEGIES = [
         "endpoints",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(False),
         printer=PRINTER,
     )
 ]

@@ -9,7 +9,6 @@ from typing import Any
 from ... import decoding, event_conversion
 from ...errors import FieldError
 from ...jsonvalues import as_dict
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 from .event_validation import validate_event
@@ -128,7 +127,6 @@ STRATEGIES = [
         fields=fields,
         field_names=CORE_EVENT_FIELDS,
         own_field_labels=True,
-        smp=smp["Event"],
         printer=PRINTER,
         storage="events",
         time_fields=EVENT_TIME_FIELDS,

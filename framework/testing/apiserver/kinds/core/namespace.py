@@ -9,7 +9,6 @@ from framework.meta.validation import is_qualified_name
 from ... import decoding
 from ...errors import FieldError, invalid_value
 from ...jsonvalues import as_dict
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import PERSISTED_VERBS, ResourceType
 
@@ -91,7 +90,6 @@ STRATEGIES = [
         fields=fields,
         field_names=("status.phase", "name"),
         own_field_labels=True,
-        smp=smp["Namespace"],
         printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
         undeletable_names=IMMORTAL,

@@ -8,7 +8,6 @@ from typing import Any
 
 from ...catalog.generic import reset_status
 from ...jsonvalues import as_dict
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 
@@ -76,7 +75,6 @@ STRATEGIES = [
         fields=fields,
         field_names=("spec.unschedulable",),
         own_field_labels=True,
-        smp=smp["Node"],
         printer=PRINTER,
         time_fields=(
             "status.conditions[].lastTransitionTime",

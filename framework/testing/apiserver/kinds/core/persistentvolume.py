@@ -8,7 +8,7 @@ from typing import Any
 
 from framework.meta import field
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
@@ -131,7 +131,6 @@ STRATEGIES = [
         "persistentvolumes",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(True),
         time_fields=("status.lastPhaseTransitionTime",),
         printer=PRINTER,
     )

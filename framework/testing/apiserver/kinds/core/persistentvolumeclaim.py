@@ -9,7 +9,7 @@ from typing import Any
 from framework.meta import field
 from framework.meta.quantity import quantity_from_json
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
@@ -114,7 +114,6 @@ STRATEGIES = [
         "persistentvolumeclaims",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(True),
         time_fields=("status.conditions[].lastTransitionTime", "status.conditions[].lastProbeTime"),
         printer=PRINTER,
     )

@@ -8,7 +8,6 @@ from typing import Any
 
 from ...errors import FieldError
 from ...jsonvalues import as_dict
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 from .podspec import default_pod_spec
@@ -145,7 +144,6 @@ STRATEGIES = [
         fields=fields,
         field_names=tuple(fields({})),
         own_field_labels=True,
-        smp=smp["Pod"],
         printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime", "status.startTime"),
     ),

@@ -9,7 +9,6 @@ from typing import Any
 from framework.meta.object import get_labels
 
 from ...jsonvalues import as_dict
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 from .podspec import template_normalize, template_validate
@@ -83,7 +82,6 @@ STRATEGIES = [
         fields=fields,
         field_names=("status.replicas",),
         own_field_labels=True,
-        smp=smp["ReplicationController"],
         printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
     ),

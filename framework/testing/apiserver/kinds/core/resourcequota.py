@@ -11,7 +11,6 @@ from framework.meta.quantity import ERR_FORMAT_WRONG, parse_quantity
 from ... import decoding
 from ...errors import FieldError, invalid_value
 from ...gorender import go_invalid
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 
@@ -110,7 +109,6 @@ STRATEGIES = [
         returns_deleted_object=True,
         normalize=normalize,
         validate=lambda o, old: validate_resource_quota(o),
-        smp=smp["ResourceQuota"],
         printer=PRINTER,
     ),
 ]

@@ -7,7 +7,6 @@ from base64 import b64encode
 
 from ... import decoding
 from ...errors import FieldError, invalid_value, too_long
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ...validation import FIELD_IMMUTABLE
 from .. import printing
 from ..strategy import ResourceType
@@ -78,7 +77,6 @@ STRATEGIES = [
         fields=fields,
         field_names=("type",),
         own_field_labels=True,
-        smp=smp["Secret"],
         printer=PRINTER,
         bytes_field="data",
     ),

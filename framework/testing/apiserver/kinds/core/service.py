@@ -10,7 +10,6 @@ from typing import Any
 from ... import allocators, decoding
 from ...errors import FieldError, duplicate, invalid_value, not_supported, required
 from ...jsonvalues import as_dict, is_int
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 
@@ -155,7 +154,6 @@ STRATEGIES = [
         fields=fields,
         field_names=("spec.clusterIP", "spec.type"),
         own_field_labels=True,
-        smp=smp["Service"],
         printer=PRINTER,
         time_fields=("status.conditions[].lastTransitionTime",),
     ),

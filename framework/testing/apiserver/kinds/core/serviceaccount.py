@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ... import decoding
 from ...errors import FieldError
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from .. import printing
 from ..strategy import ResourceType
 
@@ -53,7 +52,6 @@ STRATEGIES = [
         returns_deleted_object=True,
         normalize=normalize,
         validate=lambda o, old: validate_service_account(o),
-        smp=smp["ServiceAccount"],
         printer=PRINTER,
     ),
 ]

@@ -10,7 +10,7 @@ from typing import Any
 from framework.meta import field
 from framework.meta.validation import is_dns1123_subdomain
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
@@ -116,7 +116,6 @@ STRATEGIES = [
         "endpointslices",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(False),
         printer=PRINTER,
     )
 ]

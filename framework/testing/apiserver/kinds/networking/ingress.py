@@ -10,7 +10,7 @@ from typing import Any
 from framework.meta import field
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict, is_int
 from .. import printing
@@ -160,7 +160,6 @@ STRATEGIES = [
         "ingresses",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(True),
         printer=PRINTER,
     )
 ]

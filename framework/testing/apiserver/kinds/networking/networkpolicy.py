@@ -10,7 +10,7 @@ from typing import Any
 from framework.meta import field
 from framework.meta.labels import validate_label_selector
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict, is_int
 from .. import printing
@@ -128,7 +128,6 @@ STRATEGIES = [
         "networkpolicies",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(False),
         printer=PRINTER,
     )
 ]

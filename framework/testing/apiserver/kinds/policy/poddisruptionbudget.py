@@ -9,7 +9,7 @@ from typing import Any
 from framework.meta import field
 from framework.meta.labels import validate_label_selector
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
@@ -73,7 +73,6 @@ STRATEGIES = [
         "poddisruptionbudgets",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(True),
         printer=PRINTER,
     )
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ... import decoding
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 from .policyrules import validate_role
 from .role import POLICY_RULE_NULLS, normalize
@@ -31,6 +30,5 @@ STRATEGIES = [
         name_rule="path",
         normalize=normalize,
         validate=lambda o, old: validate_role(o, True),
-        smp=smp["ClusterRole"],
     ),
 ]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ... import decoding
-from ...patch import BUILTIN_SMP_STRATEGIES as smp
 from ..strategy import ResourceType
 from .bindings import binding_printer, validate_binding
 
@@ -22,7 +21,6 @@ STRATEGIES = [
         put_creates=True,
         name_rule="path",
         validate=lambda o, old: validate_binding(o, False, old),
-        smp=smp["RoleBinding"],
         printer=PRINTER,
     ),
 ]

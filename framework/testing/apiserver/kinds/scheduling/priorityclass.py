@@ -9,7 +9,7 @@ from typing import Any
 
 from framework.meta import field
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
@@ -97,7 +97,6 @@ STRATEGIES = [
         "priorityclasses",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(False),
         printer=PRINTER,
     )
 ]

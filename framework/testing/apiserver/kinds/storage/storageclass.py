@@ -9,7 +9,7 @@ from typing import Any
 from framework.meta import field
 from framework.meta.validation import is_qualified_name
 
-from ...catalog.generic import generic_smp, strategy
+from ...catalog.generic import strategy
 from ...errors import FieldError
 from ...jsonvalues import as_dict
 from .. import printing
@@ -91,7 +91,6 @@ STRATEGIES = [
         "storageclasses",
         normalize=normalize,
         validate=validate,
-        smp=generic_smp(False),
         printer=PRINTER,
     )
 ]
