@@ -17,7 +17,6 @@ from framework.meta.object import get_metadata
 
 from . import errors, tokens
 from .errors import StatusError
-from .jsonvalues import as_dict
 from .storage import Storage
 
 MASTERS = "system:masters"
@@ -455,8 +454,19 @@ def _review_user(spec: dict) -> UserInfo:
     )
 
 
-def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str | None, decide: Any) -> dict:
-    """Evaluate a (Self|Local)SubjectAccessReview; ``decide(Attributes) -> bool``."""
+def access_review(
+    kind: str,
+    body: dict,
+    requester: UserInfo,
+    url_namespace: str | None,
+    decide: Any,
+    *,
+    self_subject: bool = False,
+    local: bool = False,
+) -> dict:
+    """Evaluate an access review of ``kind``; ``decide(Attributes) -> bool``. ``self_subject``: about the
+    requester (SelfSubjectAccessReview), not ``spec.user``/``spec.groups``; ``local``: namespaced, the
+    resource's namespace must be the URL's (LocalSubjectAccessReview)."""
     spec = body.get("spec")
     if not isinstance(spec, dict):
         spec = {}
@@ -470,7 +480,7 @@ def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str
                 "exactly one of nonResourceAttributes or resourceAttributes must be specified",
             )
         )
-    if kind == "SelfSubjectAccessReview":
+    if self_subject:
         user = requester
     else:
         user = _review_user(spec)
@@ -478,7 +488,7 @@ def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str
             errs.append(
                 errors.invalid_value("spec.user", "", "at least one of user or group must be specified")
             )
-    if kind == "LocalSubjectAccessReview" and res and (res.get("namespace") or "") != (url_namespace or ""):
+    if local and res and (res.get("namespace") or "") != (url_namespace or ""):
         raise errors.bad_request(
             f"spec.resourceAttributes.namespace must match namespace: {url_namespace or ''}"
         )
@@ -510,24 +520,6 @@ def access_review(kind: str, body: dict, requester: UserInfo, url_namespace: str
         "apiVersion": "authorization.k8s.io/v1",
         "kind": kind,
         "metadata": meta,
-        "spec": spec,
-        "status": status,
-    }
-
-
-def token_review(body: dict, authenticator: Authenticator) -> dict:
-    spec = as_dict(body.get("spec"))
-    token = spec.get("token") or ""
-    user = authenticator.token_user(token) if token else None
-    status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}
-    if user is None:
-        status["error"] = "invalid bearer token"
-    else:  # the audiences the token is good for among those asked about (default: the API's)
-        status["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
-    return {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenReview",
-        "metadata": dict(get_metadata(body)),
         "spec": spec,
         "status": status,
     }

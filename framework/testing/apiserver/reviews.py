@@ -1,6 +1,6 @@
-"""The create-only review APIs (TokenReview, SelfSubjectReview, Subject/SelfSubject/LocalSubjectAccessReview
-and the catalog's review kinds) and the ServiceAccount ``token`` subresource (TokenRequest, 10-6, 22-3):
-answered at once, never stored."""
+"""The create-only review APIs and the ServiceAccount ``token`` subresource (TokenRequest, 10-6, 22-3):
+answered at once, never stored. Each review kind's strategy evaluates it (``ResourceType.review``: the
+kinds of ``kinds/authentication`` and ``kinds/authorization``, the catalog's echo for the rest)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from framework.meta.time import format_time
 
 from . import decoding, errors, timefmt, tokens
-from .auth import Attributes, UserInfo, access_review, token_review
+from .auth import UserInfo
 from .kinds.strategy import ResourceType
 from .rest.options import Result
 from .rest.typed import decode_builtin
@@ -80,22 +80,5 @@ def create_review(
                 "status": {"token": token, "expirationTimestamp": expires},
             },
         )
-    if "review" in rt.extra:  # a create-only kind of the generic catalog strategy
-        return Result(201, rt.extra["review"](body))
-    if rt.kind == "TokenReview":
-        return Result(201, token_review(body, server.authenticator))
-    if rt.kind == "SelfSubjectReview":  # kubectl auth whoami: the requester as authenticated
-        return Result(
-            201,
-            {
-                "kind": "SelfSubjectReview",
-                "apiVersion": "authentication.k8s.io/v1",
-                "metadata": {"creationTimestamp": timefmt.now_time()},
-                "status": {"userInfo": user.as_dict()},
-            },
-        )
-
-    def decide(a: Attributes) -> bool:
-        return server.authorization == "AlwaysAllow" or server.authorizer.allowed(a)
-
-    return Result(201, access_review(rt.kind, body, user, namespace, decide))
+    assert rt.review is not None  # every create-only kind has one (review_strategy, the catalog's echo)
+    return Result(201, rt.review(server, body, user, namespace))

@@ -72,7 +72,7 @@ def strategy(group: str, version: str, resource: str, **overrides: Any) -> Resou
         "returns_deleted_object": e.delete_returns_object,
     }
     if not persisted:
-        fields["extra"] = {"review": _echo_review}
+        fields["review"] = lambda server, body, user, namespace: _echo_review(body)
     fields.update(overrides)
     return ResourceType(group, version, resource, e.kind, e.namespaced, e.kind.lower(), **fields)
 

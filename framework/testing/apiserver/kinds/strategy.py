@@ -31,6 +31,11 @@ Hook = Callable[[dict, dict | None], None]
 Validator = Callable[[dict, dict | None], list[FieldError]]
 
 
+Review = Callable[[Any, dict, Any, str | None], dict]
+"""A create-only kind's evaluation: ``review(server, body, requester, namespace)`` → the object answered
+(``server`` the APIServer, ``requester`` the caller's ``auth.UserInfo``, ``namespace`` the URL's)."""
+
+
 @dataclass(eq=False)
 class ResourceType:
     group: str
@@ -71,6 +76,8 @@ class ResourceType:
     # The kind registers its own field-label conversion (core Event, Namespace, Secret, Service; every
     # custom resource): unknown fields say "field label not supported" instead of the default text.
     own_field_labels: bool = False
+    # A create-only kind answered at once and never stored (the review APIs).
+    review: Review | None = None
     # Values the registry allocates from what is stored (Service cluster IPs and node ports):
     # ``allocate(stored objects, key, new, old)`` → field errors.
     allocate: Callable[[dict, Any, dict, dict | None], list[FieldError]] | None = None
@@ -153,9 +160,9 @@ class ResourceType:
 
 
 def review_strategy(
-    group: str, resource: str, kind: str, namespaced: bool, null_shape: Shape = META
+    group: str, resource: str, kind: str, namespaced: bool, review: Review, null_shape: Shape = META
 ) -> ResourceType:
-    """A create-only review kind, answered at once and never stored."""
+    """A create-only review kind, answered at once by ``review`` and never stored."""
     return ResourceType(
         group,
         "v1",
@@ -167,6 +174,7 @@ def review_strategy(
         persisted=False,
         supports_gc=False,
         null_shape=null_shape,
+        review=review,
     )
 
 

@@ -1,9 +1,35 @@
-"""authentication.k8s.io/v1 TokenReview: create-only, evaluated by the server and never stored."""
+"""authentication.k8s.io/v1 TokenReview: create-only, evaluated by the server and never stored: is the
+token one this server authenticates, and as whom (``pkg/registry/authentication/tokenreview``)."""
 
 from __future__ import annotations
 
-from ... import decoding
+from typing import Any
+
+from framework.meta.object import get_metadata
+
+from ... import decoding, tokens
+from ...jsonvalues import as_dict
 from ..strategy import review_strategy
+
+
+def token_review(server: Any, body: dict, requester: Any, namespace: str | None) -> dict:
+    """The review answered: the token's user, or ``authenticated: false`` with upstream's error."""
+    spec = as_dict(body.get("spec"))
+    token = spec.get("token") or ""
+    user = server.authenticator.token_user(token) if token else None
+    status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}
+    if user is None:
+        status["error"] = "invalid bearer token"
+    else:  # the audiences the token is good for among those asked about (default: the API's)
+        status["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
+    return {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenReview",
+        "metadata": dict(get_metadata(body)),
+        "spec": spec,
+        "status": status,
+    }
+
 
 STRATEGIES = [
     review_strategy(
@@ -11,6 +37,7 @@ STRATEGIES = [
         "tokenreviews",
         "TokenReview",
         False,
+        token_review,
         decoding.shape(decoding.strings("spec.audiences[]")),
     ),
 ]

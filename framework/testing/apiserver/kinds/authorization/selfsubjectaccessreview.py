@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from ..strategy import review_strategy
+from .accessreview import access_reviewer
 
 STRATEGIES = [
-    review_strategy("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", False),
+    review_strategy(
+        "authorization.k8s.io",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        False,
+        access_reviewer("SelfSubjectAccessReview", self_subject=True),
+    ),
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import decoding
 from ..strategy import review_strategy
+from .accessreview import access_reviewer
 
 STRATEGIES = [
     review_strategy(
@@ -11,6 +12,7 @@ STRATEGIES = [
         "subjectaccessreviews",
         "SubjectAccessReview",
         False,
+        access_reviewer("SubjectAccessReview"),
         decoding.shape(decoding.strings("spec.groups[]")),
     ),
 ]
