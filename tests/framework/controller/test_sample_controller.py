@@ -150,7 +150,9 @@ def test_errors_back_off_terminal_stops_crash_recovers(env):
     eventually(lambda: _get(client, "v1", "ConfigMap", "crash-child"))  # recovered after the first crash
     eventually(lambda: rec.calls["fail"] >= 5)
     gaps = [b - a for a, b in zip(rec.times["fail"], rec.times["fail"][1:], strict=False)]
-    assert gaps[3] > gaps[0]  # exponential backoff: 5 ms, 10 ms, 20 ms, 40 ms ...
+    # Exponential backoff, 5 ms, 10 ms, 20 ms, 40 ms ...: a retry never comes before its delay (a loaded
+    # machine only makes the gaps longer, so compare each with its lower bound, not with each other).
+    assert all(g >= 0.005 * 2**i for i, g in enumerate(gaps[:4])), gaps
     consistently(lambda: rec.calls["terminal"] == 1, duration=0.3, message="terminal error not retried")
     reg = mgr.registry
     assert (
