@@ -512,15 +512,19 @@ class Reflector:
                 if rv == "0" and paginated:
                     self._paginated_result = True
                 self._rv_unavailable = False
+                # Before the store has the list, not after: its consumer may report the informer synced
+                # (and a cached List answer with this resourceVersion) as soon as it pops the items.
+                previous_rv, self._last_sync_rv = self._last_sync_rv, list_rv
             try:
                 self.store.replace(items, list_rv)
             except Exception as err:
+                with self._lock:
+                    self._last_sync_rv = previous_rv
                 log.exception("store.replace failed", reflector=self.name, items=len(items))
                 raise _StoreError(f"unable to sync list result: {err}") from err
             if len(items) >= _PROMOTE_AFTER_ITEMS:
                 _promote_young_objects()
         with self._lock:
-            self._last_sync_rv = list_rv
             self._last_error = None
         log.debug("listed", reflector=self.name, items=len(items), resource_version=list_rv)
 

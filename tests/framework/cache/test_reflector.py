@@ -195,6 +195,40 @@ def test_paged_list_watch_from_list_rv_then_gone_relists_at_last_rv_then_at_late
     assert deltas[-1].object.key == "default/b"
 
 
+def test_the_list_rv_is_the_reflectors_before_its_store_holds_the_list():
+    """A consumer may pop the listed items (an informer: synced, a cached List answered with the
+    reflector's resourceVersion) before replace() returns: by then the resourceVersion is the list's.
+    A replace that fails leaves the previous one."""
+    seen: list[str] = []
+
+    class Store(DeltaFIFO):
+        def replace(self, objs, resource_version=""):
+            seen.append(r.last_sync_resource_version)
+            if len(seen) == 2:
+                raise RuntimeError("store full")
+            super().replace(objs, resource_version)
+
+    client = ScriptedClient(
+        lists=[page([cm("a", "3")], "5"), page([cm("a", "3")], "7"), page([cm("a", "3")], "9")],
+        watches=[FakeWatch(end=gone()), FakeWatch(block=True)],
+    )
+    r = fast_reflector(client, Store())
+    with structlog.testing.capture_logs() as logs:
+        r.start()
+        try:
+            eventually(lambda: len(seen) == 3 and r.last_sync_resource_version == "9", message=str(seen))
+        finally:
+            assert r.stop(5)
+    assert seen == ["5", "7", "9"]
+    assert client.kinds()[:4] == [
+        ("list", "0", 500, None),
+        ("watch", "5"),
+        ("list", "5", None, None),  # the watch's 410: relist at the last RV
+        ("list", "5", None, None),  # the failed replace kept 5, not the unapplied 7
+    ]
+    assert any(e["event"] == "store.replace failed" for e in logs)
+
+
 def test_unpaged_first_list_disables_paging_for_relists_at_a_concrete_rv():
     client = ScriptedClient(
         lists=[page([cm("a", "3")], "5"), page([], "7")],
@@ -367,10 +401,9 @@ def test_reflector_pages_lists_and_follows_bookmarks(apiserver, client):
     before = lists()
     r.start()
     try:
-        eventually(lambda: r.last_sync_resource_version != "")
+        # The RV is set just before the FIFO gets the list: wait for the list itself.
+        eventually(lambda: {f"default/cm-{i}" for i in range(7)} <= set(fifo.list_keys()))
         assert lists() - before == 3  # 8 objects (with kube-root-ca.crt) in pages of 3
-        keys = set(fifo.list_keys())
-        assert {f"default/cm-{i}" for i in range(7)} <= keys
         # Changes elsewhere move the global RV: bookmarks carry it to the reflector.
         client.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "elsewhere"}})
         target = str(apiserver.resource_version)
