@@ -18,7 +18,7 @@ def builtin_strategies() -> list[ResourceType]:
     from .admissionregistration import mutatingwebhookconfiguration, validatingwebhookconfiguration
     from .apiextensions import customresourcedefinition
     from .apiregistration import apiservice
-    from .apps import daemonset, deployment, replicaset, statefulset
+    from .apps import controllerrevision, daemonset, deployment, replicaset, statefulset
     from .authentication import selfsubjectreview, tokenreview
     from .authorization import localsubjectaccessreview, selfsubjectaccessreview, subjectaccessreview
     from .autoscaling import horizontalpodautoscaler
@@ -34,6 +34,7 @@ def builtin_strategies() -> list[ResourceType]:
         persistentvolume,
         persistentvolumeclaim,
         pod,
+        podtemplate,
         replicationcontroller,
         resourcequota,
         secret,
@@ -42,11 +43,12 @@ def builtin_strategies() -> list[ResourceType]:
     )
     from .discovery import endpointslice
     from .events import event as events_event
-    from .networking import ingress, networkpolicy
+    from .networking import ingress, ingressclass, networkpolicy
+    from .node import runtimeclass
     from .policy import poddisruptionbudget
     from .rbac import clusterrole, clusterrolebinding, role, rolebinding
     from .scheduling import priorityclass
-    from .storage import storageclass
+    from .storage import csidriver, csinode, storageclass, volumeattachment
 
     return [
         *namespace.STRATEGIES,
@@ -91,4 +93,11 @@ def builtin_strategies() -> list[ResourceType]:
         *endpointslice.STRATEGIES,
         *storageclass.STRATEGIES,
         *priorityclass.STRATEGIES,
+        *ingressclass.STRATEGIES,
+        *controllerrevision.STRATEGIES,
+        *runtimeclass.STRATEGIES,
+        *csinode.STRATEGIES,
+        *csidriver.STRATEGIES,
+        *volumeattachment.STRATEGIES,
+        *podtemplate.STRATEGIES,
     ]

@@ -20,7 +20,8 @@ def _node_cells(node: dict, now: datetime) -> list[Any]:
     spec, status = as_dict(node.get("spec")), as_dict(node.get("status"))
     conditions = {as_dict(c).get("type"): as_dict(c).get("status") for c in status.get("conditions") or []}
     ready = conditions.get("Ready")
-    states = ["Ready" if ready == "True" else "NotReady" if ready == "False" else "Unknown"]
+    # printNode: NotReady whenever the Ready condition is not True (Unknown too), Unknown without one.
+    states = ["Unknown" if ready is None else "Ready" if ready == "True" else "NotReady"]
     if spec.get("unschedulable"):
         states.append("SchedulingDisabled")
     labels = as_dict(as_dict(node.get("metadata")).get("labels"))
@@ -28,7 +29,9 @@ def _node_cells(node: dict, now: datetime) -> list[Any]:
         {k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/") and "/" in k}
         | ({labels["kubernetes.io/role"]} if labels.get("kubernetes.io/role") else set())
     )
-    addresses = {as_dict(a).get("type"): as_dict(a).get("address") for a in status.get("addresses") or []}
+    addresses: dict[str, str] = {}  # the first address of each type, as getNodeInternalIP takes it
+    for a in status.get("addresses") or []:
+        addresses.setdefault(as_dict(a).get("type") or "", as_dict(a).get("address") or "")
     info = as_dict(status.get("nodeInfo"))
     return [
         printing.name(node),

@@ -100,6 +100,25 @@ NULLS = decoding.shape(
 )
 
 
+def _external_ip(svc: dict) -> str:
+    """``getServiceExternalIP`` (wide: the server prints wide, so nothing is clipped)."""
+    spec = as_dict(svc.get("spec"))
+    external = [ip for ip in spec.get("externalIPs") or [] if isinstance(ip, str)]
+    kind = spec.get("type")
+    if kind in ("ClusterIP", "NodePort"):
+        return ",".join(external) or "<none>"
+    if kind == "LoadBalancer":
+        balancer = as_dict(as_dict(svc.get("status")).get("loadBalancer"))
+        ingress = [as_dict(i) for i in balancer.get("ingress") or []]
+        ips = sorted(
+            {str(i.get("ip") or i.get("hostname")) for i in ingress if i.get("ip") or i.get("hostname")}
+        )
+        return ",".join([*ips, *external]) or "<pending>"
+    if kind == "ExternalName":
+        return str(spec.get("externalName") or "")
+    return "<unknown>"
+
+
 def _service_cells(svc: dict, now: datetime) -> list[Any]:
     spec = as_dict(svc.get("spec"))
     cluster_ips = spec.get("clusterIPs") or ([spec["clusterIP"]] if spec.get("clusterIP") else [])
@@ -113,7 +132,7 @@ def _service_cells(svc: dict, now: datetime) -> list[Any]:
         printing.name(svc),
         spec.get("type", ""),
         cluster_ips[0] if cluster_ips else "<none>",
-        ",".join(spec.get("externalIPs") or []) or "<none>",
+        _external_ip(svc),
         ",".join(ports) or "<none>",
         printing.age(svc, now),
         ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",

@@ -1,0 +1,1 @@
+"""Kinds of the `node.k8s.io` group."""

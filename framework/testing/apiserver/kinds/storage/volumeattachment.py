@@ -1,0 +1,38 @@
+"""storage.k8s.io/v1 VolumeAttachment: the generic strategy with kubectl's printer columns."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from ...catalog.generic import strategy
+from ...jsonvalues import as_dict
+from .. import printing
+
+
+def _cells(va: dict, now: datetime) -> list[Any]:
+    spec = as_dict(va.get("spec"))
+    attached = as_dict(va.get("status")).get("attached")
+    return [
+        printing.name(va),
+        spec.get("attacher", ""),
+        as_dict(spec.get("source")).get("persistentVolumeName") or "",
+        spec.get("nodeName", ""),
+        attached if isinstance(attached, bool) else False,
+        printing.age(va, now),
+    ]
+
+
+PRINTER: printing.Printer = (
+    [
+        printing.NAME,
+        printing.col("Attacher", "Attacher indicates the name of the volume driver.", fmt="name"),
+        printing.col("PV", "Name of the persistent volume to attach."),
+        printing.col("Node", "The node that the volume should be attached to."),
+        printing.col("Attached", "Indicates the volume is successfully attached.", "boolean"),
+        printing.AGE,
+    ],
+    _cells,
+)
+
+STRATEGIES = [strategy("storage.k8s.io", "v1", "volumeattachments", printer=PRINTER)]
