@@ -992,6 +992,7 @@ class Chaos:
         # Project namespaces: which Project (by the stored labels) each namespace belongs to.
         ns_project: dict[str, str] = {}
         self._auto_deleted_at = {}
+        self._stamps: dict[str, str | None] = {}  # Project -> staleAutoDeleteTimestamp as last answered
         for e in entries:
             if (
                 e["user"].startswith(SA_PREFIX)
@@ -1021,6 +1022,8 @@ class Chaos:
                     ns_project[e["name"]] = labels[NAME_LABEL]
                 if e["verb"] == "delete" and e["name"] not in self.world.traps:
                     self._check_namespace_delete(e, ns_project.get(e["name"]))
+            if res == "projects.core.gardener.cloud" and e["code"] < 300 and "staleAutoDelete" in e:
+                self._stamps[e["name"]] = e["staleAutoDelete"]  # as stored after this write
             if not user.startswith(SA_PREFIX) or res.endswith("reviews.authorization.k8s.io"):
                 continue
             writes += 1
@@ -1072,7 +1075,9 @@ class Chaos:
 
     def _check_auto_delete(self, e: dict) -> None:
         """A Project gcm deleted must be past its staleAutoDeleteTimestamp on the (jumped) stale clock."""
-        stamp = e.get("staleAutoDelete")
+        # A delete that removed the Project at once answers a Status, which carries no timestamp: the
+        # stored one is then the last a write answered (only gcm writes it, and every write is logged).
+        stamp = e["staleAutoDelete"] if "staleAutoDelete" in e else self._stamps.get(e["name"])
         if not stamp:
             self.violations.append(
                 (f"{e['user']} deleted Project {e['name']} without an auto-delete timestamp", e)

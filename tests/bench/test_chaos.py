@@ -144,3 +144,21 @@ def test_a_write_within_the_term_is_no_violation(tmp_path: Path) -> None:
     run, _ = _checker(tmp_path, _lease_and_write(201, 110.0), {})
     assert run.check_log() == 1
     assert run.violations == [] and run.notes == []
+
+
+@pytest.mark.parametrize("stamped", [True, False])
+def test_a_project_deleted_at_once_is_checked_against_its_last_answered_timestamp(
+    tmp_path: Path, stamped: bool
+) -> None:
+    """A Project without finalizers is gone with its DELETE, whose answer (a Status) carries no
+    staleAutoDeleteTimestamp: the stamp is the one the last write of that Project answered."""
+    user = "system:serviceaccount:garden:gcm-0"
+    lease, status = _lease_and_write(200, 101.0)
+    status.update(resource="projects.core.gardener.cloud/status", verb="patch", ns=None, name="p1")
+    status["staleAutoDelete"] = "1970-01-01T00:00:00Z" if stamped else None  # due before t=102
+    delete = {"t": 102.0, "end": 102.01, "user": user, "verb": "delete", "ns": None, "name": "p1",
+              "resource": "projects.core.gardener.cloud", "code": 200}  # fmt: skip
+    run, _ = _checker(tmp_path, [lease, status, delete], {})
+    run.check_log()
+    texts = [text for text, _ in run.violations]
+    assert texts == ([] if stamped else [f"{user} deleted Project p1 without an auto-delete timestamp"])
