@@ -23,6 +23,7 @@ from prometheus_client import CollectorRegistry
 
 from framework.client import AlreadyExists, APIError, Client, NoKindMatchError, NotFound
 from framework.clock import Clock, RealClock
+from framework.leaderelection import LeaderElectionLost
 from framework.meta.time import format_micro_time, format_time
 
 from ._format import (
@@ -416,6 +417,11 @@ class EventBroadcaster:
                     self._count_drop("shutdown")
                 else:
                     self._process(obs)
+            except LeaderElectionLost as e:
+                # Refused by the manager's write guard: this replica no longer leads, so its queued
+                # events are not its to write any more (expected on a lease loss, not a crash).
+                self._count_drop("write_failed")
+                log.info("event not written: not leading", reason=obs.reason, error=str(e))
             except Exception:
                 self._count_drop("write_failed")
                 log.exception("event write crashed", reason=obs.reason, regarding=obs.regarding)

@@ -382,3 +382,29 @@ def test_references_and_names():
     assert event_name("system:controller:Foo", 1) == "system-controller-foo.1"
     long = event_name("a" * 300, 2**63)
     assert len(long) <= 253 and long.endswith(".8000000000000000")
+
+
+def test_an_event_refused_for_a_lost_lease_is_dropped_quietly(client, make_broadcaster, registry):
+    """The manager's write guard refuses writes once the lease is past its renew deadline: the queued
+    event is dropped (write_failed) and logged as not leading, not as a crash with a traceback."""
+    import structlog
+
+    from framework.leaderelection import LeaderElectionLost
+
+    cm = configmap(client)
+    b = make_broadcaster()
+    rec = b.new_recorder("guarded")
+
+    def refuse(method: str, path: str) -> None:
+        raise LeaderElectionLost(f"not writing {method} {path}: the lease is past its renew deadline")
+
+    with structlog.testing.capture_logs() as logs:
+        client.write_guard = refuse
+        try:
+            assert rec.eventf(cm, WARNING, "Failed", "Sync", "refused")
+            assert b.flush(5)
+        finally:
+            client.write_guard = None
+    assert dropped(registry, "write_failed") == 1, logs
+    assert events(client) == []
+    assert [e["event"] for e in logs if "writ" in e.get("event", "")] == ["event not written: not leading"]
