@@ -29,6 +29,8 @@ __all__ = [
     "parse_layout",
     "parse_micro_time",
     "parse_time",
+    "parse_time_or_none",
+    "rfc3339_copy",
 ]
 
 RFC3339 = "2006-01-02T15:04:05Z07:00"
@@ -234,6 +236,15 @@ def parse_time(value: Any) -> datetime | None:
     return _parse(value, RFC3339)
 
 
+def parse_time_or_none(value: Any) -> datetime | None:
+    """As :func:`parse_time`, but an unparsable value reads as unset (``None``) instead of raising: for
+    a timestamp a person may have written by hand that must not stop a controller."""
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
 def parse_micro_time(value: Any) -> datetime | None:
     """A ``metav1.MicroTime`` value (exactly six fraction digits); empty rules as :func:`parse_time`."""
     return _parse(value, RFC3339_MICRO)
@@ -241,6 +252,12 @@ def parse_micro_time(value: Any) -> datetime | None:
 
 def _utc(dt: datetime) -> datetime:
     return dt.astimezone(UTC) if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+def rfc3339_copy(dt: datetime) -> datetime:
+    """``metav1.Time.Rfc3339Copy()``: ``dt`` in UTC at whole seconds, the value a ``metav1.Time``
+    field holds once written (a naive datetime is taken as UTC)."""
+    return _utc(dt).replace(microsecond=0)
 
 
 @overload

@@ -76,6 +76,12 @@ PROJECT_MEMBER_UAM = "uam"
 PROJECT_MEMBER_SERVICEACCOUNTMANAGER = "serviceaccountmanager"
 PROJECT_MEMBER_EXTENSION_PREFIX = "extension:"
 
+# --- Project status fields (the JSON names of types_project.go's ProjectStatus) -----------------------
+
+PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP = "lastActivityTimestamp"
+PROJECT_STATUS_STALE_SINCE_TIMESTAMP = "staleSinceTimestamp"
+PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP = "staleAutoDeleteTimestamp"
+
 # --- Project phases and events ------------------------------------------------------------------------
 
 PROJECT_PENDING = "Pending"

@@ -16,6 +16,8 @@ from framework.meta.time import (
     go_time_string,
     parse_micro_time,
     parse_time,
+    parse_time_or_none,
+    rfc3339_copy,
 )
 
 WHEN = datetime(2024, 5, 1, 10, 0, 7, 123456, tzinfo=UTC)
@@ -124,3 +126,18 @@ def test_offsets_are_converted_to_utc(dt, minutes):
 def _offset(minutes: int) -> str:
     sign = "+" if minutes >= 0 else "-"
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def test_parse_time_or_none_reads_unparsable_as_unset():
+    assert parse_time_or_none("2024-05-01T10:00:07Z") == WHEN.replace(microsecond=0)
+    assert parse_time_or_none("") is None and parse_time_or_none(None) is None
+    assert parse_time_or_none("yesterday") is None and parse_time_or_none(17) is None
+    with pytest.raises(TimeParseError):
+        parse_time("yesterday")  # the strict one still raises
+
+
+def test_rfc3339_copy_is_the_value_a_time_field_holds():
+    copied = rfc3339_copy(WHEN.astimezone(timezone(timedelta(hours=2))))
+    assert copied == WHEN.replace(microsecond=0) and copied.tzinfo is UTC
+    assert rfc3339_copy(datetime(2024, 5, 1, 10, 0, 7, 5)) == WHEN.replace(microsecond=0)  # naive: UTC
+    assert parse_time(format_time(WHEN)) == rfc3339_copy(WHEN)

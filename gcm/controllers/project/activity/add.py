@@ -21,28 +21,28 @@ from framework.clock import Clock
 from framework.controller import Controller
 from framework.handler import EnqueueRequestsFromMapFunc
 from framework.meta.object import get_metadata
+from framework.meta.time import parse_time_or_none
 from framework.predicate import GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
-from gcm.controllers.project.activity.reconciler import ActivityReconciler
-from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
-from gcm.controllers.project.stale.cache import (
+from gcm.apis.constants import (
     BACKUP_ENTRY,
     INTERNAL_SECRET,
-    LABEL_CREDENTIALS_BINDING_REF,
-    LABEL_SECRET_BINDING_REF,
+    LABEL_CREDENTIALS_BINDING_REFERENCE,
+    LABEL_SECRET_BINDING_REFERENCE,
     PROJECT,
     QUOTA,
-    SECRET,
     SHOOT,
 )
-from gcm.controllers.project.stale.reconciler import read_time
+from gcm.controllers.project.activity.reconciler import ActivityReconciler
+from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
 
 log = structlog.get_logger("gcm.controllers.project.activity")
 
 CONTROLLER_NAME = "project-activity"
 RECONCILE_TIMEOUT = 180.0  # 3 minutes, as Gardener
 RELEVANT_CREATE_AGE = timedelta(hours=1)
-BINDING_REFERENCE_LABELS = (LABEL_SECRET_BINDING_REF, LABEL_CREDENTIALS_BINDING_REF)
+BINDING_REFERENCE_LABELS = (LABEL_SECRET_BINDING_REFERENCE, LABEL_CREDENTIALS_BINDING_REFERENCE)
+SECRET = ("v1", "Secret")
 
 
 def _meta(obj: Any) -> dict:
@@ -58,7 +58,7 @@ class RelevantCreatesAndUpdates(Predicate):
         self.clock = clock
 
     def create(self, obj: dict) -> bool:
-        created = read_time(_meta(obj).get("creationTimestamp"))
+        created = parse_time_or_none(_meta(obj).get("creationTimestamp"))
         return created is not None and self.clock.now() - created <= RELEVANT_CREATE_AGE
 
     def update(self, old: dict, new: dict) -> bool:

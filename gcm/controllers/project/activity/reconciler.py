@@ -9,10 +9,10 @@ import structlog
 
 from framework.client import NotFound
 from framework.clock import Clock
-from framework.meta.time import format_time
+from framework.meta.time import format_time, parse_time_or_none, rfc3339_copy
 from framework.reconcile import Request, Result
-from gcm.controllers.project.stale.cache import PROJECT
-from gcm.controllers.project.stale.reconciler import LAST_ACTIVITY, read_time, truncate
+from gcm.apis.constants import PROJECT
+from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
 
 log = structlog.get_logger("gcm.controllers.project.activity")
 
@@ -29,8 +29,8 @@ class ActivityReconciler:
             project = self.client.get(*PROJECT, request.name)
         except NotFound:
             return None
-        now = truncate(self.clock.now())
-        if read_time((project.get("status") or {}).get(LAST_ACTIVITY)) == now:
+        now = rfc3339_copy(self.clock.now())
+        if parse_time_or_none((project.get("status") or {}).get(LAST_ACTIVITY)) == now:
             return None
         self.client.patch(
             *PROJECT, request.name, {"status": {LAST_ACTIVITY: format_time(now)}}, subresource="status"

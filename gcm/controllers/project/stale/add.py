@@ -24,7 +24,11 @@ from framework.controller import Controller, Request
 from framework.handler import EnqueueRequestsFromMapFunc
 from framework.meta.object import get_metadata, get_name
 from framework.meta.schema import from_api_version_and_kind, parse_group_version
+from framework.meta.time import parse_time_or_none
 from framework.predicate import Funcs, Predicate
+from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
+from gcm.apis.constants import PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP as AUTO_DELETE
+from gcm.apis.constants import PROJECT_STATUS_STALE_SINCE_TIMESTAMP as STALE_SINCE
 from gcm.chaos_hooks import stale_clock
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
 from gcm.controllers.project.stale.cache import (
@@ -42,14 +46,7 @@ from gcm.controllers.project.stale.cache import (
     add_indexes,
     secret_metadata_only,
 )
-from gcm.controllers.project.stale.reconciler import (
-    AUTO_DELETE,
-    LAST_ACTIVITY,
-    STALE_SINCE,
-    StaleReconciler,
-    StaleSettings,
-    read_time,
-)
+from gcm.controllers.project.stale.reconciler import StaleReconciler, StaleSettings
 
 log = structlog.get_logger("gcm.controllers.project.stale")
 
@@ -78,7 +75,7 @@ def _is_project(obj: Any) -> bool:
 
 def _last_activity(project: dict) -> Any:
     raw = (project.get("status") or {}).get(LAST_ACTIVITY)
-    parsed = read_time(raw)
+    parsed = parse_time_or_none(raw)
     return parsed if parsed is not None else raw
 
 

@@ -31,11 +31,14 @@ from framework.meta.object import (
     get_resource_version,
 )
 from framework.meta.strconv import is_true
-from framework.meta.time import format_rfc3339_nano, format_time, parse_time
+from framework.meta.time import format_rfc3339_nano, format_time, parse_time_or_none, rfc3339_copy
 from framework.reconcile import Request, Result
 from gcm.apis.constants import ANNOTATION_CONFIRMATION_DELETION as ANNOTATION_CONFIRM_DELETION
 from gcm.apis.constants import ANNOTATION_PROJECT_SKIP_STALE_CHECK as ANNOTATION_SKIP_STALE_CHECK
 from gcm.apis.constants import ANNOTATION_TIMESTAMP, LABEL_ROLE
+from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
+from gcm.apis.constants import PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP as AUTO_DELETE
+from gcm.apis.constants import PROJECT_STATUS_STALE_SINCE_TIMESTAMP as STALE_SINCE
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,
@@ -67,10 +70,6 @@ DAY = timedelta(hours=24)
 # Gardener's own control-plane secrets never keep a Project alive.
 CONTROL_PLANE_SECRET_ROLES = frozenset({"kubeconfig", "ssh-keypair", "monitoring"})
 
-STALE_SINCE = "staleSinceTimestamp"
-AUTO_DELETE = "staleAutoDeleteTimestamp"
-LAST_ACTIVITY = "lastActivityTimestamp"
-
 # Decision states (the STATE column of the stale report).
 DELETING = "deleting"
 NO_NAMESPACE = "no-namespace"
@@ -81,22 +80,6 @@ IN_USE = "in-use"
 STALE = "stale"
 AUTO_DELETE_SCHEDULED = "auto-delete-scheduled"
 AUTO_DELETE_DUE = "auto-delete-due"
-
-
-# -- time ----------------------------------------------------------------------------------------------
-
-
-def read_time(value: Any) -> datetime | None:
-    """A ``metav1.Time`` field of a Project in UTC; ``None`` when unset or unparsable (a hand-written
-    bad timestamp must not stop the controller; the field is rewritten from scratch)."""
-    try:
-        return parse_time(value)
-    except ValueError:
-        return None
-
-
-def truncate(dt: datetime) -> datetime:
-    return dt.astimezone(UTC).replace(microsecond=0)
 
 
 # -- settings and decisions ----------------------------------------------------------------------------
@@ -259,8 +242,8 @@ def evaluate(
     now = now.astimezone(UTC)
     meta = get_metadata(project)
     status = project.get("status") or {}
-    since = read_time(status.get(STALE_SINCE))
-    auto = read_time(status.get(AUTO_DELETE))
+    since = parse_time_or_none(status.get(STALE_SINCE))
+    auto = parse_time_or_none(status.get(AUTO_DELETE))
 
     if meta.get("deletionTimestamp"):
         return Decision(DELETING, "the Project is being deleted", since, auto, owns_status=False)
@@ -277,11 +260,11 @@ def evaluate(
         return not_stale(EXCLUDED, f"namespace {ns} has {ANNOTATION_SKIP_STALE_CHECK}=true")
 
     minimum = settings.minimum_lifetime_days * DAY
-    created = read_time(meta.get("creationTimestamp"))
+    created = parse_time_or_none(meta.get("creationTimestamp"))
     if created is None or created + minimum > now:
         until = f", young until {format_time(created + minimum)}" if created else ""
         return not_stale(YOUNG, f"created {format_time(created) if created else 'just now'}{until}")
-    last = read_time(status.get(LAST_ACTIVITY))
+    last = parse_time_or_none(status.get(LAST_ACTIVITY))
     if last is not None and last + minimum > now:
         return not_stale(
             ACTIVE, f"last activity {format_time(last)}, active until {format_time(last + minimum)}"
@@ -290,7 +273,7 @@ def evaluate(
     if usage:
         return not_stale(IN_USE, f"in use by {usage}")
 
-    new_since = since or truncate(now)
+    new_since = since or rfc3339_copy(now)
     grace_end = new_since + settings.stale_grace_period_days * DAY
     if grace_end > now:
         return Decision(
@@ -329,7 +312,7 @@ def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
         if target is None:
             if current is not None:
                 changes[field] = None
-        elif read_time(current) != target:
+        elif parse_time_or_none(current) != target:
             changes[field] = format_time(target)
     return changes
 

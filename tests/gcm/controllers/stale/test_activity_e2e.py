@@ -15,8 +15,7 @@ from datetime import timedelta
 
 import pytest
 
-from framework.meta.time import format_time
-from gcm.controllers.project.stale.reconciler import truncate
+from framework.meta.time import format_time, rfc3339_copy
 
 CORE = "core.gardener.cloud/v1beta1"
 SB_LABEL = {"reference.gardener.cloud/secretbinding": "true"}
@@ -67,7 +66,7 @@ class Activity:
         return self.env.status(project).get("lastActivityTimestamp")
 
     def now(self) -> str:
-        return format_time(truncate(self.env.clock.now()))
+        return format_time(rfc3339_copy(self.env.clock.now()))
 
     def wait_bumped(self, project: str) -> None:
         expected = self.now()
