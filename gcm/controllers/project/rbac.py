@@ -49,8 +49,8 @@ from gcm.apis.constants import PROJECT_MEMBER_OWNER as ROLE_OWNER
 from gcm.apis.constants import PROJECT_MEMBER_SERVICEACCOUNTMANAGER as ROLE_SERVICEACCOUNTMANAGER
 from gcm.apis.constants import PROJECT_MEMBER_UAM as ROLE_UAM
 from gcm.apis.constants import PROJECT_MEMBER_VIEWER as ROLE_VIEWER
+from gcm.controllers.errors import error_text
 
-PROJECT_API_VERSION = PROJECT[0]
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 
@@ -60,13 +60,8 @@ class RBACError(Exception):
 
     def __init__(self, errors: list[Exception]) -> None:
         self.errors = errors
-        text = "; ".join(_err_text(e) for e in errors)
+        text = "; ".join(error_text(e) for e in errors)
         super().__init__(text if len(errors) == 1 else f"{len(errors)} errors occurred: [{text}]")
-
-
-def _err_text(e: BaseException) -> str:
-    message = getattr(e, "message", None)
-    return message if isinstance(message, str) and message else str(e)
 
 
 # --- members → subject buckets (§1) -----------------------------------------------------------------

@@ -108,7 +108,6 @@ def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
     reconciler = ProjectReconciler(
         mgr.client,
         mgr.event_recorder(RECORDER_NAME),
-        mgr.clock,
         project_cfg,
         api_reader=mgr.api_reader,
     )

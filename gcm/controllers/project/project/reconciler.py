@@ -22,6 +22,8 @@ which the next write of the same pass uses (``resourceVersion``, ``generation``)
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import structlog
@@ -78,6 +80,7 @@ from gcm.apis.constants import PROJECT_PENDING as PHASE_PENDING
 from gcm.apis.constants import PROJECT_READY as PHASE_READY
 from gcm.apis.constants import PROJECT_TERMINATING as PHASE_TERMINATING
 from gcm.apis.constants import RESOURCE_QUOTA_NAME as QUOTA_NAME
+from gcm.controllers.errors import error_text
 from gcm.controllers.project.rbac import ProjectRBAC
 
 log = structlog.get_logger("gcm.controllers.project")
@@ -91,12 +94,6 @@ NAMESPACE_DELETION_GRACE_PERIOD = 60
 
 class NamespaceError(Exception):
     """The namespace cannot be used by this Project (adoption refused)."""
-
-
-def error_text(e: BaseException) -> str:
-    """An error as Go's ``err.Error()`` reads: an API error's message, else the exception text."""
-    message = getattr(e, "message", None)
-    return message if isinstance(message, str) and message else str(e)
 
 
 def generated_namespace_name(project: dict) -> str:
@@ -213,17 +210,13 @@ class ProjectReconciler:
     Args:
         client: reads (the manager's cache) and writes.
         recorder: an ``EventRecorder`` reporting as ``project-controller``.
-        clock: the manager's clock (kept for symmetry with the other Project reconcilers).
         config: ``controllers.project`` (:class:`gcm.config.ProjectControllerConfiguration`).
         api_reader: live reads (defaults to ``client``).
     """
 
-    def __init__(
-        self, client: Any, recorder: Any, clock: Any, config: Any, *, api_reader: Any = None
-    ) -> None:
+    def __init__(self, client: Any, recorder: Any, config: Any, *, api_reader: Any = None) -> None:
         self.client = client
         self.recorder = recorder
-        self.clock = clock
         self.config = config
         self.api_reader = api_reader or client
 
@@ -245,11 +238,8 @@ class ProjectReconciler:
         if not (project.get("status") or {}).get("phase"):
             project = self._set_phase(project, PHASE_PENDING)
 
-        try:
+        with self._failing(project):
             namespace = self.ensure_namespace(project)
-        except Exception as e:
-            self._fail(project, error_text(e))
-            raise
         ns_name = namespace["metadata"]["name"]
         self._event(
             project,
@@ -261,51 +251,25 @@ class ProjectReconciler:
 
         if not (project.get("spec") or {}).get("namespace"):
             project.setdefault("spec", {})["namespace"] = ns_name
-            try:
+            with self._failing(project):
                 project = self.client.update(project)
-            except Exception as e:
-                self._fail(project, error_text(e))
-                raise
 
-        try:
+        with self._failing(project, "Error while setting up ResourceQuota: "):
             self.reconcile_quota(project, ns_name)
-        except Exception as e:
-            self._fail(project, f"Error while setting up ResourceQuota: {error_text(e)}")
-            raise
 
-        try:
+        spec_namespace = (project.get("spec") or {}).get("namespace") or ""
+        with self._failing(
+            project,
+            f'Error while preparing for reconciling RBAC resources for namespace "{spec_namespace}": ',
+        ):
             rbac = ProjectRBAC(self.client, project, self.api_reader)
-        except Exception as e:
-            self._fail(
-                project,
-                "Error while preparing for reconciling RBAC resources for namespace "
-                f'"{(project.get("spec") or {}).get("namespace") or ""}": {error_text(e)}',
-            )
-            raise
-        try:
+        with self._failing(project, f'Error while reconciling RBAC resources for namespace "{ns_name}": '):
             rbac.deploy()
-        except Exception as e:
-            self._fail(
-                project, f'Error while reconciling RBAC resources for namespace "{ns_name}": {error_text(e)}'
-            )
-            raise
-        try:
+        with self._failing(project, "Error while deleting stale RBAC rules for extension roles: "):
             rbac.delete_stale_extension_roles()
-        except Exception as e:
-            self._fail(project, f"Error while deleting stale RBAC rules for extension roles: {error_text(e)}")
-            raise
 
-        try:
+        with self._failing(project, "Error while trying to mark project as ready: ", phase=None):
             self._set_phase(project, PHASE_READY)
-        except Exception as e:
-            self._event(
-                project,
-                WARNING,
-                REASON_RECONCILE_FAILED,
-                ACTION_RECONCILE,
-                f"Error while trying to mark project as ready: {error_text(e)}",
-            )
-            raise
         return None
 
     # -- §5: namespace ------------------------------------------------------------------------------------
@@ -377,18 +341,13 @@ class ProjectReconciler:
             )
             self._set_phase(project, PHASE_TERMINATING)
             return None  # the Shoot-delete watch re-enqueues the Project when the last one is gone
-        try:
+        with self._failing(
+            project,
+            f'Failed to release project namespace "{ns_name}": ',
+            reason=REASON_DELETION_FAILED,
+            action=ACTION_DELETE,
+        ):
             released = self.release_namespace(project, ns_name)
-        except Exception as e:
-            self._event(
-                project,
-                WARNING,
-                REASON_DELETION_FAILED,
-                ACTION_DELETE,
-                f'Failed to release project namespace "{ns_name}": {error_text(e)}',
-            )
-            self._try_phase(project, PHASE_FAILED)
-            raise
         if not released:
             self._event(
                 project,
@@ -521,9 +480,26 @@ class ProjectReconciler:
                 error=str(e),
             )
 
-    def _fail(self, project: dict, note: str) -> None:
-        self._event(project, WARNING, REASON_RECONCILE_FAILED, ACTION_RECONCILE, note)
-        self._try_phase(project, PHASE_FAILED)
+    @contextmanager
+    def _failing(
+        self,
+        project: dict,
+        note_prefix: str = "",
+        *,
+        reason: str = REASON_RECONCILE_FAILED,
+        action: str = ACTION_RECONCILE,
+        phase: str | None = PHASE_FAILED,
+    ) -> Iterator[None]:
+        """The failure path, written once: an error in the block becomes a Warning event (note: the
+        prefix and the error's text) and phase ``Failed`` (``phase=None``: the event only), and is
+        raised again, so the request is retried with backoff."""
+        try:
+            yield
+        except Exception as e:
+            self._event(project, WARNING, reason, action, f"{note_prefix}{error_text(e)}")
+            if phase is not None:
+                self._try_phase(project, phase)
+            raise
 
     def _event(self, project: dict, type_: str, reason: str, action: str, note: str) -> None:
         self.recorder.eventf(project, type_, reason, action, note)

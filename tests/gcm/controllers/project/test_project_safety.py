@@ -67,7 +67,7 @@ def test_system_namespaces_rejected_by_schema(env, namespace):
 def test_reconciler_refuses_unlabelled_namespaces_even_without_schema(env, namespace):
     """Defence in depth: the reconciler itself neither adopts nor releases an unlabelled namespace."""
     gcm = Client.from_kubeconfig(env.embedded.gcm_kubeconfig, qps=0)
-    reconciler = ProjectReconciler(gcm, h.FakeRecorder(), None, env.cfg.controllers.project)
+    reconciler = ProjectReconciler(gcm, h.FakeRecorder(), env.cfg.controllers.project)
     project = {"metadata": {"name": "evil", "uid": "uid-evil"}, "spec": {"namespace": namespace}}
     before = snapshot(env, namespace)
     with pytest.raises(NamespaceError, match="needs the project labels"):
@@ -91,7 +91,7 @@ def test_adoption_is_decided_again_on_the_live_namespace(env):
     )
     before = snapshot(env, "garden-lag")
     reconciler = ProjectReconciler(
-        stale.client, h.FakeRecorder(), None, env.cfg.controllers.project, api_reader=gcm
+        stale.client, h.FakeRecorder(), env.cfg.controllers.project, api_reader=gcm
     )
     project = {"metadata": {"name": "lag", "uid": "uid-lag"}, "spec": {"namespace": "garden-lag"}}
     with pytest.raises(NamespaceError, match="needs the project labels"):

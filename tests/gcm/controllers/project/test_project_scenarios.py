@@ -263,7 +263,7 @@ def test_a14_namespace_already_terminating(env):
     # The reconciler itself, run directly on the terminating namespace: no second DELETE, requeue 1 min.
     env.server.reset_request_counts()
     recorder = h.FakeRecorder()
-    reconciler = ProjectReconciler(env.admin, recorder, None, env.cfg.controllers.project)
+    reconciler = ProjectReconciler(env.admin, recorder, env.cfg.controllers.project)
     result = reconciler.reconcile(Request("p1"))
     assert result == Result(requeue_after=60.0)
     assert recorder.events[-1][:3] == ("Normal", "NamespaceMarkedForDeletion", "Delete")
