@@ -1,9 +1,8 @@
-"""The Project reconciler (Gardener's ``pkg/controllermanager/controller/project/project/reconciler.go``).
-
-Gardener's ``pkg/controllermanager/controller/project/project/reconciler.go``: finalizer, ``Pending``,
-the project namespace (create, or adopt only a namespace that already carries the project labels), the
-default ResourceQuota, member RBAC (:mod:`gcm.controllers.project.rbac`), ``Ready`` / ``Failed`` with
-``observedGeneration``, and the finalizer-driven deletion that releases the namespace.
+"""The Project reconciler (Gardener's ``pkg/controllermanager/controller/project/project/reconciler.go``):
+finalizer, ``Pending``, the project namespace (create, or adopt only a namespace that already carries
+the project labels), the default ResourceQuota, member RBAC (:mod:`gcm.controllers.project.rbac`),
+``Ready`` / ``Failed`` with ``observedGeneration``, and the finalizer-driven deletion that releases
+the namespace.
 
 Security rules (hard rules, checked on the freshest data before every namespace write):
 
@@ -14,9 +13,14 @@ Security rules (hard rules, checked on the freshest data before every namespace 
   DELETE carries a UID precondition, so it cannot hit a namespace re-created under the same name.
 
 Reads go through ``client`` (the manager's cache). Because the cache may lag behind this reconciler's
-own writes, a namespace or quota write is only sent after the change was confirmed against a live read
-(``api_reader``), and the deletion flow reads the namespace live. Every write returns the new Project,
-which the next write of the same pass uses (``resourceVersion``, ``generation``).
+own writes, the namespace, the quota and the RBAC objects are written through ``controllerutil``'s
+``create_or_update`` / ``create_or_patch`` with ``live_reader=api_reader``: the cache decides whether a
+write is needed, the mutate function (:func:`adopt_namespace`, :func:`merge_quota`, which hold the
+rules) runs again on the live object, and the write is based on it. The deletion flow reads the
+namespace live. Every write returns the new Project, which the next write of the same pass uses
+(``resourceVersion``, ``generation``). Every failing step takes one path
+(:meth:`ProjectReconciler._failing`): a Warning event, phase ``Failed``, and the error raised again
+for a retry with backoff.
 """
 
 from __future__ import annotations
