@@ -276,12 +276,14 @@ def test_pod_restarts_and_readiness_gates() -> None:
                 {
                     "name": "a",
                     "ready": True,
+                    "state": {"running": {"startedAt": ago(minutes=29)}},
                     "restartCount": 2,
                     "lastState": {"terminated": {"finishedAt": ago(minutes=30)}},
                 },
                 {
                     "name": "b",
                     "ready": False,
+                    "state": {"running": {"startedAt": ago(minutes=4)}},
                     "restartCount": 1,
                     "lastState": {"terminated": {"finishedAt": ago(minutes=5)}},
                 },
@@ -327,3 +329,53 @@ def test_column_types_and_order_as_kubectl_1_32() -> None:
         "Webhooks indicates the number of webhooks registered in this configuration"
     )
     assert webhooks["rows"][0]["cells"][1] == 1
+
+
+def pod_status(**status: Any) -> dict:
+    return {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}, "status": status}
+
+
+def test_pod_status_reasons_as_print_pod() -> None:
+    """``printPod``: gated scheduling, signals and exit codes, a ready container needs to run,
+    Completed with a container still running, a sidecar counts, Terminating only before the end."""
+
+    def status_of(pod: dict) -> tuple[str, str]:
+        row = printed("", "Pod", pod)
+        return row["Ready"], row["Status"]
+
+    gated = [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]
+    assert status_of(pod_status(phase="Pending", conditions=gated)) == ("0/1", "SchedulingGated")
+    killed = {"name": "a", "state": {"terminated": {"exitCode": 137, "signal": 9}}}
+    assert status_of(pod_status(phase="Running", containerStatuses=[killed])) == ("0/1", "Signal:9")
+    failed = {"name": "a", "state": {"terminated": {"exitCode": 3}}}
+    assert status_of(pod_status(phase="Failed", containerStatuses=[failed])) == ("0/1", "ExitCode:3")
+    waiting = {"name": "a", "ready": True, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+    assert status_of(pod_status(phase="Running", containerStatuses=[waiting])) == ("0/1", "CrashLoopBackOff")
+    pod = pod_status(
+        phase="Running",
+        conditions=[{"type": "Ready", "status": "False"}],
+        containerStatuses=[
+            {"name": "a", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+            {"name": "b", "ready": True, "state": {"running": {}}},
+        ],
+    )
+    pod["spec"]["containers"].append({"name": "b"})
+    assert status_of(pod) == ("1/2", "NotReady")
+    pod["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    assert status_of(pod) == ("1/2", "Running")
+    sidecar = pod_status(
+        phase="Running",
+        initContainerStatuses=[{"name": "proxy", "ready": True, "started": True, "state": {"running": {}}}],
+        containerStatuses=[{"name": "a", "ready": True, "state": {"running": {}}}],
+        podIPs=[{"ip": "10.0.0.9"}, {"ip": "fd00::9"}],
+    )
+    sidecar["spec"]["initContainers"] = [{"name": "proxy", "restartPolicy": "Always"}]
+    row = printed("", "Pod", sidecar)
+    assert (row["Ready"], row["Status"], row["IP"]) == ("2/2", "Running", "10.0.0.9")
+    done = pod_status(phase="Succeeded")
+    done["metadata"]["deletionTimestamp"] = ago(seconds=1)
+    assert status_of(done)[1] == "Succeeded"
+    done["status"]["phase"] = "Running"
+    assert status_of(done)[1] == "Terminating"
+    done["status"]["reason"] = "NodeLost"
+    assert status_of(done)[1] == "Unknown"

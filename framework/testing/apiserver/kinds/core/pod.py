@@ -45,35 +45,71 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
     return validate_pod_spec(obj.get("spec"), "spec")
 
 
-def _pod_status(pod: dict) -> str:
-    """``printPod``'s reason: the phase, the Pod's reason, an init or app container's waiting or
-    terminated reason, ``Terminating`` once deleted."""
-    status = as_dict(pod.get("status"))
-    reason = status.get("reason") or status.get("phase") or ""
-    init = [as_dict(s) for s in status.get("initContainerStatuses") or []]
-    for i, s in enumerate(init):
+def _terminated_reason(terminated: dict, prefix: str = "") -> str:
+    """A terminated container's reason, or ``Signal:N`` / ``ExitCode:N`` without one."""
+    if terminated.get("reason"):
+        return prefix + str(terminated["reason"])
+    if terminated.get("signal"):
+        return f"{prefix}Signal:{terminated['signal']}"
+    return f"{prefix}ExitCode:{terminated.get('exitCode', 0)}"
+
+
+def _pod_state(pod: dict) -> tuple[int, str]:
+    """``printPod``'s ready containers and reason: the phase or the Pod's reason, ``SchedulingGated``,
+    an init container's state while initialising, else the app containers' waiting or terminated
+    reasons (``Completed`` with one still running reads ``Running`` or ``NotReady``), ``Terminating``
+    once deleted (``Unknown`` when the node was lost)."""
+    spec, status = as_dict(pod.get("spec")), as_dict(pod.get("status"))
+    phase = status.get("phase") or ""
+    reason = status.get("reason") or phase
+    conditions = [as_dict(c) for c in status.get("conditions") or []]
+    if any(c.get("type") == "PodScheduled" and c.get("reason") == "SchedulingGated" for c in conditions):
+        reason = "SchedulingGated"
+    sidecars = {
+        as_dict(c).get("name")
+        for c in spec.get("initContainers") or []
+        if as_dict(c).get("restartPolicy") == "Always"
+    }
+    ready = 0
+    initializing = False
+    for i, s in enumerate(as_dict(s) for s in status.get("initContainerStatuses") or []):
         state = as_dict(s.get("state"))
         terminated, waiting = as_dict(state.get("terminated")), as_dict(state.get("waiting"))
-        if terminated and terminated.get("exitCode") == 0:
+        if terminated and terminated.get("exitCode", 0) == 0:
+            continue
+        if s.get("name") in sidecars and s.get("started") is True:
+            ready += 1 if s.get("ready") else 0
             continue
         if terminated:
-            reason = "Init:" + (terminated.get("reason") or f"ExitCode:{terminated.get('exitCode')}")
+            reason = _terminated_reason(terminated, "Init:")
         elif waiting.get("reason") and waiting["reason"] != "PodInitializing":
-            reason = "Init:" + waiting["reason"]
+            reason = f"Init:{waiting['reason']}"
         else:
-            reason = f"Init:{i}/{len(as_dict(pod.get('spec')).get('initContainers') or [])}"
+            reason = f"Init:{i}/{len(spec.get('initContainers') or [])}"
+        initializing = True
         break
-    else:
+    initialized = any(c.get("type") == "Initialized" and c.get("status") == "True" for c in conditions)
+    if not initializing or initialized:
+        running = False
         for s in reversed([as_dict(s) for s in status.get("containerStatuses") or []]):
             state = as_dict(s.get("state"))
             waiting, terminated = as_dict(state.get("waiting")), as_dict(state.get("terminated"))
             if waiting.get("reason"):
-                reason = waiting["reason"]
-            elif terminated.get("reason"):
-                reason = terminated["reason"]
+                reason = str(waiting["reason"])
+            elif terminated:
+                reason = _terminated_reason(terminated)
+            elif s.get("ready") and "running" in state:
+                running = True
+                ready += 1
+        if reason == "Completed" and running:
+            pod_ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+            reason = "Running" if pod_ready else "NotReady"
     if as_dict(pod.get("metadata")).get("deletionTimestamp"):
-        reason = "Unknown" if status.get("reason") == "NodeLost" else "Terminating"
-    return reason
+        if status.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif phase not in ("Succeeded", "Failed"):
+            reason = "Terminating"
+    return ready, reason
 
 
 def _restarts(statuses: list[dict], now: datetime) -> str:
@@ -92,19 +128,20 @@ def _when(timestamp: str) -> datetime:
 
 def _pod_cells(pod: dict, now: datetime) -> list[Any]:
     spec, status = as_dict(pod.get("spec")), as_dict(pod.get("status"))
+    sidecars = [c for c in spec.get("initContainers") or [] if as_dict(c).get("restartPolicy") == "Always"]
+    ready, reason = _pod_state(pod)
     statuses = [as_dict(s) for s in status.get("containerStatuses") or []]
-    ready = sum(1 for s in statuses if s.get("ready"))
     gates = [as_dict(g).get("conditionType") for g in spec.get("readinessGates") or []]
-    true = {
-        as_dict(c).get("type") for c in status.get("conditions") or [] if as_dict(c).get("status") == "True"
-    }
+    conditions = [as_dict(c) for c in status.get("conditions") or []]
+    true = {c.get("type") for c in conditions if c.get("status") == "True"}
+    pod_ips = [as_dict(ip).get("ip") for ip in status.get("podIPs") or []]
     return [
         printing.name(pod),
-        f"{ready}/{len(spec.get('containers') or [])}",
-        _pod_status(pod),
+        f"{ready}/{len(spec.get('containers') or []) + len(sidecars)}",
+        reason,
         _restarts(statuses, now),
         printing.age(pod, now),
-        status.get("podIP") or "<none>",
+        (pod_ips[0] if pod_ips else None) or "<none>",
         spec.get("nodeName") or "<none>",
         status.get("nominatedNodeName") or "<none>",
         f"{sum(1 for g in gates if g in true)}/{len(gates)}" if gates else "<none>",
