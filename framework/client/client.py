@@ -9,6 +9,7 @@ raise the typed errors of :mod:`framework.client.errors`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -26,7 +27,7 @@ from .interfaces import FieldSelectorArg, LabelSelectorArg
 from .rate_limit import MonotonicClock, SystemClock, TokenBucket
 from .rest_mapper import RESTMapper, RESTMapping
 from .selectors import field_selector_string, label_selector_string
-from .transport import AuthHeaders, build_pool_manager, default_user_agent
+from .transport import AuthHeaders, before_send, build_pool_manager, default_user_agent
 from .watch import Watch
 
 __all__ = ["PATCH_CONTENT_TYPES", "Client", "PatchType", "TimeoutSpec"]
@@ -243,22 +244,25 @@ class Client:
                 hdrs["Content-Type"] = content_type or "application/json"
             if headers:
                 hdrs.update(headers)
-            # Asked before every attempt, not once per call, and as late as can be: a retry
-            # (Retry-After, throttling) can be sent long after the first try, e.g. by a process
-            # paused meanwhile past its lease.
+            # Asked before every attempt, not once per call: a retry (Retry-After, throttling) can be
+            # sent long after the first try, e.g. by a process paused meanwhile past its lease; and
+            # asked again as the request's first byte goes out (transport.before_send).
+            guard = None
             if self.write_guard is not None and method in _WRITE_METHODS:
                 self.write_guard(method, path)
+                guard = functools.partial(self.write_guard, method, path)
             try:
-                resp = self._pool.request(
-                    method,
-                    url,
-                    body=payload,
-                    headers=hdrs,
-                    timeout=t,
-                    retries=False,
-                    redirect=False,
-                    preload_content=not stream,
-                )
+                with before_send(guard):
+                    resp = self._pool.request(
+                        method,
+                        url,
+                        body=payload,
+                        headers=hdrs,
+                        timeout=t,
+                        retries=False,
+                        redirect=False,
+                        preload_content=not stream,
+                    )
             except urllib3.exceptions.NewConnectionError as e:  # before ConnectTimeoutError: a subclass
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
             except urllib3.exceptions.TimeoutError as e:

@@ -14,12 +14,67 @@ import platform
 import ssl
 import sys
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from typing import Any
 
 import urllib3
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["AuthHeaders", "build_pool_manager", "default_user_agent"]
+__all__ = ["AuthHeaders", "before_send", "build_pool_manager", "default_user_agent"]
+
+# --- a check run just before a request's first byte goes out -------------------------------------------
+
+_pending = threading.local()
+
+
+@contextmanager
+def before_send(check: Callable[[], None] | None) -> Iterator[None]:
+    """Run ``check`` (it may raise) when the request made in this block sends its first byte, after
+    the pool handed out a connection and the request was encoded, instead of before all that.
+
+    The write guard of a leader uses it: a process paused (SIGSTOP, a long stall) between the lease
+    check and the socket sends a request it should no longer send; checking at the socket narrows that
+    window from the pool's and the encoder's time to a few instructions. It cannot close it: nothing in
+    the Kubernetes API fences a write by lease.
+    """
+    _pending.check = check
+    try:
+        yield
+    finally:
+        _pending.check = None
+
+
+class _CheckedSend:
+    """Connection mixin: the first ``send`` of a request (its header block) runs the pending check."""
+
+    def send(self, data: Any) -> None:
+        check = getattr(_pending, "check", None)
+        if check is not None:
+            _pending.check = None
+            check()
+        super().send(data)  # type: ignore[misc]
+
+
+class _CheckedHTTPConnection(_CheckedSend, HTTPConnection):
+    pass
+
+
+class _CheckedHTTPSConnection(_CheckedSend, HTTPSConnection):
+    pass
+
+
+class _CheckedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = _CheckedHTTPConnection
+
+
+class _CheckedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = _CheckedHTTPSConnection
+
+
+_CHECKED_POOLS = {"http": _CheckedHTTPConnectionPool, "https": _CheckedHTTPSConnectionPool}
 
 
 def default_user_agent() -> str:
@@ -62,8 +117,13 @@ def build_pool_manager(cfg: Any, maxsize: int | None = None) -> urllib3.PoolMana
             from urllib3.contrib.socks import SOCKSProxyManager
 
             return SOCKSProxyManager(proxy, headers=getattr(cfg, "proxy_headers", None), **pool_args)
-        return urllib3.ProxyManager(proxy, proxy_headers=getattr(cfg, "proxy_headers", None), **pool_args)
-    return urllib3.PoolManager(**pool_args)
+        manager: urllib3.PoolManager = urllib3.ProxyManager(
+            proxy, proxy_headers=getattr(cfg, "proxy_headers", None), **pool_args
+        )
+    else:
+        manager = urllib3.PoolManager(**pool_args)
+    manager.pool_classes_by_scheme = _CHECKED_POOLS
+    return manager
 
 
 def _bypass_proxy(host: str, no_proxy: str) -> bool:
