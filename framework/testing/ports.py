@@ -36,7 +36,10 @@ def _candidates() -> range:
     except (OSError, ValueError):
         low, high = 32768, 60999  # Linux's default; other systems have no file to read
     below, above = range(_LOWEST, low), range(high + 1, 65536)
-    return below if len(below) >= len(above) else above
+    best = below if len(below) >= len(above) else above
+    # An ephemeral range that spans (nearly) everything leaves nothing outside it: then the ports are
+    # at least never handed out twice by this process.
+    return best if len(best) >= 1000 else range(_LOWEST, 65536)
 
 
 def _bindable(host: str, port: int) -> bool:

@@ -3,11 +3,17 @@
 import socket
 from pathlib import Path
 
+import pytest
+
 from framework.testing import free_offset, free_port
 
 
 def ephemeral_range() -> range:
+    """The kernel's ephemeral ports; empty where they leave too few others to pick from (free_port then
+    only promises ports new to the process)."""
     low, high = (int(p) for p in Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    if max(low - 10000, 65535 - high) < 1000:
+        return range(0)
     return range(low, high + 1)
 
 
@@ -23,6 +29,8 @@ def test_ports_are_distinct_bindable_and_outside_the_ephemeral_range():
 
 
 def test_a_bind_to_port_zero_never_returns_a_port_handed_out():
+    if not ephemeral_range():
+        pytest.skip("the ephemeral range leaves no ports outside it on this machine")
     given = {free_port() for _ in range(20)}
     held = []
     try:
