@@ -37,7 +37,10 @@ Contracts (client-go semantics; all waiting goes through the ``clock``):
   closed, logged and re-opened from the last RV. It is measured by the socket, in real time.
 - **Backoff.** Between passes and before re-watching after 429/connection errors: 0.8 s doubling to
   30 s, each delay stretched by ``jitter`` (``delay * (1 + jitter * U[0,1))``, client-go's
-  ``wait.Jitter``), reset to 0.8 s when no backoff was needed for 2 minutes.
+  ``wait.Jitter``), reset to 0.8 s when no backoff was needed for 2 minutes, and whenever a watch is
+  opened: the server answers again, so the relist after a 410 on that watch (routine after an API
+  server restart) comes after 0.8 s, not after the next step of the outage's grown backoff (up to 60
+  s of a stale cache; client-go would wait it, sharing one backoff between watch retries and relists).
 - **Resync.** With ``resync_period > 0`` a thread calls ``store.resync()`` every period when
   ``should_resync()`` (default: always) says so.
 
@@ -633,6 +636,10 @@ class Reflector:
                 if self._sleep(delay):
                     return
                 continue
+            # The server answered: the outage the backoff grew on is over. Without this, a 410 on this
+            # watch (a restarted server keeps no history) waits the next step of that outage's backoff
+            # before relisting -- up to a minute of a stale cache (client-go shares the backoff alike).
+            self.backoff.reset()
             with self._lock:
                 self._watch = watch
                 stopping = self._stop_event.is_set()
