@@ -22,30 +22,15 @@ from typing import Any
 
 import orjson
 
+from .protowire import FIXED64, VARINT, put_len, put_varint
+
 #: What the response says it is: kube-openapi's protobuf type with a dot, as Go's MIME parser refuses
 #: the ``@`` of the requested form.
 CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
-_LEN, _VARINT, _FIXED64 = 2, 0, 1
-
-
-def _varint(out: bytearray, value: int) -> None:
-    value &= 0xFFFFFFFFFFFFFFFF
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
-def _len(out: bytearray, num: int, payload: bytes | bytearray) -> None:
-    _varint(out, num << 3 | _LEN)
-    _varint(out, len(payload))
-    out += payload
-
-
 def _string(out: bytearray, num: int, value: Any) -> None:
     if isinstance(value, str):
-        _len(out, num, value.encode())
+        put_len(out, num, value.encode())
 
 
 def _strings(out: bytearray, num: int, value: Any) -> None:
@@ -55,38 +40,38 @@ def _strings(out: bytearray, num: int, value: Any) -> None:
 
 def _bool(out: bytearray, num: int, value: Any) -> None:
     if value is True:
-        _varint(out, num << 3 | _VARINT)
+        put_varint(out, num << 3 | VARINT)
         out.append(1)
 
 
 def _int(out: bytearray, num: int, value: Any) -> None:
     if isinstance(value, int) and not isinstance(value, bool):
-        _varint(out, num << 3 | _VARINT)
-        _varint(out, value)
+        put_varint(out, num << 3 | VARINT)
+        put_varint(out, value)
 
 
 def _double(out: bytearray, num: int, value: Any) -> None:
     if isinstance(value, int | float) and not isinstance(value, bool):
-        _varint(out, num << 3 | _FIXED64)
+        put_varint(out, num << 3 | FIXED64)
         out += struct.pack("<d", float(value))
 
 
 def _any(value: Any) -> bytes:
     out = bytearray()
-    _len(out, 2, orjson.dumps(value))  # Any.yaml
+    put_len(out, 2, orjson.dumps(value))  # Any.yaml
     return bytes(out)
 
 
 def _vendor(out: bytearray, num: int, obj: dict[str, Any]) -> None:
     for key, value in obj.items():
         if key.startswith("x-"):
-            _len(out, num, _named(key, _any(value)))
+            put_len(out, num, _named(key, _any(value)))
 
 
 def _named(name: str, value: bytes) -> bytes:
     out = bytearray()
-    _len(out, 1, name.encode())
-    _len(out, 2, value)
+    put_len(out, 1, name.encode())
+    put_len(out, 2, value)
     return bytes(out)
 
 
@@ -109,13 +94,13 @@ def _message(fields: dict[str, tuple[int, _Writer]], vendor: int | None = None) 
 
 
 def _sub(encode: Callable[[Any], bytes]) -> _Writer:
-    return lambda out, num, value: _len(out, num, encode(value))
+    return lambda out, num, value: put_len(out, num, encode(value))
 
 
 def _repeated(encode: Callable[[Any], bytes]) -> _Writer:
     def write(out: bytearray, num: int, value: Any) -> None:
         for item in value if isinstance(value, list) else [value]:
-            _len(out, num, encode(item))
+            put_len(out, num, encode(item))
 
     return write
 
@@ -126,7 +111,7 @@ def _named_map(encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     def encode_map(obj: Any) -> bytes:
         out = bytearray()
         for name, value in (obj or {}).items() if isinstance(obj, dict) else ():
-            _len(out, 1, _named(name, encode(value)))
+            put_len(out, 1, _named(name, encode(value)))
         return bytes(out)
 
     return encode_map
@@ -146,9 +131,9 @@ def _schema(s: Any) -> bytes:
 def _additional(value: Any) -> bytes:
     out = bytearray()
     if isinstance(value, dict):
-        _len(out, 1, _schema(value))
+        put_len(out, 1, _schema(value))
     elif isinstance(value, bool):
-        _varint(out, 2 << 3 | _VARINT)
+        put_varint(out, 2 << 3 | VARINT)
         out.append(int(value))
     return bytes(out)
 
@@ -249,23 +234,23 @@ def _parameters_item(p: Any) -> bytes:
     if not isinstance(p, dict):
         return b""
     if "$ref" in p:
-        _len(out, 2, _JSON_REFERENCE(p))
+        put_len(out, 2, _JSON_REFERENCE(p))
         return bytes(out)
     parameter = bytearray()
     if p.get("in") == "body":
-        _len(parameter, 1, _BODY(p))
+        put_len(parameter, 1, _BODY(p))
     elif p.get("in") in _NON_BODY:
         num, encode = _NON_BODY[p["in"]]
         non_body = bytearray()
-        _len(non_body, num, encode(p))
-        _len(parameter, 2, non_body)
-    _len(out, 1, parameter)
+        put_len(non_body, num, encode(p))
+        put_len(parameter, 2, non_body)
+    put_len(out, 1, parameter)
     return bytes(out)
 
 
 def _schema_item(s: Any) -> bytes:
     out = bytearray()
-    _len(out, 1, _schema(s))  # SchemaItem.schema (a file schema is never served)
+    put_len(out, 1, _schema(s))  # SchemaItem.schema (a file schema is never served)
     return bytes(out)
 
 
@@ -279,10 +264,10 @@ def _responses(obj: Any) -> bytes:
             continue
         rv = bytearray()
         if isinstance(value, dict) and "$ref" in value:
-            _len(rv, 2, _JSON_REFERENCE(value))
+            put_len(rv, 2, _JSON_REFERENCE(value))
         else:
-            _len(rv, 1, _RESPONSE(value))
-        _len(out, 1, _named(code, bytes(rv)))
+            put_len(rv, 1, _RESPONSE(value))
+        put_len(out, 1, _named(code, bytes(rv)))
     if isinstance(obj, dict):
         _vendor(out, 2, obj)
     return bytes(out)
@@ -323,7 +308,7 @@ def _paths(obj: Any) -> bytes:
         _vendor(out, 1, obj)
         for path, item in obj.items():
             if not path.startswith("x-"):
-                _len(out, 2, _named(path, _PATH_ITEM(item)))
+                put_len(out, 2, _named(path, _PATH_ITEM(item)))
     return bytes(out)
 
 

@@ -11,6 +11,8 @@ import orjson
 
 from framework.meta.time import parse_time
 
+from ..protowire import put_len as _put_len
+from ..protowire import put_varint as _put_varint
 from .fields import (
     BYTES,
     DOUBLE,
@@ -20,7 +22,6 @@ from .fields import (
     FLOAT,
     INLINE,
     INT_OR_STRING,
-    LEN,
     MAGIC,
     MICRO_TIME,
     POINTER,
@@ -36,20 +37,6 @@ from .fields import (
     Field,
 )
 from .messages import fields, is_slice, message_of
-
-
-def _put_varint(out: bytearray, value: int) -> None:
-    value &= 0xFFFFFFFFFFFFFFFF
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
-def _put_len(out: bytearray, num: int, payload: bytes) -> None:
-    _put_varint(out, num << 3 | LEN)
-    _put_varint(out, len(payload))
-    out += payload
 
 
 def _put_scalar(out: bytearray, num: int, f: Field, value: Any) -> None:
