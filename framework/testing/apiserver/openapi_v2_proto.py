@@ -28,6 +28,7 @@ from .protowire import FIXED64, VARINT, put_len, put_varint
 #: the ``@`` of the requested form.
 CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
 
+
 def _string(out: bytearray, num: int, value: Any) -> None:
     if isinstance(value, str):
         put_len(out, num, value.encode())
