@@ -94,6 +94,7 @@ MIN_WATCH_TIMEOUT = 300.0
 """client-go never asks for watches shorter than 5 minutes."""
 _VERY_SHORT_WATCH = 1.0
 _PROMOTE_AFTER_ITEMS = 10_000
+_LOUD_BACKOFF_S = 5.0  # relist waits at least this long are logged at info
 _STOP_POLL = 0.2
 
 WatchErrorHandler = Callable[["Reflector", BaseException], None]
@@ -424,7 +425,8 @@ class Reflector:
                 if self.stopped:
                     break
                 delay = self.backoff.next()
-                log.debug(
+                # A long wait leaves the cache stale for that long: say so where operators look.
+                (log.info if delay >= _LOUD_BACKOFF_S else log.debug)(
                     "reflector backing off before relisting", reflector=self.name, seconds=round(delay, 3)
                 )
                 if self._sleep(delay):
