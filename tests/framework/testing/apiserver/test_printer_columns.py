@@ -275,15 +275,19 @@ def test_generic_kinds_with_kubectl_printers(module_api, module_kubectl) -> None
     )
     got = rows(module_kubectl, "csinodes", "n1")
     assert got[0] == ["NAME", "DRIVERS", "AGE"] and got[1][:2] == ["n1", "1"]
-    # kubectl, not the typed client: the generic strategy answers status {}, which the client's model
-    # refuses (Go writes status.attached: false).
-    attachment = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "VolumeAttachment",
-        "metadata": {"name": "va"},
-        "spec": {"attacher": "csi.example.com", "nodeName": "n1", "source": {"persistentVolumeName": "pv1"}},
-    }
-    module_kubectl.ok("create", "-f", module_kubectl.write("va.yaml", attachment))
+    # The typed client's model requires status.attached, which Go always writes.
+    created = storage.create_volume_attachment(
+        {
+            "metadata": {"name": "va"},
+            "spec": {
+                "attacher": "csi.example.com",
+                "nodeName": "n1",
+                "source": {"persistentVolumeName": "pv1"},
+            },
+            "status": {"attached": True},  # dropped on create
+        }
+    )
+    assert created.status.attached is False
     got = rows(module_kubectl, "volumeattachments", "va")
     assert got[0] == ["NAME", "ATTACHER", "PV", "NODE", "ATTACHED", "AGE"]
     assert got[1][:5] == ["va", "csi.example.com", "pv1", "n1", "false"]

@@ -223,12 +223,9 @@ def complete(env, names, timeout=60.0):
 
 def test_200_projects_at_once(env):
     names = [f"s{i:03d}" for i in range(200)]
-    start = time.monotonic()
     create_many(env, names)
     _, namespaces = complete(env, names, timeout=90)
-    elapsed = time.monotonic() - start
-    assert len(namespaces) == 200
-    print(f"200 projects Ready with namespace and RBAC in {elapsed:.1f}s")
+    assert len(namespaces) == 200  # the time it takes is bench/project_bench.py's to measure
 
 
 def test_restart_midway_converges(make_env):

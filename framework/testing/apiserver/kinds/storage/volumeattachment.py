@@ -1,4 +1,5 @@
-"""storage.k8s.io/v1 VolumeAttachment: the generic strategy with kubectl's printer columns."""
+"""storage.k8s.io/v1 VolumeAttachment: the generic strategy with kubectl's printer columns, and the
+status Go always writes (``VolumeAttachmentStatus.Attached`` has no ``omitempty``)."""
 
 from __future__ import annotations
 
@@ -35,4 +36,15 @@ PRINTER: printing.Printer = (
     _cells,
 )
 
-STRATEGIES = [strategy("storage.k8s.io", "v1", "volumeattachments", printer=PRINTER)]
+
+def _normalize(va: dict, old: dict | None) -> None:
+    """PrepareForCreate drops the status sent; either way ``status.attached`` is there, ``false``
+    unless set (the official client's model requires it)."""
+    if old is None:
+        va["status"] = {}
+    status = va.get("status")
+    if isinstance(status, dict) and "attached" not in status:
+        status["attached"] = False
+
+
+STRATEGIES = [strategy("storage.k8s.io", "v1", "volumeattachments", printer=PRINTER, normalize=_normalize)]
