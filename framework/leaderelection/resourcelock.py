@@ -20,7 +20,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from framework.client import Client
 from framework.meta.object import get_metadata
-from framework.meta.time import format_micro_time, parse_time
+from framework.meta.time import format_micro_time, parse_time_or_none
 
 __all__ = [
     "LEASE_API_VERSION",
@@ -34,15 +34,6 @@ LEASE_API_VERSION = "coordination.k8s.io/v1"
 LEASE_KIND = "Lease"
 
 TimeoutSpec = float | tuple[float, float] | None
-
-
-def _lease_time(value: Any) -> datetime | None:
-    """A Lease ``MicroTime``; unparsable reads as unset: the elector never relies on these
-    timestamps, only on seeing the record change."""
-    try:
-        return parse_time(value)
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -81,8 +72,9 @@ class LeaderElectionRecord:
         return cls(
             holder_identity=holder if isinstance(holder, str) else "",
             lease_duration_seconds=duration if _is_int(duration) else 0,
-            acquire_time=_lease_time(spec.get("acquireTime")),
-            renew_time=_lease_time(spec.get("renewTime")),
+            # Unparsable reads as unset: the elector relies on the record changing, not on these.
+            acquire_time=parse_time_or_none(spec.get("acquireTime")),
+            renew_time=parse_time_or_none(spec.get("renewTime")),
             lease_transitions=transitions if _is_int(transitions) else 0,
         )
 

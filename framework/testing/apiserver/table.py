@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from framework.meta.object import get_metadata
-from framework.meta.time import parse_time
+from framework.meta.time import parse_time_or_none
 
 from . import errors
 
@@ -125,10 +125,7 @@ def human_duration(seconds: float) -> str:
 
 def parse_printed_time(value: Any) -> datetime | None:
     """A printed time column's value; unparsable ones are printed as unknown, as kubectl does."""
-    try:
-        return parse_time(value)
-    except ValueError:
-        return None
+    return parse_time_or_none(value)
 
 
 # --- the JSONPath subset of printer columns: .a.b, ['a.b'], [N], [*], [?(@.k=="v")] ---------------
