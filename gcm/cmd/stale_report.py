@@ -29,6 +29,7 @@ from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock, RealClock
 from framework.meta.object import get_metadata
 from framework.meta.time import format_time
+from gcm.controllers.errors import error_text
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,
@@ -166,7 +167,7 @@ def build_report(client: Any, settings: StaleSettings, now: datetime) -> list[Ro
         try:
             d = evaluate(project, snapshot, settings, now, plants=plants)
         except APIError as e:
-            rows.append(Row(name, ns, ERROR, e.message or str(e), None, None))
+            rows.append(Row(name, ns, ERROR, error_text(e), None, None))
             continue
         rows.append(Row(name, ns, d.state, d.reason, d.stale_since, d.auto_delete_at))
     return rows
