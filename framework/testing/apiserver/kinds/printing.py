@@ -9,11 +9,13 @@ from typing import Any
 from framework.meta.labels import label_selector_as_selector
 from framework.meta.object import get_creation_timestamp, get_name
 
+from ..jsonvalues import as_dict
 from ..table import CREATED_DESCRIPTION, NAME_COLUMN, Printer, human_duration, parse_printed_time
 
 __all__ = [
     "AGE",
     "NAME",
+    "REPLICA_COLUMNS",
     "TEMPLATE_COLUMNS",
     "Printer",
     "age",
@@ -43,6 +45,33 @@ TEMPLATE_COLUMNS = [
     col("Images", "Images referenced by each container in the template.", priority=1),
     col("Selector", "Label selector for pods.", priority=1),
 ]
+
+
+# ReplicaSet's and ReplicationController's columns (kubectl's two definitions are the same).
+REPLICA_COLUMNS = [
+    NAME,
+    col("Desired", "Number of desired pods", "integer"),
+    col("Current", "Number of actively running pods", "integer"),
+    col("Ready", "Number of ready pods", "integer"),
+    AGE,
+    *TEMPLATE_COLUMNS,
+]
+
+
+def replica_cells(obj: dict, now: datetime, selector: str) -> list[Any]:
+    """The cells of :data:`REPLICA_COLUMNS`; ``selector`` as the kind's selector prints."""
+    spec, status = as_dict(obj.get("spec")), as_dict(obj.get("status"))
+    containers, images = containers_and_images(spec.get("template"))
+    return [
+        name(obj),
+        spec.get("replicas", 0),
+        status.get("replicas", 0),
+        status.get("readyReplicas", 0),
+        age(obj, now),
+        containers,
+        images,
+        selector,
+    ]
 
 
 def name(obj: dict) -> str:

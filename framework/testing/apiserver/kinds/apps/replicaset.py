@@ -43,31 +43,10 @@ def fields(obj: dict) -> dict[str, str]:
 
 
 def _cells(rs: dict, now: datetime) -> list[Any]:
-    spec, status = as_dict(rs.get("spec")), as_dict(rs.get("status"))
-    containers, images = printing.containers_and_images(spec.get("template"))
-    return [
-        printing.name(rs),
-        spec.get("replicas", 0),
-        status.get("replicas", 0),
-        status.get("readyReplicas", 0),
-        printing.age(rs, now),
-        containers,
-        images,
-        printing.selector_text(spec.get("selector")),
-    ]
+    return printing.replica_cells(rs, now, printing.selector_text(as_dict(rs.get("spec")).get("selector")))
 
 
-PRINTER: printing.Printer = (
-    [
-        printing.NAME,
-        printing.col("Desired", "Number of desired pods", "integer"),
-        printing.col("Current", "Number of actively running pods", "integer"),
-        printing.col("Ready", "Number of ready pods", "integer"),
-        printing.AGE,
-        *printing.TEMPLATE_COLUMNS,
-    ],
-    _cells,
-)
+PRINTER: printing.Printer = (printing.REPLICA_COLUMNS, _cells)
 
 STRATEGIES = [
     strategy(

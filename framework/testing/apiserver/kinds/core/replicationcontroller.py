@@ -36,32 +36,12 @@ def normalize(obj: dict, old: dict | None) -> None:
 
 
 def _rc_cells(rc: dict, now: datetime) -> list[Any]:
-    spec, status = as_dict(rc.get("spec")), as_dict(rc.get("status"))
-    containers, images = printing.containers_and_images(spec.get("template"))
-    selector = as_dict(spec.get("selector"))
-    return [
-        printing.name(rc),
-        spec.get("replicas", 0),
-        status.get("replicas", 0),
-        status.get("readyReplicas", 0),
-        printing.age(rc, now),
-        containers,
-        images,
-        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>",
-    ]
+    selector = as_dict(as_dict(rc.get("spec")).get("selector"))  # a plain map, not a LabelSelector
+    text = ",".join(f"{k}={v}" for k, v in sorted(selector.items())) or "<none>"
+    return printing.replica_cells(rc, now, text)
 
 
-PRINTER: printing.Printer = (
-    [
-        printing.NAME,
-        printing.col("Desired", "Number of desired pods", "integer"),
-        printing.col("Current", "Number of actively running pods", "integer"),
-        printing.col("Ready", "Number of ready pods", "integer"),
-        printing.AGE,
-        *printing.TEMPLATE_COLUMNS,
-    ],
-    _rc_cells,
-)
+PRINTER: printing.Printer = (printing.REPLICA_COLUMNS, _rc_cells)
 
 
 STRATEGIES = [
