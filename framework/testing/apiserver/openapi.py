@@ -9,12 +9,9 @@ v3 is served per group-version by :mod:`openapi_v3`, which kubectl ≥ 1.27 pref
 
 from __future__ import annotations
 
-import threading
-from typing import Any
-
 from aiohttp import web
 
-from . import openapi_v2, openapi_v2_proto, openapi_v3
+from . import openapi_v2, openapi_v3
 from .registry import Registry
 from .responses import json_response, path_not_found
 
@@ -37,24 +34,7 @@ def openapi(request: web.Request, parts: list[str], registry: Registry) -> web.R
     if parts[1:] == ["v2"]:
         accept = request.headers.get("Accept", "")
         if "protobuf" in accept and "application/json" not in accept:
-            body = _v2_protobuf(openapi_v2.document(registry))
-            return web.Response(body=body, headers={"Content-Type": openapi_v2_proto.CONTENT_TYPE})
+            body = openapi_v2.protobuf_document(registry)
+            return web.Response(body=body, headers={"Content-Type": openapi_v2.PROTOBUF_CONTENT_TYPE})
         return json_response(openapi_v2.document(registry))
     raise path_not_found()
-
-
-# The protobuf form of the last v2 document (which holds the document, so its id is not reused).
-_ENCODED: tuple[Any, bytes] | None = None
-_LOCK = threading.Lock()
-
-
-def _v2_protobuf(doc: dict[str, Any]) -> bytes:
-    global _ENCODED
-    with _LOCK:
-        cached = _ENCODED
-    if cached is not None and cached[0] is doc:
-        return cached[1]
-    body = openapi_v2_proto.encode_document(doc)
-    with _LOCK:
-        _ENCODED = (doc, body)
-    return body

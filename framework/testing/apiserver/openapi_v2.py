@@ -124,6 +124,29 @@ _CACHE: weakref.WeakKeyDictionary[Registry, tuple[list[Any], dict[str, Any]]] = 
 _LOCK = threading.Lock()
 
 
+#: The protobuf answer's type: kube-openapi's, with a dot, as Go's MIME parser refuses the ``@`` of the
+#: requested ``application/com.github.proto-openapi.spec.v2@v1.0+protobuf``.
+PROTOBUF_CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+# The protobuf encoding of each registry's last document, with that document (compared by identity).
+_ENCODED: weakref.WeakKeyDictionary[Registry, tuple[dict[str, Any], bytes]] = weakref.WeakKeyDictionary()
+
+
+def protobuf_document(registry: Registry) -> bytes:
+    """:func:`document` as gnostic's ``openapi.v2.Document`` protobuf, encoded once per document."""
+    doc = document(registry)
+    with _LOCK:
+        cached = _ENCODED.get(registry)
+    if cached is not None and cached[0] is doc:
+        return cached[1]
+    from . import openapi_v2_proto  # local: only kubectl's discovery client asks for it
+
+    body = openapi_v2_proto.encode_document(doc)
+    with _LOCK:
+        _ENCODED[registry] = (doc, body)
+    return body
+
+
 def document(registry: Registry) -> dict[str, Any]:
     """The Swagger 2.0 document of everything ``registry`` serves (shared: do not modify)."""
     docs = []

@@ -24,10 +24,6 @@ import orjson
 
 from .protowire import FIXED64, VARINT, put_len, put_varint
 
-#: What the response says it is: kube-openapi's protobuf type with a dot, as Go's MIME parser refuses
-#: the ``@`` of the requested form.
-CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-
 
 def _string(out: bytearray, num: int, value: Any) -> None:
     if isinstance(value, str):
