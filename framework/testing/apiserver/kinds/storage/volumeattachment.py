@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...catalog.generic import strategy
+from ...catalog.generic import reset_status, strategy
 from ...jsonvalues import as_dict
 from .. import printing
 
@@ -40,8 +40,7 @@ PRINTER: printing.Printer = (
 def _normalize(va: dict, old: dict | None) -> None:
     """PrepareForCreate drops the status sent; either way ``status.attached`` is there, ``false``
     unless set (the official client's model requires it)."""
-    if old is None:
-        va["status"] = {}
+    reset_status(va, old)
     status = va.get("status")
     if isinstance(status, dict) and "attached" not in status:
         status["attached"] = False
