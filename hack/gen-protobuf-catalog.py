@@ -35,6 +35,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -284,23 +285,29 @@ def render(catalog: dict) -> str:
     return json.dumps(catalog, indent=0, separators=(",", ":")) + "\n"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+def run(name: str, doc: str | None, generate: Callable[[Path], dict], out: Path) -> int:
+    """The command line every catalog generator shares: write ``out`` from the mirrors, or with
+    ``--check`` exit 1 when the committed file is stale; a missing mirror or kind is one line, exit 2."""
+    parser = argparse.ArgumentParser(description=(doc or "").split("\n", 1)[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed file is stale")
     parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
     args = parser.parse_args()
     try:
         text = render(generate(args.mirrors))
     except FileNotFoundError as e:
-        print(f"gen-protobuf-catalog: mirror not found: {e}", file=sys.stderr)
+        print(f"{name}: mirror not found: {e}", file=sys.stderr)
         return 2
     except MissingKinds as e:
-        print(f"gen-protobuf-catalog: {e}", file=sys.stderr)
+        print(f"{name}: {e}", file=sys.stderr)
         return 2
     if args.check:
-        return 0 if OUT.read_text() == text else 1
-    OUT.write_text(text)
+        return 0 if out.read_text() == text else 1
+    out.write_text(text)
     return 0
+
+
+def main() -> int:
+    return run("gen-protobuf-catalog", __doc__, generate, OUT)
 
 
 if __name__ == "__main__":

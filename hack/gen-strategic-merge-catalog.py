@@ -21,7 +21,6 @@ memory when the mirrors are present and compares.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
 import sys
@@ -130,23 +129,12 @@ def generate(mirrors: Path) -> dict:
 
 
 def render(catalog: dict) -> str:
-    return json.dumps(catalog, indent=0, separators=(",", ":")) + "\n"
+    """The committed file's text (the protobuf catalog's format)."""
+    return str(_protobuf_generator().render(catalog))
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the committed file is stale")
-    parser.add_argument("--mirrors", type=Path, default=Path("/work/.mirror"))
-    args = parser.parse_args()
-    try:
-        text = render(generate(args.mirrors))
-    except FileNotFoundError as e:
-        print(f"gen-strategic-merge-catalog: mirror not found: {e}", file=sys.stderr)
-        return 2
-    if args.check:
-        return 0 if OUT.read_text() == text else 1
-    OUT.write_text(text)
-    return 0
+    return _protobuf_generator().run("gen-strategic-merge-catalog", __doc__, generate, OUT)
 
 
 if __name__ == "__main__":
