@@ -8,6 +8,7 @@ is declined (24-2). Bodies are JSON, YAML, or protobuf for the kinds kubectl's t
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -109,7 +110,18 @@ async def read_raw(request: web.Request) -> bytes:
     """The request body, 413 beyond kube-apiserver's limit."""
     if request.content_length is not None and request.content_length > MAX_BODY:
         raise StatusError(413, "RequestEntityTooLarge", f"Request entity too large: limit is {MAX_BODY}")
-    # ``read(n)`` returns what has arrived so far (one TCP/TLS record), not n bytes: read up to EOF.
+    if (
+        request.content_length is not None
+        and request.headers.get("Content-Encoding", "identity") == "identity"
+    ):
+        # The usual case: one read of exactly the declared size (a short body, cut by the peer, is
+        # what arrived). A compressed body is decoded on the way in, so its length is not known here.
+        try:
+            return await request.content.readexactly(request.content_length)
+        except asyncio.IncompleteReadError as e:
+            return e.partial
+    # Chunked: ``read(n)`` returns what has arrived so far (one TCP/TLS record), not n bytes: read up
+    # to EOF.
     buf = bytearray()
     while len(buf) <= MAX_BODY:
         chunk = await request.content.read(MAX_BODY + 1 - len(buf))

@@ -37,7 +37,9 @@ class Watcher:
         self.buffer: deque[bytes] = deque()
         self.closed = False
         self.overflowed = False
-        self._wake = asyncio.Event()
+        # The stream's wait: a bare future, resolved by the next push (cheaper than asyncio.wait_for
+        # on an Event, which wraps each wait in a task; one wait per event on a busy watch).
+        self._waiter: asyncio.Future[None] | None = None
 
     def encode(self, etype: str, obj: dict, ev: WatchEvent | None = None) -> bytes:
         # Watchers of one codec share each event's encoding; codec None encodes per watcher.
@@ -59,7 +61,7 @@ class Watcher:
         if len(self.buffer) > self.max_buffer:
             self.overflowed = True
             self.close()
-        self._wake.set()
+        self._wake()
 
     def filter(self, ev: WatchEvent) -> bytes | None:
         """The line this watcher sees for an event, or None (15-4)."""
@@ -82,25 +84,39 @@ class Watcher:
 
     def send_line(self, line: bytes) -> None:
         self.buffer.append(line)
-        self._wake.set()
+        self._wake()
 
     def close(self) -> None:
         self.closed = True
-        self._wake.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def wait(self, timeout: float) -> None:
+        """Return once there is something to send, the watcher is closed, or ``timeout`` passed."""
         if self.buffer or self.closed:
             return
-        self._wake.clear()
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout, _resolve, waiter)
         try:
-            await asyncio.wait_for(self._wake.wait(), timeout)
-        except TimeoutError:
-            pass
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
 
     def drain(self) -> bytes:
         data = b"".join(self.buffer)
         self.buffer.clear()
         return data
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _line(etype: str, obj: dict) -> bytes:
