@@ -47,14 +47,45 @@ def before_send(check: Callable[[], None] | None) -> Iterator[None]:
         _pending.check = None
 
 
+_COALESCE_LIMIT = 64 * 1024
+"""Bodies up to this size go out in one write with their header block (larger ones are streamed)."""
+
+
 class _CheckedSend:
-    """Connection mixin: the first ``send`` of a request (its header block) runs the pending check."""
+    """Connection mixin: the first ``send`` of a request (its header block) runs the pending check,
+    and a small body is sent in the same write as the headers.
+
+    urllib3 writes the header block and the body separately; with ``TCP_NODELAY`` that is two packets
+    and two reads on the server for every write request. http.client joins them the same way when it
+    is handed the body with the headers.
+    """
+
+    _hold = False
+    _held: bytes | None = None
+
+    def request(self, method: str, url: str, body: Any = None, headers: Any = None, **kw: Any) -> None:
+        self._hold = isinstance(body, bytes) and 0 < len(body) <= _COALESCE_LIMIT
+        try:
+            super().request(method, url, body=body, headers=headers, **kw)  # type: ignore[misc]
+        finally:
+            self._hold = False
+            held, self._held = self._held, None
+            if held is not None:  # nothing followed the headers (not expected for a bytes body)
+                super().send(held)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
         check = getattr(_pending, "check", None)
         if check is not None:
             _pending.check = None
             check()
+        if self._hold:
+            self._hold = False
+            self._held = bytes(data)
+            return
+        held = self._held
+        if held is not None:
+            self._held = None
+            data = held + bytes(data)
         super().send(data)  # type: ignore[misc]
 
 
