@@ -21,6 +21,7 @@ class _Watch:
     handler: EventHandler | None  # None: owner handler, resolved at complete()
     predicates: tuple[Predicate, ...]
     metadata_only: bool = False
+    inline: bool = False
 
 
 @dataclass
@@ -88,12 +89,20 @@ class Builder:
         self._name = name
         return self
 
-    def for_(self, api_version: str, kind: str, predicates: tuple | list = ()) -> Builder:
-        """The kind this controller reconciles: its events enqueue the object itself."""
+    def for_(
+        self, api_version: str, kind: str, predicates: tuple | list = (), *, inline: bool = False
+    ) -> Builder:
+        """The kind this controller reconciles: its events enqueue the object itself.
+
+        ``inline=True``: predicates and the enqueue run on the informer's thread (see
+        :meth:`Controller.watch`), for a kind with many events and cheap predicates.
+        """
         if self._for is not None:
             raise ValueError("for_() may only be called once")
         _check_kind(api_version, kind)
-        self._for = _Watch(api_version, kind, EnqueueRequestForObject(), _predicates(predicates))
+        self._for = _Watch(
+            api_version, kind, EnqueueRequestForObject(), _predicates(predicates), inline=inline
+        )
         return self
 
     def owns(self, api_version: str, kind: str, predicates: tuple | list = ()) -> Builder:
@@ -159,6 +168,6 @@ class Builder:
         for w in (self._for, *self._watches):
             handler = w.handler or _LazyOwnerHandler(mgr.api_reader, self._for.api_version, self._for.kind)
             informer = mgr.cache.informer(w.api_version, w.kind, metadata_only=w.metadata_only or None)
-            ctrl.watch(informer, handler, (*self._filters, *w.predicates))
+            ctrl.watch(informer, handler, (*self._filters, *w.predicates), inline=w.inline)
         mgr.add(ctrl, need_leader_election=True)
         return ctrl

@@ -262,6 +262,38 @@ class _Listener:
             self.on_delete(a)
 
 
+class _InlineListener(_Listener):
+    """A handler called on the thread that delivers the notification (the informer's controller
+    thread, or the caller of ``add_event_handler`` for the initial adds): no buffer, no thread."""
+
+    def add(self, op: int, a: Any, b: Any = None, initial: bool = False) -> None:
+        if self._stopped:
+            return
+        try:
+            self._dispatch(op, a, b, initial)
+        except Exception:
+            self.errors += 1
+            log.exception(
+                "event handler raised", handler=self.name, notification=("add", "update", "delete")[op]
+            )
+        self.delivered += 1
+
+    def pending(self) -> int:
+        return 0
+
+    def has_synced(self) -> bool:
+        return self._upstream_synced()
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def join(self, timeout: float | None) -> bool:
+        return True
+
+
 class ResourceEventHandlerRegistration:
     """Returned by :meth:`SharedIndexInformer.add_event_handler`; pass it to ``remove_event_handler``."""
 
@@ -507,11 +539,19 @@ class SharedIndexInformer:
         on_update: Callable[[Any, Any], Any] | None = None,
         on_delete: Callable[[Any], Any] | None = None,
         resync_period: float | None = None,
+        *,
+        inline: bool = False,
     ) -> ResourceEventHandlerRegistration:
         """Register a handler; each gets its own thread and in-order buffer.
 
         ``resync_period`` (seconds) defaults to the informer's. After :meth:`start`, the handler first
         receives the current cache as ``on_add`` calls.
+
+        ``inline=True``: no thread and no buffer; the handler is called on the informer's controller
+        thread as each delta is processed (the initial adds of a late registration on the caller's
+        thread). For a handler that only enqueues, e.g. a controller's: it saves a thread hand-off per
+        event. It holds up the informer and every other handler while it runs, so it must be quick and
+        must not call back into the informer; what it raises is logged and counted, as for any handler.
 
         Raises:
             RuntimeError: the informer was stopped.
@@ -548,7 +588,7 @@ class SharedIndexInformer:
                     self._resync_check_period = period
                     self._processor.resync_check_period_changed(period)
             name = f"informer[{self.name}]-handler-{next(self._handler_seq)}"
-            listener = _Listener(
+            listener = (_InlineListener if inline else _Listener)(
                 name,
                 on_add,
                 on_update,

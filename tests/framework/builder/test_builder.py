@@ -105,3 +105,37 @@ def test_names_are_per_manager(apiserver):
     for _ in range(2):
         m = Manager(Client.from_kubeconfig(apiserver.kubeconfig, qps=0))
         Builder(m).named("same").for_("v1", "ConfigMap").complete(noop)
+
+
+def test_an_inline_for_watch_reconciles_without_a_handler_thread(apiserver, mgr):
+    """``for_(..., inline=True)``: the predicates and the enqueue run on the informer's thread; the
+    controller reconciles creates as with a threaded handler, and no handler thread exists."""
+    import threading
+
+    from framework.testing import eventually
+
+    seen: list[str] = []
+    Builder(mgr).named("inline").for_(
+        "v1", "ConfigMap", predicates=[Funcs(update=lambda old, new: False)], inline=True
+    ).complete(lambda request: seen.append(request.name))
+    runner = threading.Thread(target=mgr.start, name="manager", daemon=True)
+    runner.start()
+    client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    try:
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}}
+        )
+        eventually(lambda: "a" in seen, message="a reconciled")
+        client.patch("v1", "ConfigMap", "a", {"data": {"k": "v"}}, "default")  # filtered by the predicate
+        client.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "default"}}
+        )
+        eventually(lambda: "b" in seen, message="b reconciled")
+        assert seen.count("a") == 1
+        handlers = [t.name for t in threading.enumerate() if "ConfigMap" in t.name and "-handler-" in t.name]
+        assert handlers == []
+    finally:
+        mgr.stop()
+        runner.join(15)
+        client.close()
+    assert not runner.is_alive()

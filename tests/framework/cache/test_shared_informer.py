@@ -637,3 +637,74 @@ def test_share_strings_interns_repeated_values_and_dedupes_within_an_object():
     del expected["metadata"]["managedFields"]
     assert a == expected
     assert drop_managed_fields({"kind": "x"}) == {"kind": "x"}  # no metadata: left alone
+
+
+# --- inline handlers ------------------------------------------------------------------------------------
+
+
+def test_inline_handler_follows_changes_on_the_informers_thread_without_one_of_its_own(client, make_informer):
+    for i in range(3):
+        client.create(cm(f"pre-{i}", v="0"))
+    informer = make_informer(name="inline")
+    rec = Recorder()
+    threads: set[str] = set()
+
+    def on_add(obj):
+        threads.add(threading.current_thread().name)
+        rec.on_add(obj)
+
+    reg = informer.add_event_handler(on_add, rec.on_update, rec.on_delete, inline=True)
+    started(informer)
+    assert reg.has_synced() and reg.pending() == 0
+    churn(client, "live")
+    converged(client, informer, rec)
+    assert threads == {"informer[inline]-controller"}
+    assert not any(t.name.startswith("informer[inline]-handler") for t in threading.enumerate())
+
+
+def test_late_inline_handler_gets_the_cache_replayed_before_registration_returns(client, make_informer):
+    for i in range(4):
+        client.create(cm(f"pre-{i}"))
+    informer = started(make_informer())
+    late = Recorder()
+    reg = late.register(informer, inline=True)
+    # Delivered on this thread, under the informer's delta lock: complete once add_event_handler returns.
+    assert late.snapshot() == cache_state(informer)
+    assert reg.has_synced()
+    client.create(cm("after"))
+    converged(client, informer, late)
+
+
+def test_failing_inline_handler_is_logged_and_the_informer_goes_on(client, make_informer):
+    seen: list[str] = []
+    others = Recorder()
+
+    def flaky(obj):
+        seen.append(obj["metadata"]["name"])
+        if obj["metadata"]["name"] == "bad":
+            raise RuntimeError("handler bug")
+
+    informer = make_informer()
+    informer.add_event_handler(on_add=flaky, inline=True)
+    started(informer, others)
+    with structlog.testing.capture_logs() as logs:
+        client.create(cm("bad"))
+        client.create(cm("good"))
+        eventually(lambda: "good" in seen)
+    converged(client, informer, others)  # the cache and a threaded handler are unaffected
+    assert any(e["event"] == "event handler raised" and e.get("exc_info") for e in logs)
+
+
+def test_removed_inline_handler_gets_nothing_more(client, make_informer):
+    informer = make_informer()
+    rec = Recorder()
+    reg = rec.register(informer, inline=True)
+    started(informer)
+    client.create(cm("before"))
+    eventually(lambda: "default/before" in rec.snapshot())
+    assert informer.remove_event_handler(reg)
+    client.create(cm("after"))
+    watcher = Recorder()
+    watcher.register(informer)
+    converged(client, informer, watcher)
+    assert "default/after" not in rec.snapshot()
