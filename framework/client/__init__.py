@@ -93,7 +93,7 @@ from .errors import (
     UnsupportedMediaType,
 )
 from .interfaces import Reader, ReaderWriter, Writer
-from .patch import create_merge_patch
+from .patch import create_merge_patch, with_optimistic_lock
 from .rate_limit import TokenBucket
 from .rest_mapper import NoKindMatchError, NoResourceMatchError, RESTMapper, RESTMapping
 from .watch import Watch
@@ -131,4 +131,5 @@ __all__ = [
     "create_merge_patch",
     "deadline",
     "gc_paused",
+    "with_optimistic_lock",
 ]

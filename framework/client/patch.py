@@ -1,11 +1,14 @@
-"""Patches computed from two versions of an object (controller-runtime's ``client.MergeFrom``)."""
+"""Patches computed from two versions of an object (controller-runtime's ``client.MergeFrom``) and the
+optimistic lock for them (``client.MergeFromWithOptimisticLock``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["create_merge_patch"]
+from framework.meta.object import get_resource_version
+
+__all__ = ["create_merge_patch", "with_optimistic_lock"]
 
 
 def create_merge_patch(original: Mapping[str, Any], modified: Mapping[str, Any]) -> dict[str, Any]:
@@ -13,8 +16,8 @@ def create_merge_patch(original: Mapping[str, Any], modified: Mapping[str, Any])
 
     Maps are diffed key by key (a removed key becomes ``null``), anything else that differs (lists,
     scalars) is replaced whole, as ``jsonpatch.CreateMergePatch`` does. An empty dict means "no change".
-    No ``resourceVersion`` is added: the patch applies whatever the server holds now; put
-    ``metadata.resourceVersion`` in yourself for optimistic locking (``client.MergeFromWithOptimisticLock``).
+    No ``resourceVersion`` is added: the patch applies whatever the server holds now; see
+    :func:`with_optimistic_lock` for controller-runtime's ``client.MergeFromWithOptimisticLock``.
     """
     patch: dict[str, Any] = {}
     for key in original:
@@ -32,3 +35,20 @@ def create_merge_patch(original: Mapping[str, Any], modified: Mapping[str, Any])
         elif old != new or type(old) is not type(new):
             patch[key] = new
     return patch
+
+
+def with_optimistic_lock(patch: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of the merge patch ``patch`` that carries ``obj``'s ``metadata.resourceVersion``.
+
+    controller-runtime's ``client.MergeFromWithOptimisticLock``: the API server compares the patched
+    object's resourceVersion with the stored one, so the patch fails with ``Conflict`` (409) when the
+    object changed since ``obj`` was read, instead of applying a change decided on outdated data. Use it
+    with the object the patch was computed from. Without a resourceVersion on ``obj`` the copy is
+    unchanged (the patch applies to whatever the server holds). ``patch`` is not modified; only the
+    maps on the way to the resourceVersion are copied.
+    """
+    locked = dict(patch)
+    rv = get_resource_version(obj)
+    if rv:
+        locked["metadata"] = {**(locked.get("metadata") or {}), "resourceVersion": rv}
+    return locked

@@ -19,7 +19,7 @@ from typing import Any
 
 import structlog
 
-from framework.client import NotFound, Reader
+from framework.client import NotFound, Reader, with_optimistic_lock
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
 from framework.meta.object import (
@@ -28,7 +28,6 @@ from framework.meta.object import (
     get_metadata,
     get_name,
     get_namespace,
-    get_resource_version,
 )
 from framework.meta.strconv import is_true
 from framework.meta.time import format_rfc3339_nano, format_time, parse_time_or_none, rfc3339_copy
@@ -383,9 +382,6 @@ class StaleReconciler:
         self.clock = clock
         # A callable is asked at each check (discovery needs the API server, which may come up later).
         self._plants = plants
-        # Project name -> the resourceVersion our last status patch replaced, until the cache has moved
-        # past it (one request is never reconciled by two workers at once).
-        self._written: dict[str, str] = {}
 
     @property
     def plants(self) -> bool:
@@ -396,16 +392,7 @@ class StaleReconciler:
         try:
             project = self.client.get(*PROJECT, request.name)
         except NotFound:
-            self._written.pop(request.name, None)
             return None
-        replaced = self._written.pop(request.name, None)
-        if replaced is not None and replaced == (get_resource_version(project) or None):
-            # The cache still shows the Project as it was before our last status patch (a request queued
-            # while that reconcile ran): checking it would write from outdated status, e.g. set
-            # staleSinceTimestamp a second time. The watch event of our patch triggers the next check.
-            self._written[request.name] = replaced
-            log.debug("cache behind our last status patch, skipping", project=request.name)
-            return Result(requeue_after=self.settings.stale_sync_period)
         now = self.clock.now()
         try:
             decision = evaluate(project, self.client, self.settings, now, plants=self.plants)
@@ -423,14 +410,20 @@ class StaleReconciler:
         return Result(requeue_after=self.settings.stale_sync_period)
 
     def _patch_status(self, project: dict, decision: Decision) -> None:
+        """Write ``decision``'s status changes, locked to the ``project`` they were computed from.
+
+        The lock (its resourceVersion in the patch) turns a check on a cache that has not seen a newer
+        write yet (our own last status patch, a fresh activity) into a ``Conflict``, which the
+        controller requeues, instead of a write from outdated status (e.g. staleSinceTimestamp set a
+        second time). The watch event of the newer write triggers the next check anyway.
+        """
         changes = status_changes(project, decision)
         if not changes:
             return
         name = _name(project)
-        before = get_resource_version(project) or None
-        patched = self.client.patch(*PROJECT, name, {"status": changes}, subresource="status")
-        if before and (get_resource_version(patched) or None) != before:
-            self._written[name] = before
+        self.client.patch(
+            *PROJECT, name, with_optimistic_lock({"status": changes}, project), subresource="status"
+        )
         if decision.stale_since is not None and (project.get("status") or {}).get(STALE_SINCE) is None:
             log.info("project is stale", project=name, reason=decision.reason)
         elif decision.stale_since is None:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from framework.client import NotFound
+from framework.client import Conflict, NotFound
 from framework.clock import FakeClock
 from framework.meta.strconv import is_true
 from framework.meta.time import format_time
@@ -254,26 +254,67 @@ def test_a_lagging_cache_cannot_delete(live_change):
         ]
 
 
+class Server(Store):
+    """Reads come from the objects given (the cache, which may lag); status patches go to one Project
+    held at ``rv``, refused with ``Conflict`` when they carry another ``metadata.resourceVersion`` (the
+    API server's precondition check of an update), else applied with the next resourceVersion."""
+
+    def __init__(self, *objs: dict, rv: str) -> None:
+        super().__init__(*objs)
+        self.rv = rv
+        self.written: list[dict] = []
+
+    def patch(self, api_version, kind, name, body, namespace=None, subresource=None, **kw):
+        super().patch(api_version, kind, name, body, namespace, subresource, **kw)
+        locked = (body.get("metadata") or {}).get("resourceVersion")
+        if locked is not None and locked != self.rv:
+            raise Conflict(409, "Conflict", f'Operation cannot be fulfilled on projects "{name}"')
+        self.rv = str(int(self.rv) + 1)
+        self.written.append(body)
+        return {"metadata": {"name": name, "resourceVersion": self.rv}}
+
+
 def test_a_cache_behind_our_own_status_patch_is_not_checked_again():
-    """A request queued while the previous check patched runs on a cache without that patch: it must
-    not mark the Project stale a second time (staleSinceTimestamp is set once)."""
-
-    class Versioned(Store):
-        def patch(self, api_version, kind, name, body, namespace=None, subresource=None, **kw):
-            super().patch(api_version, kind, name, body, namespace, subresource, **kw)
-            return {"metadata": {"resourceVersion": "8"}}
-
+    """A request queued while the previous check patched runs on a cache without that patch: its patch
+    is locked to the cached resourceVersion, so the server refuses it (``Conflict``, which the
+    controller requeues) and staleSinceTimestamp is set once."""
     p = project(resourceVersion="7")
-    store = Versioned(p, namespace())
+    store = Server(p, namespace(), rv="7")
     clock = FakeClock(NOW)
     rec = StaleReconciler(store, SETTINGS, clock)
     assert rec.reconcile(Request("p")) == Result(requeue_after=3600.0)
-    assert len(store.calls) == 1  # marked stale at NOW
+    assert store.written == [
+        {"status": {"staleSinceTimestamp": format_time(NOW)}, "metadata": {"resourceVersion": "7"}}
+    ]
     clock.step(5)
-    assert rec.reconcile(Request("p")) == Result(requeue_after=3600.0)  # cache still at "7": skipped
-    assert len(store.calls) == 1
+    with pytest.raises(Conflict):  # cache still at "7", the server at "8"
+        rec.reconcile(Request("p"))
+    assert store.calls[-1][3]["status"] == {"staleSinceTimestamp": format_time(NOW + timedelta(seconds=5))}
+    assert len(store.written) == 1 and store.rv == "8"
     # The cache caught up (our patch, "8"): checked again, nothing to change.
     p["metadata"]["resourceVersion"] = "8"
     p["status"] = {"staleSinceTimestamp": format_time(NOW)}
-    rec.reconcile(Request("p"))
-    assert len(store.calls) == 1
+    assert rec.reconcile(Request("p")) == Result(requeue_after=3600.0)
+    assert len(store.calls) == 2 and len(store.written) == 1
+
+
+def test_the_live_recheck_patches_locked_to_the_live_object():
+    """A Project due by the cache but active live: the cancelling status patch carries the live
+    resourceVersion (the decision was computed from the live object), not the cached one."""
+    due = {"staleSinceTimestamp": format_time(NOW - 40 * DAY), "staleAutoDeleteTimestamp": format_time(NOW)}
+    cached = Server(project(status=due, resourceVersion="7"), namespace(), rv="9")
+    live_status = {**due, "lastActivityTimestamp": format_time(NOW - DAY)}
+    live = Store(project(status=live_status, resourceVersion="9"), namespace())
+    StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+    assert cached.calls == [
+        (
+            "patch",
+            "p",
+            "status",
+            {
+                "status": {"staleSinceTimestamp": None, "staleAutoDeleteTimestamp": None},
+                "metadata": {"resourceVersion": "9"},
+            },
+        )
+    ]
+    assert len(cached.written) == 1
