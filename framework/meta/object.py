@@ -40,13 +40,20 @@ _EMPTY: Mapping[str, Any] = MappingProxyType({})  # read-only: a caller cannot f
 
 def get_metadata(obj: Any) -> Mapping[str, Any]:
     """``obj["metadata"]`` when it is a mapping, else an empty (read-only) one."""
-    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    # Plain dicts first: an isinstance check against the Mapping ABC costs several times a type
+    # check, and this runs for every object an informer or a reconciler touches.
+    if type(obj) is dict:
+        meta = obj.get("metadata")
+        if type(meta) is dict:
+            return meta
+    else:
+        meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     return meta if isinstance(meta, Mapping) else _EMPTY
 
 
 def _str(obj: Any, field: str) -> str:
     value = get_metadata(obj).get(field)
-    return value if isinstance(value, str) else ""
+    return value if type(value) is str or isinstance(value, str) else ""
 
 
 def get_name(obj: Any) -> str:
