@@ -6,12 +6,12 @@
     from framework.handler import EnqueueRequestsFromMapFunc
     from framework.predicate import GenerationChangedPredicate
 
-    Builder(mgr).named("project") \\
-        .for_("core.gardener.cloud/v1beta1", "Project", predicates=[GenerationChangedPredicate()]) \\
-        .owns("v1", "Namespace") \\
-        .watches("core.gardener.cloud/v1beta1", "Shoot", EnqueueRequestsFromMapFunc(shoot_to_project)) \\
+    Builder(mgr).named("app") \\
+        .for_("apps/v1", "Deployment", predicates=[GenerationChangedPredicate()]) \\
+        .owns("v1", "ConfigMap") \\
+        .watches("v1", "Secret", EnqueueRequestsFromMapFunc(secret_to_deployments)) \\
         .with_options(max_concurrent_reconciles=5) \\
-        .complete(ProjectReconciler(mgr.client))
+        .complete(AppReconciler(mgr.client))
 """
 
 from framework.builder.builder import Builder

@@ -4,7 +4,7 @@ A predicate answers, per event, whether it should reach the event handler::
 
     from framework.predicate import GenerationChangedPredicate, LabelChangedPredicate, or_
 
-    builder.for_("core.gardener.cloud/v1beta1", "Project",
+    builder.for_("apps/v1", "Deployment",
                  predicates=[or_(GenerationChangedPredicate(), LabelChangedPredicate())])
 
 Objects are plain dicts. Resync updates (the same resourceVersion twice) reach predicates as updates,

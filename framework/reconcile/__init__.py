@@ -8,12 +8,12 @@ function wrapped in :class:`Func`::
 
     from framework.reconcile import Func, Request, Result, TerminalError
 
-    class ProjectReconciler:
+    class AppReconciler:
         def __init__(self, client):
             self.client = client
 
         def reconcile(self, request: Request) -> Result | None:
-            project = self.client.get("core.gardener.cloud/v1beta1", "Project", request.name)
+            app = self.client.get("apps/v1", "Deployment", request.name, request.namespace)
             ...
             return Result(requeue_after=timedelta(minutes=1))  # or seconds: 60.0
 

@@ -10,17 +10,17 @@ when discovery says that group is not served), written by background threads fro
 
     client = Client.from_kubeconfig()
     broadcaster = EventBroadcaster(client)  # queue_size=1000, workers=1, clock=RealClock()
-    recorder = broadcaster.new_recorder("project-controller")  # instance: project-controller-<hostname>
+    recorder = broadcaster.new_recorder("app-controller")  # instance: app-controller-<hostname>
 
     def reconcile(request):
-        project = client.get("core.gardener.cloud/v1beta1", "Project", request.name)
+        app = client.get("apps/v1", "Deployment", request.name, request.namespace)
         try:
             ...
         except Exception as e:
-            recorder.eventf(project, WARNING, "ReconcileFailed", "Reconcile", "could not reconcile: %s", e)
+            recorder.eventf(app, WARNING, "ReconcileFailed", "Reconcile", "could not reconcile: %s", e)
             raise
-        recorder.eventf(project, NORMAL, "Reconciled", "Reconcile", "namespace %s is ready", ns_name,
-                        related=namespace_obj)
+        recorder.eventf(app, NORMAL, "Reconciled", "Reconcile", "config %s is ready", cm_name,
+                        related=config_map)
 
     ...
     broadcaster.shutdown(timeout=10)  # drain what is queued, for at most 10 s

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import orjson
 
+from .gardener import GROUP as GARDENER_CORE_GROUP
 from .jsonvalues import as_dict
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
@@ -55,7 +56,7 @@ class RequestLog:
                 entry["duration"] = spec.get("leaseDurationSeconds")
             elif resource == "namespaces":
                 entry["labels"] = meta.get("labels") or {}
-            elif resource == "projects.core.gardener.cloud":
+            elif resource == f"projects.{GARDENER_CORE_GROUP}":
                 entry["staleAutoDelete"] = as_dict(obj.get("status")).get("staleAutoDeleteTimestamp")
         self._file.write(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
         self._file.flush()  # a SIGKILLed server keeps what it answered
