@@ -230,16 +230,7 @@ class _Listener:
                 for op, a, b, initial in batch:
                     if self._stopped:
                         return
-                    try:
-                        self._dispatch(op, a, b, initial)
-                    except Exception:
-                        self.errors += 1
-                        log.exception(
-                            "event handler raised",
-                            handler=self.name,
-                            notification=("add", "update", "delete")[op],
-                        )
-                    self.delivered += 1
+                    self._deliver(op, a, b, initial)
                     self._batch_left -= 1
                     if initial:
                         initial_done += 1
@@ -247,6 +238,17 @@ class _Listener:
                 with cond:
                     self._batch_left = 0
                     self._initial_pending -= initial_done
+
+    def _deliver(self, op: int, a: Any, b: Any, initial: bool) -> None:
+        """Call the handler; what it raises is logged and counted, and delivery goes on."""
+        try:
+            self._dispatch(op, a, b, initial)
+        except Exception:
+            self.errors += 1
+            log.exception(
+                "event handler raised", handler=self.name, notification=("add", "update", "delete")[op]
+            )
+        self.delivered += 1
 
     def _dispatch(self, op: int, a: Any, b: Any, initial: bool) -> None:
         if op == _UPDATE:
@@ -267,16 +269,8 @@ class _InlineListener(_Listener):
     thread, or the caller of ``add_event_handler`` for the initial adds): no buffer, no thread."""
 
     def add(self, op: int, a: Any, b: Any = None, initial: bool = False) -> None:
-        if self._stopped:
-            return
-        try:
-            self._dispatch(op, a, b, initial)
-        except Exception:
-            self.errors += 1
-            log.exception(
-                "event handler raised", handler=self.name, notification=("add", "update", "delete")[op]
-            )
-        self.delivered += 1
+        if not self._stopped:
+            self._deliver(op, a, b, initial)
 
     def pending(self) -> int:
         return 0
