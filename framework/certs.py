@@ -163,7 +163,8 @@ def issue_serving_cert(
 
 
 def issue_client_cert(ca: CertKeyPair, user: str, groups: Iterable[str] = ()) -> CertKeyPair:
-    """A clientAuth certificate for ``user`` (CN) in ``groups`` (one O attribute each, spec 22-1)."""
+    """A clientAuth certificate for ``user`` (CN) in ``groups`` (one O attribute each, as kube-apiserver's
+    X.509 client certificate authentication reads them)."""
     attributes = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, g) for g in groups]
     attributes.append(x509.NameAttribute(NameOID.COMMON_NAME, user))
     return _issue(ca, x509.Name(attributes), ExtendedKeyUsageOID.CLIENT_AUTH)

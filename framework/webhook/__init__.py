@@ -36,7 +36,7 @@ Below that, a handler takes an ``AdmissionRequest`` and returns ``allowed()``, `
     ...
     server.stop()  # in-flight reviews finish (30 s bound), every thread is joined
 
-What the server guarantees (``namespace-deletion-webhook.md`` §5, controller-runtime's behaviour):
+What the server guarantees (as controller-runtime's pkg/webhook/server.go and admission/http.go):
 
 - every call to a registered path is answered HTTP 200 with an AdmissionReview of the request's
   apiVersion (``admission.k8s.io/v1`` or ``v1beta1``) whose ``response.uid`` is the request's uid;

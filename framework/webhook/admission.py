@@ -1,7 +1,8 @@
 """AdmissionReview requests and responses, and the review logic the webhook server runs per call.
 
 ``review(body, content_type, handler)`` turns one HTTP body into the AdmissionReview to answer with,
-following controller-runtime (pkg/webhook/admission/http.go) and ``namespace-deletion-webhook.md`` §5:
+following controller-runtime (pkg/webhook/admission/http.go) and the request/response contract of
+https://kubernetes.io/docs/reference/access-authn-authz/extensible-admission-controllers/:
 
 - the answer is always an AdmissionReview of the request's apiVersion (``admission.k8s.io/v1`` or
   ``v1beta1``; v1 when the request's version cannot be told) with ``response.uid`` = ``request.uid``;

@@ -17,7 +17,7 @@ __all__ = ["create_patch", "escape"]
 
 
 def escape(token: str) -> str:
-    """One JSON Pointer reference token (RFC 6901 §3)."""
+    """One JSON Pointer reference token (RFC 6901, section 3)."""
     return token.replace("~", "~0").replace("/", "~1")
 
 

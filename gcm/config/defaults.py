@@ -1,4 +1,5 @@
-"""Defaulting of ``ControllerManagerConfiguration`` in the order of component-config.md §3.
+"""Defaulting of ``ControllerManagerConfiguration`` in the order of Gardener's
+``pkg/apis/config/controllermanager/v1alpha1/defaults.go`` (plus gcm's own fields in steps 6 and 7).
 
 Explicitly set values are never overwritten. As in Gardener, "unset" means ``None`` for optional
 fields and the zero value for Go value fields (``qps``/``burst`` 0, empty strings, and the three leader

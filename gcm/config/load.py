@@ -1,4 +1,5 @@
-"""Loading ``ControllerManagerConfiguration`` files: decode, default, validate (component-config.md §1).
+"""Loading ``ControllerManagerConfiguration`` files: decode, default, validate (as Gardener's
+``cmd/gardener-controller-manager/app/options.go``).
 
 ``load_config(source)`` reads YAML or JSON (a path, a ``Path``, file text, or ``None`` for the built-in
 minimal config = all defaults), checks ``apiVersion``/``kind``, decodes non-strictly, applies defaults

@@ -2,7 +2,7 @@
 
 Gardener's rules (``pkg/api/config/controllermanager/v1alpha1/validation`` with component-base's client
 connection and leader election checks and apimachinery's label selector validation), in Gardener's
-order, then gcm's own (component-config.md §4 "ours", plus port ranges):
+order, then gcm's own (marked gcm below):
 
 - ``gardenClientConnection.burst`` ≥ 0;
 - leader election, only when ``leaderElect`` is true: the three durations > 0, ``leaseDuration`` >

@@ -1,4 +1,5 @@
-"""Authentication, RBAC authorization and the review APIs (spec §19, §22).
+"""Authentication, RBAC authorization and the review APIs (kube-apiserver's authenticators and the RBAC
+authorizer of kubernetes/kubernetes ``plugin/pkg/auth/authorizer/rbac``).
 
 Authentication order (22-1): client certificate, bearer token (static users, then ServiceAccount
 tokens), then anonymous when enabled. Authorization is ``AlwaysAllow`` or ``RBAC``; RBAC evaluates the

@@ -3,7 +3,8 @@
 - CRD controller: names check, establishment, finalizer-driven cleanup (16-2, 16-3, 16-9);
 - namespace controller: content deletion, conditions, finalization (12-6, 12-7), plus the default
   ServiceAccount and ``kube-root-ca.crt`` ConfigMap of every new namespace (12-9);
-- garbage collector: ownerReferences with background, foreground and orphan propagation (§13).
+- garbage collector: ownerReferences with background, foreground and orphan propagation (as
+  kube-controller-manager's ``pkg/controller/garbagecollector``).
 
 All of them act through :class:`~.rest.api.API`, so watchers see their writes like any client's. Each
 listens to storage writes synchronously and does its work later in its own task, never inside the

@@ -1,4 +1,4 @@
-"""Discovery (§3): ``/version``, the legacy ``/api`` and ``/apis`` documents, per-version resource lists
+"""Discovery: ``/version``, the legacy ``/api`` and ``/apis`` documents, per-version resource lists
 and aggregated discovery (``apidiscovery.k8s.io``), all built from the registry's resource types.
 
 kube-apiserver's counterparts live in k8s.io/apiserver ``pkg/endpoints/discovery`` (``legacy.go``,

@@ -1,5 +1,6 @@
-"""HTTP front end: the entry point of every request, routing by path (§2) to health, discovery, OpenAPI
-and the resource verbs.
+"""HTTP front end: the entry point of every request, routing by path (the URL layout of
+https://kubernetes.io/docs/reference/using-api/api-concepts/) to health, discovery, OpenAPI and the
+resource verbs.
 
 Runs on one asyncio event loop (aiohttp); every storage access happens on that loop, so each request
 is applied atomically between awaits. The concepts one request passes through have their own modules:
@@ -193,7 +194,7 @@ class Handler:
         return await self._write(request, t, verb)
 
     async def _write(self, request: web.Request, t: Target, verb: str) -> web.Response:
-        """create, update and patch, through the admission webhooks (the admission package, spec §21)."""
+        """create, update and patch, through the admission webhooks (the admission package)."""
         rt = t.rt
         opts = write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user

@@ -1,4 +1,4 @@
-"""Serving ``list`` (§14): ListOptions validated as kube-apiserver validates them, a resourceVersion
+"""Serving ``list``: ListOptions validated as kube-apiserver validates them, a resourceVersion
 from the future waited for, and the list answered as objects, metadata only or a Table.
 
 k8s.io/apiserver's counterparts: ``pkg/endpoints/handlers/get.go`` (``ListResource``) and

@@ -1,4 +1,4 @@
-"""JSON merge patch, JSON patch and strategic merge patch on plain JSON values (spec §8).
+"""JSON merge patch, JSON patch and strategic merge patch on plain JSON values.
 
 Every function returns a new value and never mutates its arguments. Errors are the
 :class:`StatusError` values kube-apiserver answers with; the messages follow

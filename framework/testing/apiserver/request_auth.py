@@ -1,4 +1,4 @@
-"""Who a request is and whether it may do what it asks (§22): authentication, impersonation and
+"""Who a request is and whether it may do what it asks: authentication, impersonation and
 authorization of one HTTP request, as k8s.io/apiserver's ``pkg/endpoints/filters`` (``authentication.go``,
 ``impersonation.go``, ``authorization.go``) do before any handler runs.
 

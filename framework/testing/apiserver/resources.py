@@ -1,4 +1,5 @@
-"""The resource types of custom resources (spec §16): one per served version of an established CRD.
+"""The resource types of custom resources: one per served version of an established CRD (as
+k8s.io/apiextensions-apiserver ``pkg/apiserver/customresource_handler.go`` serves them).
 
 The built-in kinds' strategies are in ``kinds/`` (one module per kind).
 """

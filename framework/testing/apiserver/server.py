@@ -399,7 +399,7 @@ class APIServer:
         cfg.api_key_prefix = {"authorization": "Bearer"}
         return client.ApiClient(cfg)
 
-    # -- users, authentication and authorization (§22) ----------------------------------------------
+    # -- users, authentication and authorization ---------------------------------------------------
 
     def add_user(self, name: str, groups: Iterable[str] = ()) -> str:
         """Register a static token user and return the token."""

@@ -1,4 +1,5 @@
-"""Watch streams (spec §15): filtering, ADDED/DELETED on selector transitions, bookmarks, overflow."""
+"""Watch streams: filtering, ADDED/DELETED on selector transitions, bookmarks, overflow (as the
+watchers of k8s.io/apiserver ``pkg/storage/cacher/cache_watcher.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Serving ``watch`` (§15): a chunked stream of watch events, from a resourceVersion or with synthetic
+"""Serving ``watch``: a chunked stream of watch events, from a resourceVersion or with synthetic
 ``ADDED`` events for the current state, with bookmarks and the server's timeout.
 
 k8s.io/apiserver's counterpart is ``pkg/endpoints/handlers/watch.go``; the per-watcher buffering and

@@ -39,7 +39,8 @@ CONTROLLER_NAME = "event"
 EVENT_KIND = "Event"
 RECONCILE_TIMEOUT = 180.0  # seconds (Gardener: 3 minutes)
 
-# Create events only: updates (a series bump), deletes and generic events never enqueue (spec §3).
+# Create events only, as Gardener's add.go: updates (a series bump), deletes and generic events never
+# enqueue.
 CREATE_ONLY = Funcs(
     create=lambda obj: True,
     update=lambda old, new: False,

@@ -31,7 +31,7 @@ SHOOT_KIND = KIND_SHOOT
 # Go's zero time.Time (``metav1.Time{}``); the JSON of a zero MicroTime/Time is null or absent.
 ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
 
-# The reference-time fields in the order the spec tries them (§4.3): (top-level field, nested field).
+# The reference-time fields in the order Gardener's reconciler tries them: (top-level field, nested field).
 REFERENCE_FIELDS = (("series", "lastObservedTime"), ("eventTime", None), ("deprecatedLastTimestamp", None))
 
 
@@ -64,7 +64,7 @@ def _reference(event: dict) -> tuple[tuple[str, str | None] | None, datetime]:
 
 
 def reference_field(event: dict) -> tuple[str, str | None] | None:
-    """The field that gives the event's reference time (§4.3), or None when every one is zero."""
+    """The field that gives the event's reference time, or None when every one is zero."""
     return _reference(event)[0]
 
 

@@ -12,7 +12,7 @@ behind our own writes, a patch is only sent after the difference was confirmed o
 Deviations from Gardener, both deliberate:
 
 - the patch is an RFC 7386 merge patch rather than a strategic-merge patch: both replace ``rules``,
-  ``subjects`` and (here, as the spec asks: "the whole owner list is replaced") ``ownerReferences``
+  ``subjects`` and (here, as Gardener's projectrbac.go sets the whole owner list) ``ownerReferences``
   wholesale, and a merge patch needs no per-kind merge keys;
 - ``roleRef`` is immutable, so a binding whose roleRef was edited by hand is deleted (with a UID
   precondition) and created again instead of failing forever;
@@ -64,7 +64,7 @@ class RBACError(Exception):
         super().__init__(text if len(errors) == 1 else f"{len(errors)} errors occurred: [{text}]")
 
 
-# --- members → subject buckets (§1) -----------------------------------------------------------------
+# --- members → subject buckets ----------------------------------------------------------------------
 
 
 def member_roles(member: dict) -> list[str]:
@@ -153,7 +153,7 @@ def extension_role_names(project: dict) -> set[str]:
     return names
 
 
-# --- desired objects (§2, §4) -----------------------------------------------------------------------
+# --- desired objects ------------------------------------------------------------------------------
 
 
 def owner_reference(project: dict) -> dict:
@@ -209,7 +209,7 @@ def _binding(kind: str, name: str, namespace: str | None, owner: dict, subjects:
 
 
 def standard_objects(project: dict, buckets: dict[str, Any] | None = None) -> list[dict]:
-    """The 11 objects of project-rbac.md §2, in table order."""
+    """The 11 standard objects, in the order of Gardener's projectrbac.go (Deploy and Destroy)."""
     p = project["metadata"]["name"]
     ns = (project.get("spec") or {})["namespace"]
     owner = owner_reference(project)
@@ -241,7 +241,7 @@ def standard_objects(project: dict, buckets: dict[str, Any] | None = None) -> li
 
 
 def extension_objects(project: dict, buckets: dict[str, Any] | None = None) -> list[dict]:
-    """Per extension role (sorted): the aggregating ClusterRole and its RoleBinding (§4)."""
+    """Per extension role (sorted): the aggregating ClusterRole and its RoleBinding."""
     p = project["metadata"]["name"]
     ns = (project.get("spec") or {})["namespace"]
     owner = owner_reference(project)
@@ -389,7 +389,7 @@ class ProjectRBAC:
             pass
         self.client.create(desired)
 
-    # -- stale extension roles (§5) ---------------------------------------------------------------------
+    # -- stale extension roles ---------------------------------------------------------------------------
 
     def delete_stale_extension_roles(self, wanted: set[str] | None = None) -> None:
         """Delete extension RoleBindings and ClusterRoles whose role no member uses any more.
@@ -412,7 +412,7 @@ class ProjectRBAC:
                 except NotFound:
                     pass
 
-    # -- destroy (§8; tests only) -------------------------------------------------------------------------
+    # -- destroy (as Gardener's Destroy; tests only) -------------------------------------------------------
 
     def destroy(self) -> None:
         """Delete every extension object and the 11 standard objects (NotFound is fine)."""

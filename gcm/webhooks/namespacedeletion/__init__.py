@@ -90,6 +90,6 @@ def add_to_manager(mgr: Any, cfg: Any) -> WebhookRegistrar | None:
     handler = NamespaceDeletionHandler(mgr.client, mgr.api_reader)
     informers = [mgr.cache.informer("v1", "Namespace"), mgr.cache.informer(*PROJECT)]
     registrar = WebhookRegistrar(server, PATH, handler, informers)
-    mgr.add(registrar, need_leader_election=False)  # every replica serves it (§6, §7)
+    mgr.add(registrar, need_leader_election=False)  # every replica serves it (it only reads)
     mgr.add_readyz_check(READYZ_CHECK, registrar.check)
     return registrar

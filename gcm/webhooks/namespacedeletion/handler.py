@@ -5,7 +5,8 @@ allowed when the namespace is already being deleted, or when the Project is bein
 remain in the namespace (listed live from the API server); otherwise it is refused (403 Forbidden).
 
 Namespace and Project are read from the manager's cache; when the cache says NotFound they are read
-live once more (the spec's allowed deviation from Gardener: a stale cache must not wrongly allow).
+live once more (a deliberate deviation, the one a TODO in Gardener's handler.go asks for: a stale
+cache must not wrongly allow).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ log = structlog.get_logger("gcm.webhooks.namespacedeletion")
 PATH = "/webhooks/validate-namespace-deletion"
 WEBHOOK_NAME = WEBHOOK_NAMESPACE_DELETION
 PROJECT_API_VERSION = PROJECT[0]
-TIMEOUT = 10.0  # the overall time budget of one review (§4)
+TIMEOUT = 10.0  # the overall time budget of one review (as Gardener's handler.go)
 
 
 def internal_error(cause: str | BaseException) -> AdmissionResponse:
@@ -75,7 +76,8 @@ class NamespaceDeletionHandler:
                 f"Resource={req.resource.resource}: this webhook validates namespaces",
             )
         if req.old_object is None:
-            # controller-runtime decodes oldObject for DELETE before the validator runs (§3).
+            # controller-runtime decodes oldObject for DELETE before the validator runs
+            # (pkg/webhook/admission/validator_custom.go).
             return errored(400, "there is no content to decode")
         deadline = time.monotonic() + self.timeout
         name = req.name
@@ -83,7 +85,7 @@ class NamespaceDeletionHandler:
             namespace = self._get("v1", "Namespace", name, deadline)
         except NotFound:
             return allowed()
-        except Exception as e:  # any read failure is an internal error (§4)
+        except Exception as e:  # any read failure is an internal error, as in Gardener
             return internal_error(e)
         project_name = get_labels(namespace).get(LABEL_PROJECT_NAME)
         if not project_name:

@@ -1,4 +1,4 @@
-"""Admission webhooks (spec §21): the server calls Mutating/ValidatingWebhookConfigurations like
+"""Admission webhooks: the server calls Mutating/ValidatingWebhookConfigurations like
 kube-apiserver's ``MutatingAdmissionWebhook`` and ``ValidatingAdmissionWebhook`` plugins.
 
 How a write is admitted

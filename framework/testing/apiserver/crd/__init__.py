@@ -1,5 +1,5 @@
-"""CustomResourceDefinitions and the custom resources they define (spec §16), as pure functions on plain
-JSON dicts, one concept per module:
+"""CustomResourceDefinitions and the custom resources they define (as k8s.io/apiextensions-apiserver), as
+pure functions on plain JSON dicts, one concept per module:
 
 * ``definition``: the CRD object's versions, subresources, selectable fields and defaults;
 * ``definition_validation``: validation of the CRD object;

@@ -1,4 +1,4 @@
-"""Field ownership for server-side apply: ``metadata.managedFields`` (spec 6-9, §9).
+"""Field ownership for server-side apply: ``metadata.managedFields`` (6-9).
 
 A compact port of what kube-apiserver does with sigs.k8s.io/structured-merge-diff and
 k8s.io/apimachinery ``pkg/util/managedfields/internal``, one concept per module: ``fieldpath`` (paths,

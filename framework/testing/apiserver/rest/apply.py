@@ -1,4 +1,5 @@
-"""Server-side apply (§9): an upsert merging the applied configuration with field ownership."""
+"""Server-side apply: an upsert merging the applied configuration with field ownership (as the
+``applyPatcher`` of k8s.io/apiserver ``pkg/endpoints/handlers/patch.go``)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class Apply(Update):
         opts: WriteOptions,
         subresource: str | None,
     ) -> Result:
-        """Server-side apply (§9): an upsert that merges the applied configuration into the live object
+        """Server-side apply: an upsert that merges the applied configuration into the live object
         with field ownership, conflicts, force and removal of fields the applier dropped."""
         manager = opts.field_manager
         if not manager:

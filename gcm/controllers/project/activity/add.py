@@ -1,4 +1,5 @@
-"""Wiring of the ``project-activity`` controller (spec §5).
+"""Wiring of the ``project-activity`` controller (as Gardener's
+pkg/controllermanager/controller/project/activity/add.go).
 
 No primary watch: Shoots, BackupEntries, Quotas, Secrets and InternalSecrets in a project namespace
 are mapped to their Project through the Project ``spec.namespace`` index. Event filters (all must pass):

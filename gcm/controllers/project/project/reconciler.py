@@ -123,7 +123,7 @@ def go_map_literal(m: dict[str, str]) -> str:
 
 
 def adopt_namespace(project: dict, namespace: dict) -> None:
-    """Merge this Project's labels, annotations and owner reference into ``namespace`` (§5).
+    """Merge this Project's labels, annotations and owner reference into ``namespace``.
 
     Raises :class:`NamespaceError`, leaving ``namespace`` unchanged, when the security rule forbids
     using it: it must already carry both project labels and no other Project's UID annotation.
@@ -151,7 +151,7 @@ def controller_reference(project: dict, block_owner_deletion: bool = True) -> di
     return new_controller_ref(project, PROJECT, block_owner_deletion=block_owner_deletion)
 
 
-# --- default ResourceQuota (§7) ----------------------------------------------------------------------
+# --- default ResourceQuota --------------------------------------------------------------------------
 
 
 def select_quota(quotas: list[Any], labels: dict[str, str] | None) -> Any:
@@ -169,7 +169,7 @@ def select_quota(quotas: list[Any], labels: dict[str, str] | None) -> Any:
 
 
 def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict | None) -> dict:
-    """The ResourceQuota ``gardener`` as it should be, merged into ``live`` (§7)."""
+    """The ResourceQuota ``gardener`` as it should be, merged into ``live``."""
     cfg_meta = get_metadata(quota_config)
     cfg_hard = {k: str(v) for k, v in (((quota_config or {}).get("spec") or {}).get("hard") or {}).items()}
     live = live or {}
@@ -193,8 +193,9 @@ def desired_quota(project: dict, namespace: str, quota_config: dict, live: dict 
 
 
 def merge_quota(project: dict, quota_config: dict, quota: dict) -> None:
-    """Change ``quota`` in place into :func:`desired_quota`; only the fields §7 owns, and only where
-    they differ (an empty map is not written over a missing one)."""
+    """Change ``quota`` in place into :func:`desired_quota`; only the fields it owns (labels,
+    annotations, owner references, ``spec.hard``), and only where they differ (an empty map is not
+    written over a missing one)."""
     want = desired_quota(project, get_namespace(quota), quota_config, quota)
     meta, want_meta = ensure_metadata(quota), want["metadata"]
     for key in ("labels", "annotations", "ownerReferences"):
@@ -235,7 +236,7 @@ class ProjectReconciler:
             return self.delete(project)
         return self.reconcile_project(project)
 
-    # -- §3: not being deleted -------------------------------------------------------------------------
+    # -- not being deleted ------------------------------------------------------------------------------
 
     def reconcile_project(self, project: dict) -> Result | None:
         project = self._ensure_finalizer(project)
@@ -276,7 +277,7 @@ class ProjectReconciler:
             self._set_phase(project, PHASE_READY)
         return None
 
-    # -- §5: namespace ------------------------------------------------------------------------------------
+    # -- namespace ----------------------------------------------------------------------------------------
 
     def ensure_namespace(self, project: dict) -> dict:
         """Create the project namespace, or adopt an existing one that carries the project labels.
@@ -307,7 +308,7 @@ class ProjectReconciler:
             },
         }
 
-    # -- §7: default ResourceQuota ------------------------------------------------------------------------
+    # -- default ResourceQuota ----------------------------------------------------------------------------
 
     def reconcile_quota(self, project: dict, namespace: str) -> None:
         quota = select_quota(self.config.quotas, project["metadata"].get("labels"))
@@ -324,7 +325,7 @@ class ProjectReconciler:
             live_reader=self.api_reader,
         )
 
-    # -- §6: deletion ---------------------------------------------------------------------------------
+    # -- deletion ---------------------------------------------------------------------------------------
 
     def delete(self, project: dict) -> Result | None:
         if not contains_finalizer(project, FINALIZER):

@@ -1,4 +1,5 @@
-"""Wiring of the ``project-stale`` controller (spec §1) and its gauges.
+"""Wiring of the ``project-stale`` controller (as Gardener's
+pkg/controllermanager/controller/project/stale/add.go) and its gauges.
 
 - watches Projects through :class:`StalePredicate`, and Namespaces being created (a check that found no
   namespace yet is not an error: it waits for the namespace's create event);

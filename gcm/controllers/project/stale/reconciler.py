@@ -180,7 +180,8 @@ def _not_control_plane(secrets: list[dict]) -> list[dict]:
 
 
 def find_usage(reader: Reader, ns: str, *, plants: bool = True) -> str | None:
-    """The first in-use check (spec §3, in order) that finds a use of namespace ``ns``; None if none."""
+    """The first in-use check, in Gardener's order (Plants, ours, right after Shoots), that finds a use of
+    namespace ``ns``; None if none."""
     shoots = _items(reader, SHOOT, ns)
     if shoots:
         return f"Shoot {ns}/{_name(_sorted(shoots)[0])}"
@@ -236,8 +237,8 @@ def find_usage(reader: Reader, ns: str, *, plants: bool = True) -> str | None:
 def evaluate(
     project: dict, reader: Reader, settings: StaleSettings, now: datetime, *, plants: bool = True
 ) -> Decision:
-    """The stale check of ``project`` at ``now`` (spec §2 steps 1-8 and §4). Raises what reads raise
-    (a missing namespace is ``NotFound``)."""
+    """The stale check of ``project`` at ``now``, in the steps of Gardener's stale reconciler. Raises what
+    reads raise (a missing namespace is ``NotFound``)."""
     now = now.astimezone(UTC)
     meta = get_metadata(project)
     status = project.get("status") or {}
