@@ -452,8 +452,10 @@ class StaleReconciler:
                 }
             }
         }
+        # Locked to the live object the decision was taken on: a Project that changed since (new
+        # activity, an annotation, a deletion) is refused with Conflict and checked again on requeue.
         try:
-            self.client.patch(*PROJECT, name, body)
+            self.client.patch(*PROJECT, name, with_optimistic_lock(body, live))
         except NotFound:
             return
         try:

@@ -318,3 +318,28 @@ def test_the_live_recheck_patches_locked_to_the_live_object():
         )
     ]
     assert len(cached.written) == 1
+
+
+def test_a_project_that_changes_after_the_live_recheck_is_not_deleted():
+    """Due by the cache and by the live re-check, but written again before the confirmation patch: the
+    patch is locked to the re-checked object, so the server refuses it and no delete is sent."""
+    due = {"staleSinceTimestamp": format_time(NOW - 40 * DAY), "staleAutoDeleteTimestamp": format_time(NOW)}
+    cached = Server(project(status=due, resourceVersion="9"), namespace(), rv="10")  # changed after the read
+    live = Store(project(status=dict(due), resourceVersion="9"), namespace())
+    with pytest.raises(Conflict):
+        StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+    (call,) = cached.calls
+    assert call[:3] == ("patch", "p", None) and call[3]["metadata"]["resourceVersion"] == "9"
+    assert call[3]["metadata"]["annotations"]["confirmation.gardener.cloud/deletion"] == "true"
+    assert cached.written == []
+    assert not [c for c in cached.calls if c[0] == "delete"]
+
+
+def test_a_due_project_unchanged_since_the_recheck_is_confirmed_and_deleted():
+    due = {"staleSinceTimestamp": format_time(NOW - 40 * DAY), "staleAutoDeleteTimestamp": format_time(NOW)}
+    cached = Server(project(status=due, resourceVersion="9"), namespace(), rv="9")
+    live = Store(project(status=dict(due), resourceVersion="9"), namespace())
+    StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+    assert [c[0] for c in cached.calls] == ["patch", "delete"]
+    assert cached.written[0]["metadata"]["resourceVersion"] == "9"
+    assert cached.calls[1] == ("delete", "p", {"uid": "uid-p"})
