@@ -70,8 +70,8 @@ class _CheckedSend:
         finally:
             self._hold = False
             held, self._held = self._held, None
-            if held is not None:  # nothing followed the headers (not expected for a bytes body)
-                super().send(held)  # type: ignore[misc]
+        if held is not None:  # nothing followed the headers (not expected for a bytes body)
+            super().send(held)  # type: ignore[misc]
 
     def send(self, data: Any) -> None:
         check = getattr(_pending, "check", None)

@@ -190,12 +190,9 @@ class Controller:
             except Exception as e:
                 failed("delete", handler, e)
 
-        if inline:
-            reg = informer.add_event_handler(
-                on_add=on_add, on_update=on_update, on_delete=on_delete, inline=True
-            )
-        else:
-            reg = informer.add_event_handler(on_add=on_add, on_update=on_update, on_delete=on_delete)
+        reg = informer.add_event_handler(
+            on_add=on_add, on_update=on_update, on_delete=on_delete, inline=inline
+        )
         self.registrations.append(reg)
         return reg
 

@@ -53,7 +53,7 @@ def get_metadata(obj: Any) -> Mapping[str, Any]:
 
 def _str(obj: Any, field: str) -> str:
     value = get_metadata(obj).get(field)
-    return value if type(value) is str or isinstance(value, str) else ""
+    return value if isinstance(value, str) else ""
 
 
 def get_name(obj: Any) -> str:

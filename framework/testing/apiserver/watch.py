@@ -92,9 +92,8 @@ class Watcher:
         self._wake()
 
     def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if self._waiter is not None:
+            _resolve(self._waiter)
 
     async def wait(self, timeout: float) -> None:
         """Return once there is something to send, the watcher is closed, or ``timeout`` passed."""

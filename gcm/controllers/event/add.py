@@ -100,7 +100,11 @@ def slim_event(obj: Any) -> Any:
         slim["regarding"] = _regarding(regarding.get("apiVersion"), regarding.get("kind"))
     if is_shoot_event(slim):
         return slim
-    for field in _reference_fields(obj):
+    try:
+        fields = [reference_field(obj)]
+    except (TypeError, ValueError):
+        fields = list(REFERENCE_FIELDS)  # unparsable: keep every candidate, the reconciler reports it
+    for field in fields:
         if field is None:
             continue
         top, nested = field
@@ -111,26 +115,6 @@ def slim_event(obj: Any) -> Any:
         elif type(value) is dict and value.get(nested) is not None:
             slim[top] = {nested: value[nested]}
     return slim
-
-
-def _reference_fields(obj: dict[str, Any]) -> list[tuple[str, str | None] | None]:
-    """The fields the slim event keeps: the reference field (:func:`reference_field`), without parsing
-    a timestamp that is plainly not the zero time; every candidate when one cannot be read."""
-    for top, nested in REFERENCE_FIELDS:
-        value = obj.get(top)
-        if nested is not None:
-            value = value.get(nested) if type(value) is dict else None
-        if value is None or value == "":
-            continue
-        if type(value) is str and value[:4].isdigit() and value[:4] >= "1000":
-            # Not year 1 (the zero time): this field decides, whether or not it parses (if it does not,
-            # the reconciler reports the same error as on the full event, which tries it first).
-            return [(top, nested)]
-        break
-    try:
-        return [reference_field(obj)]
-    except (TypeError, ValueError):
-        return list(REFERENCE_FIELDS)  # unparsable: keep every candidate, the reconciler reports it
 
 
 EVENT_CACHE_OPTIONS: dict[tuple[str, str], CacheOptions] = {

@@ -51,20 +51,36 @@ def event_time(value: Any) -> datetime:
     return parse_time(value) or ZERO_TIME
 
 
+def _field_value(event: dict, top: str, nested: str | None) -> Any:
+    value = event.get(top)
+    if nested is not None:
+        value = value.get(nested) if isinstance(value, dict) else None
+    return value
+
+
 def _reference(event: dict) -> tuple[tuple[str, str | None] | None, datetime]:
     """(the field that gives the reference time, that time); (None, zero) when every one is zero."""
     for top, nested in REFERENCE_FIELDS:
-        value = event.get(top)
-        if nested is not None:
-            value = value.get(nested) if isinstance(value, dict) else None
-        at = event_time(value)
+        at = event_time(_field_value(event, top, nested))
         if at != ZERO_TIME:
             return (top, nested), at
     return None, ZERO_TIME
 
 
 def reference_field(event: dict) -> tuple[str, str | None] | None:
-    """The field that gives the event's reference time, or None when every one is zero."""
+    """The field that gives the event's reference time, or None when every one is zero.
+
+    The first set value that is plainly not the zero time (a string from year 1000 on) decides without
+    being parsed: if it does not parse, :func:`reference_time` raises on that same field. Otherwise the
+    values are parsed in order, and an unreadable one raises ``TypeError`` / ``ValueError``.
+    """
+    for top, nested in REFERENCE_FIELDS:
+        value = _field_value(event, top, nested)
+        if value is None or value == "":
+            continue
+        if type(value) is str and value[:4].isdigit() and value[:4] >= "1000":
+            return top, nested
+        break
     return _reference(event)[0]
 
 
