@@ -55,6 +55,8 @@ _IDEMPOTENT = frozenset({"GET", "HEAD"})
 
 
 _WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# urllib3 retries and redirects off, built once (urllib3 would build one per request from ``False``).
+_NO_RETRIES = urllib3.Retry(total=False, redirect=False)
 
 
 class Client:
@@ -104,6 +106,12 @@ class Client:
         self.gc_pause_bytes = gc_pause_bytes
         self._auth = AuthHeaders(configuration)
         self._pool = build_pool_manager(configuration, pool_maxsize)
+        # Without a proxy every request goes to the one host's pool: asked for it directly, urllib3
+        # skips parsing each URL and building a pool key to look the pool up, per request (see
+        # bench/README.md, "the request path").
+        self._direct = type(self._pool) is urllib3.PoolManager
+        self._host_pool: urllib3.HTTPConnectionPool | None = None
+        self._base_path = urllib3.util.parse_url(self.host).path or ""
         self.mapper = RESTMapper(lambda path: self.request("GET", path))
 
     # -- construction ---------------------------------------------------------------------------------
@@ -164,6 +172,7 @@ class Client:
 
     def close(self) -> None:
         """Close pooled connections. Open watches keep their own connection until closed."""
+        self._host_pool = None
         self._pool.clear()
 
     def __enter__(self) -> Client:
@@ -228,10 +237,9 @@ class Client:
     ) -> urllib3.BaseHTTPResponse:
         check_deadline()
         method = method.upper()
-        url = self.host + path
         query = _query(params)
-        if query:
-            url += "?" + query
+        target = path + "?" + query if query else path
+        url = self.host + target
         payload = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
         t = timeout if isinstance(timeout, urllib3.Timeout) else (_timeout(timeout) or self.timeout)
         attempt = 0
@@ -253,16 +261,32 @@ class Client:
                 guard = functools.partial(self.write_guard, method, path)
             try:
                 with before_send(guard):
-                    resp = self._pool.request(
-                        method,
-                        url,
-                        body=payload,
-                        headers=hdrs,
-                        timeout=t,
-                        retries=False,
-                        redirect=False,
-                        preload_content=not stream,
-                    )
+                    if self._direct:
+                        pool = self._host_pool
+                        if pool is None:
+                            pool = self._host_pool = self._pool.connection_from_url(self.host)
+                        resp = pool.urlopen(
+                            method,
+                            self._base_path + target,
+                            body=payload,
+                            headers=hdrs,
+                            timeout=t,
+                            retries=_NO_RETRIES,
+                            redirect=False,
+                            assert_same_host=False,
+                            preload_content=not stream,
+                        )
+                    else:
+                        resp = self._pool.urlopen(
+                            method,
+                            url,
+                            body=payload,
+                            headers=hdrs,
+                            timeout=t,
+                            retries=_NO_RETRIES,
+                            redirect=False,
+                            preload_content=not stream,
+                        )
             except urllib3.exceptions.NewConnectionError as e:  # before ConnectTimeoutError: a subclass
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
             except urllib3.exceptions.TimeoutError as e:

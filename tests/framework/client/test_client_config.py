@@ -17,14 +17,17 @@ from framework.client import client as client_module
 
 
 class Capture:
-    """A plain-HTTP server answering every GET with ``{}`` and recording the request headers."""
+    """A plain-HTTP server answering every GET with ``{}`` and recording the request targets and
+    headers."""
 
     def __init__(self) -> None:
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
         capture = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
+                capture.paths.append(self.path)
                 capture.headers.append(dict(self.headers))
                 body = b'{"kind":"Status"}'
                 self.send_response(200)
@@ -91,6 +94,42 @@ def test_authorization_header_read_at_request_time(capture):
     assert [h["Authorization"] for h in capture.headers] == ["Bearer t1", "Bearer t2"]
     assert capture.headers[0]["User-Agent"] == "my-controller/1.0"
     assert capture.headers[0]["Accept"] == "application/json"
+
+
+def test_server_url_path_prefix_and_query_are_kept(capture):
+    """A server URL with a path (a cluster behind a path-routing proxy, as Rancher serves them) is the
+    prefix of every request target, with the query after it."""
+    cfg = k8s.Configuration()
+    cfg.host = capture.url + "/k8s/clusters/c-1/"
+    c = Client(cfg, qps=0)
+    c.request("GET", "/version")
+    c.request("GET", "/api/v1/namespaces", params={"limit": 5, "labelSelector": "a=b", "continue": None})
+    assert capture.paths == [
+        "/k8s/clusters/c-1/version",
+        "/k8s/clusters/c-1/api/v1/namespaces?limit=5&labelSelector=a%3Db",
+    ]
+
+
+def test_http_proxy_gets_the_absolute_url(capture):
+    """With ``Configuration.proxy`` set, requests go to the proxy in absolute form (the server named
+    in the request line), never straight to the server."""
+    cfg = k8s.Configuration()
+    cfg.host = "http://apiserver.invalid:6443"
+    cfg.proxy = capture.url
+    c = Client(cfg, qps=0)
+    assert c.request("GET", "/version", params={"timeout": "5s"}) == {"kind": "Status"}
+    assert capture.paths == ["http://apiserver.invalid:6443/version?timeout=5s"]
+
+
+def test_requests_after_close_reconnect(capture):
+    """``close()`` drops the pooled connections; a later request opens a new one."""
+    cfg = k8s.Configuration()
+    cfg.host = capture.url
+    c = Client(cfg, qps=0)
+    c.request("GET", "/version")
+    c.close()
+    c.request("GET", "/version")
+    assert capture.paths == ["/version", "/version"]
 
 
 def test_exec_plugin_token_refreshes(capture, tmp_path):
