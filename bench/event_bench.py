@@ -1,8 +1,8 @@
 """Event TTL controller (gcm.controllers.event): expiry throughput and memory per held event.
 
 Run: ``.venv/bin/python bench/event_bench.py [--quick] [--events N] [--workers W] [--skip-expire]
-[--skip-floor] [--skip-hold] [--skip-tracemalloc]`` (1,000,000 events: ``--events 1000000 --skip-expire
---skip-floor --skip-tracemalloc``, RSS only).
+[--skip-floor] [--skip-hold] [--skip-tracemalloc] [--watched-floor] [--pin]`` (1,000,000 events:
+``--events 1000000 --skip-expire --skip-floor --skip-tracemalloc``, RSS only).
 
 Every measurement runs in its own process, against a test API server in another process (populated
 in-process there, not measured), so gcm's figures are gcm's alone and its peak RSS is its own:
@@ -326,11 +326,17 @@ def role_hold(args: argparse.Namespace) -> dict:
 # --- orchestration -------------------------------------------------------------------------------------
 
 
+# --pin: the server on CPU 0, the measured process on CPU 1 (no GIL hand-offs across cores).
+SERVER_CPU, CLIENT_CPU = 0, 1
+
+
 class Server:
-    def __init__(self, events: int, expired: bool) -> None:
+    def __init__(self, events: int, expired: bool, pin: bool = False) -> None:
         cmd = [sys.executable, __file__, "--role", "server", "--events", str(events)]
         if expired:
             cmd.append("--expired")
+        if pin:
+            cmd += ["--cpu", str(SERVER_CPU)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -365,6 +371,7 @@ def run_role(role: str, kubeconfig: str, args: argparse.Namespace, *extra: str) 
         str(args.events),
         "--workers",
         str(args.workers),
+        *(["--cpu", str(CLIENT_CPU)] if args.pin else []),
         *extra,
     ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=7200)
@@ -388,6 +395,12 @@ def main() -> None:
         action="store_true",
         help="also run the W-thread floor while gcm's Event informer watches the events",
     )
+    p.add_argument(
+        "--pin",
+        action="store_true",
+        help=f"run the server on CPU {SERVER_CPU} and gcm / the floor on CPU {CLIENT_CPU} (Linux)",
+    )
+    p.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--role", default=None, help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", default=None, help=argparse.SUPPRESS)
     p.add_argument("--expired", action="store_true", help=argparse.SUPPRESS)
@@ -398,6 +411,8 @@ def main() -> None:
     if args.events is None:
         args.events = 10_000 if args.quick else 100_000
 
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
     if args.role == "server":
         role_server(args)
         return
@@ -410,7 +425,8 @@ def main() -> None:
     n, w = args.events, args.workers
     print(
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
-        f"{n:,} events ({n // SHOOT_EVERY:,} Shoot events), concurrentSyncs {w}",
+        f"{n:,} events ({n // SHOOT_EVERY:,} Shoot events), concurrentSyncs {w}"
+        + (f"; server on CPU {SERVER_CPU}, measured process on CPU {CLIENT_CPU}" if args.pin else ""),
         flush=True,
     )
     rows: list[tuple[str, str]] = []
@@ -421,7 +437,7 @@ def main() -> None:
 
     r: dict[str, Any] = {}
     if not args.skip_expire:
-        server = Server(n, expired=True)
+        server = Server(n, expired=True, pin=args.pin)
         try:
             cpu0 = server.cpu_seconds()
             r = run_role("expire", server.kubeconfig, args)
@@ -438,7 +454,7 @@ def main() -> None:
 
     if not args.skip_floor:
         for threads in sorted({1, w}):
-            server = Server(n, expired=True)
+            server = Server(n, expired=True, pin=args.pin)
             try:
                 cpu0 = server.cpu_seconds()
                 f = run_role("floor", server.kubeconfig, args, "--threads", str(threads))
@@ -455,7 +471,7 @@ def main() -> None:
 
     if args.watched_floor:
         # Where the gap between gcm and the floor is: the same floor while gcm's informer watches.
-        server = Server(n, expired=True)
+        server = Server(n, expired=True, pin=args.pin)
         try:
             watcher = subprocess.Popen(
                 [
@@ -467,6 +483,7 @@ def main() -> None:
                     server.kubeconfig,
                     "--events",
                     str(n),
+                    *(["--cpu", str(CLIENT_CPU)] if args.pin else []),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
@@ -491,7 +508,7 @@ def main() -> None:
         )
 
     if not args.skip_hold:
-        server = Server(n, expired=False)
+        server = Server(n, expired=False, pin=args.pin)
         try:
             if not args.skip_tracemalloc:
                 slim = run_role("hold", server.kubeconfig, args, "--tracemalloc")
