@@ -1,8 +1,8 @@
 """Event TTL controller (gcm.controllers.event): expiry throughput and memory per held event.
 
 Run: ``.venv/bin/python bench/event_bench.py [--quick] [--events N] [--workers W] [--skip-expire]
-[--skip-floor] [--skip-hold] [--skip-tracemalloc] [--watched-floor] [--pin]`` (1,000,000 events:
-``--events 1000000 --skip-expire --skip-floor --skip-tracemalloc``, RSS only).
+[--skip-floor] [--skip-hold] [--skip-tracemalloc] [--cache-floor] [--watched-floor] [--pin]``
+(1,000,000 events: ``--events 1000000 --skip-expire --skip-floor --skip-tracemalloc``, RSS only).
 
 Every measurement runs in its own process, against a test API server in another process (populated
 in-process there, not measured), so gcm's figures are gcm's alone and its peak RSS is its own:
@@ -14,6 +14,9 @@ in-process there, not measured), so gcm's figures are gcm's alone and its peak R
    sync, and peak RSS of the process above its baseline, per cached event.
 2. **floor**: the same events on a fresh server, deleted by a plain client loop (one list of
    everything, then one DELETE per non-Shoot event), sequentially and with W threads.
+   ``--cache-floor``: W plain delete threads in a process that also runs gcm's Event informer (it
+   lists, and the deletes come back to it as watch events), timed like gcm: until the informer holds
+   only the Shoot events. What any watching controller pays, without gcm's queue and reconciler.
 3. **hold**: N events that expire only in an hour: gcm lists them and parks every non-Shoot event in
    its work queue with a delay. Measured with tracemalloc: bytes per held event for the informer alone
    and for informer + queue (everything the process allocated, divided by N), with the slim cache
@@ -274,6 +277,48 @@ def role_floor(args: argparse.Namespace) -> dict:
     }
 
 
+def role_cache_floor(args: argparse.Namespace) -> dict:
+    """The floor with the minimum a controller needs: gcm's Event informer (slim cache, no
+    controller) lists and watches, and W plain threads delete every listed non-Shoot event; done,
+    as gcm is, when the informer holds only the Shoot events. gcm minus its work queue, workers'
+    machinery and reconciler."""
+    from gcm.controllers.event import is_shoot_event
+
+    mgr, _ = make_manager(args.kubeconfig, args.workers, build=False)
+    shoots = sum(1 for i in range(args.events) if is_shoot_index(i))
+    informer = mgr.cache.informer(EV, "Event")
+    cpu0 = time.process_time()
+    t0 = time.perf_counter()
+    thread = run_manager(mgr)
+    informer.wait_for_cache_sync(600)
+    todo = [
+        (e["metadata"]["namespace"], e["metadata"]["name"])
+        for e in informer.indexer.list()
+        if not is_shoot_event(e)
+    ]
+    threads = max(1, args.threads)
+
+    def delete(part: list[tuple[str, str]]) -> None:
+        for ns, name in part:
+            mgr.client.delete(EV, "Event", name, ns)
+
+    workers = [threading.Thread(target=delete, args=(todo[k::threads],)) for k in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    while len(informer.indexer) > shoots:
+        time.sleep(0.05)
+    result = {
+        "seconds": time.perf_counter() - t0,
+        "cpu_seconds": time.process_time() - cpu0,
+        "deleted": len(todo),
+    }
+    mgr.stop()
+    thread.join(30)
+    return result
+
+
 def role_watch(args: argparse.Namespace) -> dict:
     """gcm's Event informer alone (slim cache, no controller) until stdin closes: the watch the server
     feeds gcm, one DELETED event per delete, without gcm's reconcilers and deletes."""
@@ -396,6 +441,11 @@ def main() -> None:
         help="also run the W-thread floor while gcm's Event informer watches the events",
     )
     p.add_argument(
+        "--cache-floor",
+        action="store_true",
+        help="also the floor with gcm's Event informer in its process (lists and watches; no controller)",
+    )
+    p.add_argument(
         "--pin",
         action="store_true",
         help=f"run the server on CPU {SERVER_CPU} and gcm / the floor on CPU {CLIENT_CPU} (Linux)",
@@ -417,7 +467,13 @@ def main() -> None:
         role_server(args)
         return
     if args.role is not None:
-        roles = {"expire": role_expire, "floor": role_floor, "hold": role_hold, "watch": role_watch}
+        roles = {
+            "expire": role_expire,
+            "floor": role_floor,
+            "cache-floor": role_cache_floor,
+            "hold": role_hold,
+            "watch": role_watch,
+        }
         result = roles[args.role](args)
         print(json.dumps(result))
         return
@@ -468,6 +524,21 @@ def main() -> None:
                 f" server {server_cpu:.1f} s)"
                 + (f"; gcm / floor = {r['seconds'] / f['seconds']:.2f}" if r else ""),
             )
+
+    if args.cache_floor:
+        server = Server(n, expired=True, pin=args.pin)
+        try:
+            cpu0 = server.cpu_seconds()
+            f = run_role("cache-floor", server.kubeconfig, args, "--threads", str(w))
+            server_cpu = server.cpu_seconds() - cpu0
+        finally:
+            server.close()
+        row(
+            f"cache floor: gcm's Event informer + plain DELETE loop, {w} threads, one process",
+            f"{f['seconds']:.1f} s ({f['deleted'] / f['seconds']:,.0f} deletes/s;"
+            f" CPU client {f['cpu_seconds']:.1f} s, server {server_cpu:.1f} s)"
+            + (f"; gcm / cache floor = {r['seconds'] / f['seconds']:.2f}" if r else ""),
+        )
 
     if args.watched_floor:
         # Where the gap between gcm and the floor is: the same floor while gcm's informer watches.
