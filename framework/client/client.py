@@ -260,33 +260,26 @@ class Client:
                 self.write_guard(method, path)
                 guard = functools.partial(self.write_guard, method, path)
             try:
+                urlopen: Callable[..., urllib3.BaseHTTPResponse]
+                if self._direct:
+                    pool = self._host_pool
+                    if pool is None:
+                        pool = self._host_pool = self._pool.connection_from_url(self.host)
+                    urlopen, where = pool.urlopen, self._base_path + target
+                else:
+                    urlopen, where = self._pool.urlopen, url  # the proxy manager wants the whole URL
                 with before_send(guard):
-                    if self._direct:
-                        pool = self._host_pool
-                        if pool is None:
-                            pool = self._host_pool = self._pool.connection_from_url(self.host)
-                        resp = pool.urlopen(
-                            method,
-                            self._base_path + target,
-                            body=payload,
-                            headers=hdrs,
-                            timeout=t,
-                            retries=_NO_RETRIES,
-                            redirect=False,
-                            assert_same_host=False,
-                            preload_content=not stream,
-                        )
-                    else:
-                        resp = self._pool.urlopen(
-                            method,
-                            url,
-                            body=payload,
-                            headers=hdrs,
-                            timeout=t,
-                            retries=_NO_RETRIES,
-                            redirect=False,
-                            preload_content=not stream,
-                        )
+                    resp = urlopen(
+                        method,
+                        where,
+                        body=payload,
+                        headers=hdrs,
+                        timeout=t,
+                        retries=_NO_RETRIES,
+                        redirect=False,
+                        assert_same_host=False,
+                        preload_content=not stream,
+                    )
             except urllib3.exceptions.NewConnectionError as e:  # before ConnectTimeoutError: a subclass
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
             except urllib3.exceptions.TimeoutError as e:
