@@ -423,6 +423,17 @@ def run_role(role: str, kubeconfig: str, args: argparse.Namespace, *extra: str) 
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def run_on_fresh_server(role: str, args: argparse.Namespace, *extra: str) -> tuple[dict, float]:
+    """``role`` against a new server holding the expired events: (its result, the server's CPU seconds)."""
+    server = Server(args.events, expired=True, pin=args.pin)
+    try:
+        cpu0 = server.cpu_seconds()
+        result = run_role(role, server.kubeconfig, args, *extra)
+        return result, server.cpu_seconds() - cpu0
+    finally:
+        server.close()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="10,000 events instead of 100,000")
@@ -493,13 +504,7 @@ def main() -> None:
 
     r: dict[str, Any] = {}
     if not args.skip_expire:
-        server = Server(n, expired=True, pin=args.pin)
-        try:
-            cpu0 = server.cpu_seconds()
-            r = run_role("expire", server.kubeconfig, args)
-            server_cpu = server.cpu_seconds() - cpu0
-        finally:
-            server.close()
+        r, server_cpu = run_on_fresh_server("expire", args)
         row(
             "gcm: expired events until only Shoot events remain",
             f"{r['seconds']:.1f} s ({r['deleted'] / r['seconds']:,.0f} deletes/s;"
@@ -510,13 +515,7 @@ def main() -> None:
 
     if not args.skip_floor:
         for threads in sorted({1, w}):
-            server = Server(n, expired=True, pin=args.pin)
-            try:
-                cpu0 = server.cpu_seconds()
-                f = run_role("floor", server.kubeconfig, args, "--threads", str(threads))
-                server_cpu = server.cpu_seconds() - cpu0
-            finally:
-                server.close()
+            f, server_cpu = run_on_fresh_server("floor", args, "--threads", str(threads))
             row(
                 f"floor: list + plain DELETE loop, {threads} thread{'s' if threads > 1 else ''}",
                 f"{f['seconds']:.1f} s ({f['deleted'] / f['seconds']:,.0f} deletes/s;"
@@ -526,13 +525,7 @@ def main() -> None:
             )
 
     if args.cache_floor:
-        server = Server(n, expired=True, pin=args.pin)
-        try:
-            cpu0 = server.cpu_seconds()
-            f = run_role("cache-floor", server.kubeconfig, args, "--threads", str(w))
-            server_cpu = server.cpu_seconds() - cpu0
-        finally:
-            server.close()
+        f, server_cpu = run_on_fresh_server("cache-floor", args, "--threads", str(w))
         row(
             f"cache floor: gcm's Event informer + plain DELETE loop, {w} threads, one process",
             f"{f['seconds']:.1f} s ({f['deleted'] / f['seconds']:,.0f} deletes/s;"
