@@ -27,7 +27,7 @@ from .interfaces import FieldSelectorArg, LabelSelectorArg
 from .rate_limit import MonotonicClock, SystemClock, TokenBucket
 from .rest_mapper import RESTMapper, RESTMapping
 from .selectors import field_selector_string, label_selector_string
-from .transport import AuthHeaders, before_send, build_pool_manager, default_user_agent
+from .transport import AuthHeaders, HostTransport, before_send, default_user_agent
 from .watch import Watch
 
 __all__ = ["PATCH_CONTENT_TYPES", "Client", "PatchType", "TimeoutSpec"]
@@ -105,13 +105,7 @@ class Client:
         self.namespace = namespace or "default"
         self.gc_pause_bytes = gc_pause_bytes
         self._auth = AuthHeaders(configuration)
-        self._pool = build_pool_manager(configuration, pool_maxsize)
-        # Without a proxy every request goes to the one host's pool: asked for it directly, urllib3
-        # skips parsing each URL and building a pool key to look the pool up, per request (see
-        # bench/README.md, "the request path").
-        self._direct = type(self._pool) is urllib3.PoolManager
-        self._host_pool: urllib3.HTTPConnectionPool | None = None
-        self._base_path = urllib3.util.parse_url(self.host).path or ""
+        self._transport = HostTransport(configuration, self.host, pool_maxsize)
         self.mapper = RESTMapper(lambda path: self.request("GET", path))
 
     # -- construction ---------------------------------------------------------------------------------
@@ -172,8 +166,7 @@ class Client:
 
     def close(self) -> None:
         """Close pooled connections. Open watches keep their own connection until closed."""
-        self._host_pool = None
-        self._pool.clear()
+        self._transport.clear()
 
     def __enter__(self) -> Client:
         return self
@@ -260,24 +253,15 @@ class Client:
                 self.write_guard(method, path)
                 guard = functools.partial(self.write_guard, method, path)
             try:
-                urlopen: Callable[..., urllib3.BaseHTTPResponse]
-                if self._direct:
-                    pool = self._host_pool
-                    if pool is None:
-                        pool = self._host_pool = self._pool.connection_from_url(self.host)
-                    urlopen, where = pool.urlopen, self._base_path + target
-                else:
-                    urlopen, where = self._pool.urlopen, url  # the proxy manager wants the whole URL
                 with before_send(guard):
-                    resp = urlopen(
+                    resp = self._transport.urlopen(
                         method,
-                        where,
+                        target,
                         body=payload,
                         headers=hdrs,
                         timeout=t,
                         retries=_NO_RETRIES,
                         redirect=False,
-                        assert_same_host=False,
                         preload_content=not stream,
                     )
             except urllib3.exceptions.NewConnectionError as e:  # before ConnectTimeoutError: a subclass

@@ -23,7 +23,7 @@ import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-__all__ = ["AuthHeaders", "before_send", "build_pool_manager", "default_user_agent"]
+__all__ = ["AuthHeaders", "HostTransport", "before_send", "build_pool_manager", "default_user_agent"]
 
 # --- a check run just before a request's first byte goes out -------------------------------------------
 
@@ -155,6 +155,38 @@ def build_pool_manager(cfg: Any, maxsize: int | None = None) -> urllib3.PoolMana
         manager = urllib3.PoolManager(**pool_args)
     manager.pool_classes_by_scheme = _CHECKED_POOLS
     return manager
+
+
+class HostTransport:
+    """The connections to one API server: requests by path (and query) below its URL.
+
+    Without a proxy a request goes straight to the host's connection pool; asking the
+    :class:`urllib3.PoolManager` instead would parse every URL and build a pool key to find that one
+    pool again, per request (bench/README.md, "the request path"). Through a proxy the manager gets
+    the whole URL, as its proxy needs.
+    """
+
+    def __init__(self, cfg: Any, host: str, maxsize: int | None = None) -> None:
+        self.host = host
+        self.manager = build_pool_manager(cfg, maxsize)
+        self._direct = type(self.manager) is urllib3.PoolManager
+        self._base_path = urllib3.util.parse_url(host).path or ""  # a server URL's path prefixes all
+        self._pool: HTTPConnectionPool | None = None
+
+    def urlopen(self, method: str, target: str, **kw: Any) -> urllib3.BaseHTTPResponse:
+        """Send ``method target`` (``target``: path and query below the server URL); ``kw`` as
+        :meth:`urllib3.HTTPConnectionPool.urlopen`."""
+        if not self._direct:
+            return self.manager.urlopen(method, self.host + target, **kw)
+        pool = self._pool
+        if pool is None:
+            pool = self._pool = self.manager.connection_from_url(self.host)
+        return pool.urlopen(method, self._base_path + target, assert_same_host=False, **kw)
+
+    def clear(self) -> None:
+        """Close the pooled connections (a later request opens new ones)."""
+        self._pool = None
+        self.manager.clear()
 
 
 def _bypass_proxy(host: str, no_proxy: str) -> bool:
