@@ -232,6 +232,21 @@ def role_expire(args: argparse.Namespace) -> dict:
     }
 
 
+def delete_in_threads(todo: list[tuple[str, str]], clients: list[Any]) -> None:
+    """DELETE every ``(namespace, name)`` of ``todo``: one plain thread per client, each its share."""
+    n = len(clients)
+
+    def delete(part: list[tuple[str, str]], c: Any) -> None:
+        for ns, name in part:
+            c.delete(EV, "Event", name, ns)
+
+    workers = [threading.Thread(target=delete, args=(todo[k::n], clients[k])) for k in range(n)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+
+
 def role_floor(args: argparse.Namespace) -> dict:
     from framework.client import Client
     from gcm.controllers.event import is_shoot_event
@@ -259,16 +274,7 @@ def role_floor(args: argparse.Namespace) -> dict:
     t_list = time.perf_counter() - t0
     threads = max(1, args.threads)
     clients = [client] + [Client.from_kubeconfig(args.kubeconfig, qps=0) for _ in range(threads - 1)]
-
-    def delete(part: list[tuple[str, str]], c: Any) -> None:
-        for ns, name in part:
-            c.delete(EV, "Event", name, ns)
-
-    workers = [threading.Thread(target=delete, args=(todo[k::threads], clients[k])) for k in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
+    delete_in_threads(todo, clients)
     return {
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - cpu0,
@@ -296,17 +302,7 @@ def role_cache_floor(args: argparse.Namespace) -> dict:
         for e in informer.indexer.list()
         if not is_shoot_event(e)
     ]
-    threads = max(1, args.threads)
-
-    def delete(part: list[tuple[str, str]]) -> None:
-        for ns, name in part:
-            mgr.client.delete(EV, "Event", name, ns)
-
-    workers = [threading.Thread(target=delete, args=(todo[k::threads],)) for k in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
+    delete_in_threads(todo, [mgr.client] * max(1, args.threads))
     while len(informer.indexer) > shoots:
         time.sleep(0.05)
     result = {
