@@ -155,6 +155,27 @@ def role_server(args: argparse.Namespace) -> None:
         sys.stdin.read()
 
 
+def rusage() -> dict:
+    """This process's user and system CPU seconds and its voluntary / involuntary context switches."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return {"user": r.ru_utime, "sys": r.ru_stime, "vcsw": r.ru_nvcsw, "ivcsw": r.ru_nivcsw}
+
+
+def rusage_since(r0: dict) -> dict:
+    r1 = rusage()
+    return {k: round(r1[k] - r0[k], 3) for k in r0}
+
+
+def usage_text(result: dict) -> str:
+    """``user U s, sys S s, C switches/delete``: whether a run's extra CPU is the interpreter's work
+    (user) or the kernel's thread hand-offs (sys, context switches)."""
+    ru, deleted = result["rusage"], max(1, result["deleted"])
+    switches = (ru["vcsw"] + ru["ivcsw"]) / deleted
+    return f"user {ru['user']:.1f} s, sys {ru['sys']:.1f} s, {switches:.2f} switches/delete"
+
+
 def rss_kb() -> tuple[int, int]:
     """(VmRSS, VmHWM) of this process in KiB."""
     values = {}
@@ -207,6 +228,7 @@ def role_expire(args: argparse.Namespace) -> dict:
     rss0, _ = rss_kb()
     informer = mgr.cache.informer(EV, "Event")
     cpu0 = time.process_time()
+    ru0 = rusage()
     t0 = time.perf_counter()
     thread = run_manager(mgr)
     informer.wait_for_cache_sync(600)
@@ -223,6 +245,7 @@ def role_expire(args: argparse.Namespace) -> dict:
     return {
         "seconds": t_done,
         "cpu_seconds": cpu,
+        "rusage": rusage_since(ru0),
         "sync_seconds": t_sync,
         "deleted": args.events - shoots,
         "peak_rss_per_event": (hwm - rss0) * 1024 / args.events,
@@ -254,6 +277,7 @@ def role_floor(args: argparse.Namespace) -> dict:
     client = Client.from_kubeconfig(args.kubeconfig, qps=0)
     client.mapping(EV, "Event")
     cpu0 = time.process_time()
+    ru0 = rusage()
     t0 = time.perf_counter()
     todo: list[tuple[str, str]] = []
     cont = None
@@ -278,6 +302,7 @@ def role_floor(args: argparse.Namespace) -> dict:
     return {
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - cpu0,
+        "rusage": rusage_since(ru0),
         "list_seconds": t_list,
         "deleted": len(todo),
     }
@@ -294,6 +319,7 @@ def role_cache_floor(args: argparse.Namespace) -> dict:
     shoots = sum(1 for i in range(args.events) if is_shoot_index(i))
     informer = mgr.cache.informer(EV, "Event")
     cpu0 = time.process_time()
+    ru0 = rusage()
     t0 = time.perf_counter()
     thread = run_manager(mgr)
     informer.wait_for_cache_sync(600)
@@ -308,6 +334,7 @@ def role_cache_floor(args: argparse.Namespace) -> dict:
     result = {
         "seconds": time.perf_counter() - t0,
         "cpu_seconds": time.process_time() - cpu0,
+        "rusage": rusage_since(ru0),
         "deleted": len(todo),
     }
     mgr.stop()
@@ -505,7 +532,7 @@ def main() -> None:
             "gcm: expired events until only Shoot events remain",
             f"{r['seconds']:.1f} s ({r['deleted'] / r['seconds']:,.0f} deletes/s;"
             f" list + sync {r['sync_seconds']:.1f} s; errors {r['errors'] or 0:.0f};"
-            f" CPU gcm {r['cpu_seconds']:.1f} s, server {server_cpu:.1f} s)",
+            f" CPU gcm {r['cpu_seconds']:.1f} s ({usage_text(r)}), server {server_cpu:.1f} s)",
         )
         row("gcm: peak RSS above baseline per cached event (expire run)", f"{r['peak_rss_per_event']:,.0f} B")
 
@@ -515,8 +542,8 @@ def main() -> None:
             row(
                 f"floor: list + plain DELETE loop, {threads} thread{'s' if threads > 1 else ''}",
                 f"{f['seconds']:.1f} s ({f['deleted'] / f['seconds']:,.0f} deletes/s;"
-                f" list {f['list_seconds']:.1f} s; CPU client {f['cpu_seconds']:.1f} s,"
-                f" server {server_cpu:.1f} s)"
+                f" list {f['list_seconds']:.1f} s; CPU client {f['cpu_seconds']:.1f} s"
+                f" ({usage_text(f)}), server {server_cpu:.1f} s)"
                 + (f"; gcm / floor = {r['seconds'] / f['seconds']:.2f}" if r else ""),
             )
 
@@ -525,7 +552,7 @@ def main() -> None:
         row(
             f"cache floor: gcm's Event informer + plain DELETE loop, {w} threads, one process",
             f"{f['seconds']:.1f} s ({f['deleted'] / f['seconds']:,.0f} deletes/s;"
-            f" CPU client {f['cpu_seconds']:.1f} s, server {server_cpu:.1f} s)"
+            f" CPU client {f['cpu_seconds']:.1f} s ({usage_text(f)}), server {server_cpu:.1f} s)"
             + (f"; gcm / cache floor = {r['seconds'] / f['seconds']:.2f}" if r else ""),
         )
 

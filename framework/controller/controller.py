@@ -12,7 +12,7 @@ from prometheus_client import CollectorRegistry
 
 from framework.client import APIError, Conflict, deadline
 from framework.clock import Clock, RealClock, Timer
-from framework.controller.metrics import ControllerSeries, controller_metrics
+from framework.controller.metrics import controller_collector
 from framework.handler import EventHandler
 from framework.predicate import Predicate
 from framework.reconcile import Reconciler, Request, Result, TerminalError
@@ -129,11 +129,9 @@ class Controller:
             clock=self.clock,
             registry=registry,
         )
-        self.metrics = controller_metrics(registry)
-        self.metrics.max_concurrent.labels(name).set(max_concurrent_reconciles)
-        self.metrics.active_workers.labels(name).set(0)
-        self.metrics.worker_restarts.labels(name)  # exported as 0 from the start
-        self._series = ControllerSeries(self.metrics, name)
+        self._stats = controller_collector(registry).stats_for(name)
+        with self._stats.lock:
+            self._stats.max_concurrent = max_concurrent_reconciles
         self.log = log.bind(controller=name)
         self.registrations: list[Any] = []
         self._lock = threading.Lock()
@@ -273,7 +271,7 @@ class Controller:
             self._restart_timers[i] = self.clock.after(
                 delay, lambda: self._restart(i), name=f"controller-{self.name}-restart-{i}"
             )
-        self.metrics.worker_restarts.labels(self.name).inc()
+        self._stats.worker_restarted()
         self.log.error("worker exited; restarting it", worker=i, restart_in_seconds=delay)
 
     def _restart(self, i: int) -> None:
@@ -300,11 +298,10 @@ class Controller:
 
     def reconcile_item(self, request: Request) -> None:
         """Reconcile one request and requeue it as its outcome says."""
-        m, name = self._series, self.name
+        stats = self._stats
         if not isinstance(request, Request):
             # Only a custom event handler can queue something else; no reconciler could use it.
-            m.result_error.inc()
-            m.errors.inc()
+            stats.dropped()
             self.queue.forget(request)
             self._report(
                 ("item", type(request).__qualname__),
@@ -316,18 +313,19 @@ class Controller:
         rid = new_reconcile_id()
         namespace = request.namespace or None
         tokens = structlog.contextvars.bind_contextvars(
-            controller=name, namespace=namespace, name=request.name, reconcile_id=rid
+            controller=self.name, namespace=namespace, name=request.name, reconcile_id=rid
         )
-        m.active_workers.inc()
+        # The outcome, counted once when the reconcile is over (one lock for all its metrics).
+        outcome: str | None = None
+        error = terminal = panic = False
+        stats.started()
         start = self.clock.monotonic()
         try:
             try:
                 with deadline(self.reconcile_timeout, self.clock):
                     result = self.reconciler.reconcile(request)
             except TerminalError as e:
-                m.result_error.inc()
-                m.errors.inc()
-                m.terminal_errors.inc()
+                outcome, error, terminal = "error", True, True
                 self.queue.forget(request)
                 self.log.error(
                     "terminal reconcile error, not requeueing",
@@ -340,7 +338,7 @@ class Controller:
             except Conflict as e:
                 # A write raced another (or the cache was a write behind): an expected state, retried
                 # with backoff, not a reconcile error an on-call engineer should be paged for.
-                m.result_requeue.inc()
+                outcome = "requeue"
                 self.queue.add_rate_limited(request)
                 self.log.info(
                     "conflict, requeueing",
@@ -353,47 +351,40 @@ class Controller:
             except BaseException as e:
                 if isinstance(e, KeyboardInterrupt):
                     raise  # only ever the main thread's (a test calling reconcile_item directly)
-                m.result_error.inc()
-                m.errors.inc()
-                if self._timed_out(start):
-                    m.timeouts.inc()
+                outcome, error = "error", True
+                panic = not isinstance(e, APIError)  # a bug in the reconciler rather than an API answer
                 self.queue.add_rate_limited(request)
                 fields = {"namespace": namespace, "name": request.name, "reconcile_id": rid, "error": str(e)}
-                if isinstance(e, APIError):
+                if panic:
+                    self.log.exception("reconcile failed, requeueing", **fields)
+                else:
                     # An API answer (NotFound while a cache catches up, 5xx ...): no stack trace needed.
                     self.log.error("reconcile failed, requeueing", **fields)
-                else:
-                    m.panics.inc()  # a bug in the reconciler rather than an API answer
-                    self.log.exception("reconcile failed, requeueing", **fields)
                 return
-            finally:
-                m.reconcile_time.observe(self.clock.monotonic() - start)
-                m.active_workers.dec()
-            if self._timed_out(start):
-                m.timeouts.inc()
             if result is None:
                 result = _SUCCESS
             elif not isinstance(result, Result):
+                outcome, error, panic = "error", True, True
                 self._wrong_result(request, result, rid)
                 return
             if result.requeue_after is not None and result.requeue_after > 0:
+                outcome = "requeue_after"
                 self.queue.forget(request)
                 self.queue.add_after(request, result.requeue_after)
-                m.result_requeue_after.inc()
             elif result.requeue:
+                outcome = "requeue"
                 self.queue.add_rate_limited(request)
-                m.result_requeue.inc()
             else:
+                outcome = "success"
                 self.queue.forget(request)
-                m.result_success.inc()
         finally:
+            elapsed = self.clock.monotonic() - start
+            limit = self.reconcile_timeout
+            timed_out = limit is not None and elapsed >= limit
+            stats.finished(outcome, elapsed, error=error, terminal=terminal, panic=panic, timeout=timed_out)
             structlog.contextvars.reset_contextvars(**tokens)
 
     def _wrong_result(self, request: Request, result: object, rid: str) -> None:
-        m = self._series
-        m.result_error.inc()
-        m.errors.inc()
-        m.panics.inc()
         self.queue.add_rate_limited(request)
         kind = type(result).__qualname__
         close_if_coroutine(result)
@@ -408,7 +399,7 @@ class Controller:
         )
 
     def _handler_failed(self, event: str, handler: Any, error: Exception) -> None:
-        self.metrics.handler_errors.labels(self.name, event).inc()
+        self._stats.handler_failed(event)
         handler_name, error_type = type(handler).__qualname__, type(error).__qualname__
         fields: dict[str, Any] = {"notification": event, "handler": handler_name, "type": error_type}
         if not isinstance(error, TypeError):  # a TypeError names a wrong return type: message enough
@@ -430,8 +421,3 @@ class Controller:
         else:
             fields.pop("exc_info", None)
             self.log.debug(message, **fields)
-
-    def _timed_out(self, start: float) -> bool:
-        """Whether the reconcile that began at ``start`` ran past the deadline."""
-        t = self.reconcile_timeout
-        return t is not None and self.clock.monotonic() - start >= t

@@ -1,12 +1,28 @@
-"""controller-runtime's controller metrics, one set per Prometheus registry."""
+"""controller-runtime's controller metrics (``pkg/internal/controller/metrics``), one collector per
+Prometheus registry.
+
+As for the workqueue metrics (``framework.workqueue.metrics``), a controller bumps plain numbers under
+one lock per reconcile and the metric families are built when scraped: ``Counter``/``Gauge``/
+``Histogram`` children cost a lock each, and the histogram a Python loop over its 40 buckets, several
+times per reconcile, which in a busy controller is more than the rest of its bookkeeping (bench/README.md,
+"controller bookkeeping"). Controllers of the same name in one registry add up, as children of one
+label set would.
+"""
 
 from __future__ import annotations
 
 import threading
 import weakref
-from dataclasses import dataclass
+from collections.abc import Iterable
+from typing import Any
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
+from prometheus_client.registry import Collector
+
+from framework.metrics.histogram import BucketHistogram
+
+__all__ = ["RECONCILE_BUCKETS", "RESULTS", "ControllerCollector", "ControllerStats", "controller_collector"]
 
 # controller-runtime's reconcile_time_seconds buckets.
 RECONCILE_BUCKETS = (
@@ -53,126 +69,198 @@ RECONCILE_BUCKETS = (
 )
 
 
-@dataclass(frozen=True)
-class ControllerMetrics:
-    reconcile_total: Counter
-    reconcile_errors: Counter
-    terminal_errors: Counter
-    panics: Counter
-    reconcile_time: Histogram
-    timeouts: Counter
-    max_concurrent: Gauge
-    active_workers: Gauge
-    # Ours, no controller-runtime equivalent (Go's handlers cannot fail, its workers cannot die).
-    handler_errors: Counter
-    worker_restarts: Counter
+RESULTS = ("success", "error", "requeue", "requeue_after")
+"""The ``result`` label values of ``controller_runtime_reconcile_total``, all exported from the start."""
+
+_TOTAL = ("controller_runtime_reconcile", "Total number of reconciliations per controller")
+_ERRORS = ("controller_runtime_reconcile_errors", "Total number of reconciliation errors per controller")
+_TERMINAL = (
+    "controller_runtime_terminal_reconcile_errors",
+    "Total number of terminal reconciliation errors per controller",
+)
+_PANICS = ("controller_runtime_reconcile_panics", "Total number of reconciliation panics per controller")
+_TIME = ("controller_runtime_reconcile_time_seconds", "Length of time per reconciliation per controller")
+_TIMEOUTS = (
+    "controller_runtime_reconcile_timeouts",
+    "Total number of reconciliation timeouts per controller",
+)
+_MAX_CONCURRENT = (
+    "controller_runtime_max_concurrent_reconciles",
+    "Maximum number of concurrent reconciles per controller",
+)
+_ACTIVE = ("controller_runtime_active_workers", "Number of currently used workers per controller")
+# Ours, no controller-runtime equivalent (Go's handlers cannot fail, its workers cannot die).
+_HANDLER_ERRORS = (
+    "controller_event_handler_errors",
+    "Events dropped because an event handler, map function or predicate failed",
+)
+_RESTARTS = ("controller_worker_restarts", "Worker threads that exited unexpectedly and were restarted")
 
 
-_lock = threading.Lock()
-# Keyed by the registry itself, weakly: an id() is reused once a registry is collected, which handed a
-# new registry the metrics of a dead one.
-_by_registry: weakref.WeakKeyDictionary[CollectorRegistry, ControllerMetrics] = weakref.WeakKeyDictionary()
-
-
-def controller_metrics(registry: CollectorRegistry | None = None) -> ControllerMetrics:
-    """The metric set registered on ``registry`` (created once per registry)."""
-    registry = registry or REGISTRY
-    with _lock:
-        m = _by_registry.get(registry)
-        if m is None:
-            label = ["controller"]
-            m = ControllerMetrics(
-                Counter(
-                    "controller_runtime_reconcile",
-                    "Total number of reconciliations per controller",
-                    [*label, "result"],
-                    registry=registry,
-                ),
-                Counter(
-                    "controller_runtime_reconcile_errors",
-                    "Total number of reconciliation errors per controller",
-                    label,
-                    registry=registry,
-                ),
-                Counter(
-                    "controller_runtime_terminal_reconcile_errors",
-                    "Total number of terminal reconciliation errors per controller",
-                    label,
-                    registry=registry,
-                ),
-                Counter(
-                    "controller_runtime_reconcile_panics",
-                    "Total number of reconciliation panics per controller",
-                    label,
-                    registry=registry,
-                ),
-                Histogram(
-                    "controller_runtime_reconcile_time_seconds",
-                    "Length of time per reconciliation per controller",
-                    label,
-                    buckets=RECONCILE_BUCKETS,
-                    registry=registry,
-                ),
-                Counter(
-                    "controller_runtime_reconcile_timeouts",
-                    "Total number of reconciliation timeouts per controller",
-                    label,
-                    registry=registry,
-                ),
-                Gauge(
-                    "controller_runtime_max_concurrent_reconciles",
-                    "Maximum number of concurrent reconciles per controller",
-                    label,
-                    registry=registry,
-                ),
-                Gauge(
-                    "controller_runtime_active_workers",
-                    "Number of currently used workers per controller",
-                    label,
-                    registry=registry,
-                ),
-                Counter(
-                    "controller_event_handler_errors",
-                    "Events dropped because an event handler, map function or predicate failed",
-                    [*label, "event"],
-                    registry=registry,
-                ),
-                Counter(
-                    "controller_worker_restarts",
-                    "Worker threads that exited unexpectedly and were restarted",
-                    label,
-                    registry=registry,
-                ),
-            )
-            _by_registry[registry] = m
-        return m
-
-
-class ControllerSeries:
-    """One controller's children of the metric set, looked up once (``labels()`` costs a lock and a
-    dict lookup per call, several per reconcile otherwise)."""
+class ControllerStats:
+    """Everything recorded for one controller name; every field is guarded by ``lock``."""
 
     __slots__ = (
         "active_workers",
         "errors",
+        "handler_errors",
+        "lock",
+        "max_concurrent",
         "panics",
         "reconcile_time",
-        "result_error",
-        "result_requeue",
-        "result_requeue_after",
-        "result_success",
+        "results",
         "terminal_errors",
         "timeouts",
+        "worker_restarts",
     )
 
-    def __init__(self, m: ControllerMetrics, name: str) -> None:
-        self.result_success = m.reconcile_total.labels(name, "success")
-        self.result_error = m.reconcile_total.labels(name, "error")
-        self.result_requeue = m.reconcile_total.labels(name, "requeue")
-        self.result_requeue_after = m.reconcile_total.labels(name, "requeue_after")
-        self.errors = m.reconcile_errors.labels(name)
-        self.terminal_errors = m.terminal_errors.labels(name)
-        self.panics = m.panics.labels(name)
-        self.reconcile_time = m.reconcile_time.labels(name)
-        self.timeouts = m.timeouts.labels(name)
-        self.active_workers = m.active_workers.labels(name)
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.results = dict.fromkeys(RESULTS, 0)
+        self.errors = 0
+        self.terminal_errors = 0
+        self.panics = 0
+        self.timeouts = 0
+        self.reconcile_time = BucketHistogram(RECONCILE_BUCKETS)
+        self.active_workers = 0
+        self.max_concurrent = 0
+        self.handler_errors: dict[str, int] = {}
+        self.worker_restarts = 0
+
+    def started(self) -> None:
+        """A reconcile began (``controller_runtime_active_workers`` + 1)."""
+        with self.lock:
+            self.active_workers += 1
+
+    def finished(
+        self,
+        result: str | None,
+        seconds: float,
+        *,
+        error: bool = False,
+        terminal: bool = False,
+        panic: bool = False,
+        timeout: bool = False,
+    ) -> None:
+        """A reconcile that :meth:`started` ended after ``seconds`` with ``result`` (one of
+        :data:`RESULTS`; None counts only its time) and what else it was."""
+        with self.lock:
+            self.active_workers -= 1
+            self.reconcile_time.observe(seconds)
+            if result is not None:
+                self.results[result] += 1
+            if error:
+                self.errors += 1
+            if terminal:
+                self.terminal_errors += 1
+            if panic:
+                self.panics += 1
+            if timeout:
+                self.timeouts += 1
+
+    def dropped(self) -> None:
+        """A queued item that is not a request: an error without a reconcile."""
+        with self.lock:
+            self.results["error"] += 1
+            self.errors += 1
+
+    def handler_failed(self, event: str) -> None:
+        with self.lock:
+            self.handler_errors[event] = self.handler_errors.get(event, 0) + 1
+
+    def worker_restarted(self) -> None:
+        with self.lock:
+            self.worker_restarts += 1
+
+
+class ControllerCollector(Collector):
+    """Builds the controller metric families from every controller name's :class:`ControllerStats`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stats: dict[str, ControllerStats] = {}
+
+    def stats_for(self, name: str) -> ControllerStats:
+        with self._lock:
+            stats = self._stats.get(name)
+            if stats is None:
+                stats = self._stats[name] = ControllerStats()
+            return stats
+
+    def describe(self) -> Iterable[Any]:
+        counters = (_TOTAL, _ERRORS, _TERMINAL, _PANICS, _TIMEOUTS, _HANDLER_ERRORS, _RESTARTS)
+        return [
+            *(CounterMetricFamily(*c) for c in counters),
+            HistogramMetricFamily(*_TIME),
+            GaugeMetricFamily(*_MAX_CONCURRENT),
+            GaugeMetricFamily(*_ACTIVE),
+        ]
+
+    def collect(self) -> Iterable[Any]:
+        label = ["controller"]
+        total = CounterMetricFamily(*_TOTAL, labels=[*label, "result"])
+        errors = CounterMetricFamily(*_ERRORS, labels=label)
+        terminal = CounterMetricFamily(*_TERMINAL, labels=label)
+        panics = CounterMetricFamily(*_PANICS, labels=label)
+        reconcile_time = HistogramMetricFamily(*_TIME, labels=label)
+        timeouts = CounterMetricFamily(*_TIMEOUTS, labels=label)
+        max_concurrent = GaugeMetricFamily(*_MAX_CONCURRENT, labels=label)
+        active = GaugeMetricFamily(*_ACTIVE, labels=label)
+        handler_errors = CounterMetricFamily(*_HANDLER_ERRORS, labels=[*label, "event"])
+        restarts = CounterMetricFamily(*_RESTARTS, labels=label)
+        with self._lock:
+            all_stats = sorted(self._stats.items())
+        for name, s in all_stats:
+            with s.lock:
+                for result, count in s.results.items():
+                    total.add_metric([name, result], count)
+                errors.add_metric([name], s.errors)
+                terminal.add_metric([name], s.terminal_errors)
+                panics.add_metric([name], s.panics)
+                buckets, seconds = s.reconcile_time.snapshot()
+                reconcile_time.add_metric([name], buckets, seconds)
+                timeouts.add_metric([name], s.timeouts)
+                max_concurrent.add_metric([name], s.max_concurrent)
+                active.add_metric([name], s.active_workers)
+                for event, count in sorted(s.handler_errors.items()):
+                    handler_errors.add_metric([name, event], count)
+                restarts.add_metric([name], s.worker_restarts)
+        return [
+            total,
+            errors,
+            terminal,
+            panics,
+            reconcile_time,
+            timeouts,
+            max_concurrent,
+            active,
+            handler_errors,
+            restarts,
+        ]
+
+
+_collectors: weakref.WeakKeyDictionary[CollectorRegistry, ControllerCollector] = weakref.WeakKeyDictionary()
+_collectors_lock = threading.Lock()
+
+
+def controller_collector(registry: CollectorRegistry | None = None) -> ControllerCollector:
+    """The controller collector of ``registry`` (default ``REGISTRY``), registering it on first use.
+
+    Keyed by the registry itself, weakly: an ``id()`` is reused once a registry is collected, which
+    would hand a new registry the numbers of a dead one."""
+    registry = REGISTRY if registry is None else registry
+    with _collectors_lock:
+        found = _collectors.get(registry)
+        if found is not None:
+            return found
+        collector = ControllerCollector()
+        try:
+            registry.register(collector)
+        except ValueError:
+            # Registered by another copy of this module (e.g. after a reload): share its numbers.
+            existing: Any = getattr(registry, "_names_to_collectors", {}).get(_TOTAL[0])
+            if not hasattr(existing, "stats_for"):
+                raise
+            collector = existing
+        _collectors[registry] = collector
+        return collector

@@ -15,23 +15,21 @@ from __future__ import annotations
 
 import threading
 import weakref
-from bisect import bisect_left
 from collections.abc import Hashable, Iterable
 from typing import Any
 
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
 
 from framework.clock import Clock
 from framework.compact import oversized
+from framework.metrics.histogram import BucketHistogram
 
 __all__ = ["DURATION_BUCKETS", "QueueMetrics", "WorkqueueCollector", "workqueue_collector"]
 
 # controller-runtime's buckets (pkg/internal/metrics/workqueue.go): 1e-8 s growing x10, 12 buckets.
 DURATION_BUCKETS: tuple[float, ...] = tuple(10.0**exp for exp in range(-8, 4))
-_BUCKET_LABELS = [floatToGoString(bound) for bound in DURATION_BUCKETS]
 
 _DEPTH = ("workqueue_depth", "Current depth of workqueue")
 _ADDS = ("workqueue_adds", "Total number of adds handled by workqueue")
@@ -56,27 +54,6 @@ _LONGEST = (
 _RETRIES = ("workqueue_retries", "Total number of retries handled by workqueue")
 
 
-class _Histogram:
-    __slots__ = ("counts", "sum")
-
-    def __init__(self) -> None:
-        self.counts = [0] * (len(DURATION_BUCKETS) + 1)  # last slot: above every bound (+Inf only)
-        self.sum = 0.0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect_left(DURATION_BUCKETS, value)] += 1
-        self.sum += value
-
-    def snapshot(self) -> tuple[list[tuple[str, float]], float]:
-        buckets = []
-        cumulative = 0
-        for label, count in zip(_BUCKET_LABELS, self.counts, strict=False):
-            cumulative += count
-            buckets.append((label, float(cumulative)))
-        buckets.append(("+Inf", float(cumulative + self.counts[-1])))
-        return buckets, self.sum
-
-
 class _NameStats:
     """Everything recorded for one queue name; guarded by ``lock``."""
 
@@ -87,8 +64,8 @@ class _NameStats:
         self.adds = 0
         self.depth = 0
         self.retries = 0
-        self.queue_duration = _Histogram()
-        self.work_duration = _Histogram()
+        self.queue_duration = BucketHistogram(DURATION_BUCKETS)
+        self.work_duration = BucketHistogram(DURATION_BUCKETS)
         self.queues: weakref.WeakSet[QueueMetrics] = weakref.WeakSet()
 
 

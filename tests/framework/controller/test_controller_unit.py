@@ -235,6 +235,79 @@ def test_reconcile_timeout_counts_a_timeout(make):
     assert env.result("success") == 1
 
 
+def test_a_timeout_is_counted_whatever_the_reconcile_returned(make):
+    env: Env
+
+    def reconcile(r):
+        env.clock.step(2)
+        raise NotFound(404, "NotFound", 'configmaps "a" not found')
+
+    env = make(reconcile, reconcile_timeout=1.0)
+    env.ctrl.reconcile_item(REQ)
+    assert env.count("controller_runtime_reconcile_timeouts_total") == 1
+    assert env.result("error") == 1 and env.count("controller_runtime_reconcile_errors_total") == 1
+    assert env.count("controller_runtime_reconcile_panics_total") == 0  # an API answer, not a bug
+
+
+def test_reconcile_time_lands_in_controller_runtimes_buckets(make):
+    env: Env
+    durations = iter([0.3, 0.004, 75.0])
+
+    def reconcile(r):
+        env.clock.step(next(durations))
+
+    env = make(reconcile)
+    for _ in range(3):
+        env.ctrl.reconcile_item(REQ)
+
+    def bucket(le: str) -> float:
+        return env.count("controller_runtime_reconcile_time_seconds_bucket", le=le)
+
+    # Upper bounds are inclusive (le): 0.3 s is in the 0.3 bucket, not in 0.25.
+    assert [bucket(le) for le in ("0.005", "0.25", "0.3", "60.0", "+Inf")] == [1, 1, 2, 2, 3]
+    assert env.count("controller_runtime_reconcile_time_seconds_count") == 3
+    assert env.count("controller_runtime_reconcile_time_seconds_sum") == pytest.approx(75.304)
+
+
+def test_active_workers_counts_the_reconciles_running(make):
+    env: Env
+    seen: list[float] = []
+    env = make(lambda r: seen.append(env.count("controller_runtime_active_workers")))
+    assert env.count("controller_runtime_active_workers") == 0
+    env.ctrl.reconcile_item(REQ)
+    assert seen == [1] and env.count("controller_runtime_active_workers") == 0
+
+    def boom(r):
+        raise RuntimeError("bug")
+
+    env2 = make(boom)  # the same name: the two controllers add up, as children of one label set
+    env2.ctrl.reconcile_item(REQ)
+    assert env2.count("controller_runtime_active_workers") == 0
+    assert env2.count("controller_runtime_reconcile_panics_total") == 1
+
+
+def test_every_series_is_exported_from_the_start(make):
+    env = make(lambda r: None, max_concurrent_reconciles=3)
+    for result in ("success", "error", "requeue", "requeue_after"):
+        assert (
+            env.registry.get_sample_value(
+                "controller_runtime_reconcile_total", {"controller": "unit", "result": result}
+            )
+            == 0
+        )
+    for metric in (
+        "controller_runtime_reconcile_errors_total",
+        "controller_runtime_terminal_reconcile_errors_total",
+        "controller_runtime_reconcile_panics_total",
+        "controller_runtime_reconcile_timeouts_total",
+        "controller_runtime_active_workers",
+        "controller_worker_restarts_total",
+        "controller_runtime_reconcile_time_seconds_count",
+    ):
+        assert env.registry.get_sample_value(metric, {"controller": "unit"}) == 0, metric
+    assert env.count("controller_runtime_max_concurrent_reconciles") == 3
+
+
 def test_the_reconcile_context_is_bound_for_the_reconcilers_log_lines(make):
     seen: list[dict] = []
     env = make(lambda r: seen.append(structlog.contextvars.get_contextvars()))
