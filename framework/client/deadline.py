@@ -9,9 +9,7 @@ The deadline lives in a context variable, so it applies to the calling thread on
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from typing import Protocol
 
 from .errors import Timeout
@@ -27,23 +25,37 @@ class _System:
         return time.monotonic()
 
 
+_SYSTEM = _System()
+
 _current: ContextVar[tuple[_Monotonic, float, float] | None] = ContextVar(
     "framework_client_deadline", default=None
 )
 
 
-@contextmanager
-def deadline(seconds: float | None, clock: _Monotonic | None = None) -> Iterator[None]:
-    """Client calls inside the block raise ``Timeout`` once ``seconds`` have passed (None: no limit)."""
-    if seconds is None:
-        yield
-        return
-    clock = clock or _System()
-    token = _current.set((clock, clock.monotonic() + seconds, seconds))
-    try:
-        yield
-    finally:
-        _current.reset(token)
+class deadline:  # lower case: used like a function, ``with deadline(seconds):``
+    """Client calls inside the block raise ``Timeout`` once ``seconds`` have passed (None: no limit).
+
+    A class rather than a ``@contextmanager`` generator: a controller enters one per reconcile, and
+    the generator's machinery cost twice as much as the rest of it."""
+
+    __slots__ = ("_clock", "_seconds", "_token")
+
+    def __init__(self, seconds: float | None, clock: _Monotonic | None = None) -> None:
+        self._seconds = seconds
+        self._clock = clock
+        self._token: Token[tuple[_Monotonic, float, float] | None] | None = None
+
+    def __enter__(self) -> None:
+        seconds = self._seconds
+        if seconds is not None:
+            clock = self._clock or _SYSTEM
+            self._token = _current.set((clock, clock.monotonic() + seconds, seconds))
+
+    def __exit__(self, *exc: object) -> None:
+        token = self._token
+        if token is not None:
+            self._token = None
+            _current.reset(token)
 
 
 def check_deadline() -> None:
