@@ -39,6 +39,10 @@ class CacheOptions:
     # Take part in the manager's periodic resync (``sync_period``). Off for kinds whose handlers drop
     # resync updates anyway (create-only predicates): a resync queues every cached object at once.
     resync: bool = True
+    # controller-runtime's ``cache.ByObject.UnsafeDisableDeepCopy``: the client's reads of this kind
+    # return the cached dicts themselves instead of copies, for reconcilers that only read (a copy per
+    # get is a JSON round trip). Such a caller must never mutate what it gets.
+    unsafe_disable_deep_copy: bool = False
 
 
 DEFAULT_SYNC_PERIOD = 10 * 3600.0
@@ -189,7 +193,8 @@ class CachedClient:
         *,
         metadata_only: bool | None = None,
     ) -> dict[str, Any]:
-        """A cached object (deep copy); ``metadata_only`` reads the kind's metadata-only cache
+        """A cached object (a deep copy unless the kind's :class:`CacheOptions` say
+        ``unsafe_disable_deep_copy``); ``metadata_only`` reads the kind's metadata-only cache
         (PartialObjectMetadata, as controller-runtime's client does for that type; ``None``: the
         kind's :class:`CacheOptions`)."""
         reader = self._reader(api_version, kind, metadata_only)
@@ -205,7 +210,8 @@ class CachedClient:
         field_selector: FieldSelectorArg = None,
         metadata_only: bool | None = None,
     ) -> dict[str, Any]:
-        """Cached objects of a kind as a List dict (deep copies, in ``namespace`` if given).
+        """Cached objects of a kind as a List dict (deep copies unless ``unsafe_disable_deep_copy``, in
+        ``namespace`` if given).
 
         ``field_selector`` may only hold exact matches (``=``/``==``): the cache answers each from the
         field index of that name, so ``mgr.add_field_index(av, kind, "spec.owner", f)`` first; other
@@ -231,11 +237,13 @@ class CachedClient:
             self._cache.synced_informer(api_version, kind, metadata_only)
             mapping = self.mapping(api_version, kind)
         informer = self._cache.synced_informer(api_version, kind, metadata_only)
+        opts = self._cache.options.get((api_version, kind))
         reader = self._readers[key] = CacheReader(
             informer.indexer,
             mapping,
             api_version,
             resource_version=lambda: informer.last_sync_resource_version,
+            copy=not (opts is not None and opts.unsafe_disable_deep_copy),
         )
         return reader
 

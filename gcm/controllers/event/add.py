@@ -118,10 +118,13 @@ def slim_event(obj: Any) -> Any:
 
 
 EVENT_CACHE_OPTIONS: dict[tuple[str, str], CacheOptions] = {
-    (EVENT_API_VERSION, EVENT_KIND): CacheOptions(transform=slim_event, resync=False)
+    (EVENT_API_VERSION, EVENT_KIND): CacheOptions(
+        transform=slim_event, resync=False, unsafe_disable_deep_copy=True
+    )
 }
 """Cache options for ``Manager(..., cache_options=...)``: the Event informer keeps slim Events and does
-not resync (the create-only predicate drops resync updates; a resync would queue every event at once)."""
+not resync (the create-only predicate drops resync updates; a resync would queue every event at once);
+reads are not copied (the reconciler only reads, and a copy per event is a JSON round trip)."""
 
 
 def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Controller | None:

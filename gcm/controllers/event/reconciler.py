@@ -12,8 +12,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import structlog
-
 from framework.client import NotFound
 from framework.clock import Clock
 from framework.meta.object import get_metadata
@@ -21,8 +19,6 @@ from framework.meta.schema import parse_group_version
 from framework.meta.time import parse_time
 from framework.reconcile import Request, Result
 from gcm.apis.constants import GROUP_CORE, KIND_SHOOT
-
-log = structlog.get_logger("gcm.controllers.event")
 
 EVENT_API_VERSION = "events.k8s.io/v1"
 SHOOT_GROUP = GROUP_CORE
@@ -93,6 +89,7 @@ class Reconciler:
     """Deletes non-Shoot events ``ttl`` seconds after their reference time.
 
     ``client`` reads Events (the manager's cache in gcm) and deletes them; ``clock`` gives ``now``.
+    Nothing is logged per event, as in Gardener's reconciler (the controller logs a failed delete).
     """
 
     def __init__(self, client: Any, clock: Clock, ttl_non_shoot_events: float) -> None:
@@ -116,7 +113,6 @@ class Reconciler:
         # on since the cache was read (Conflict: retried, and the retry reads the newer state). The
         # slim cache keeps no uid; the resourceVersion alone already tells both apart.
         preconditions = {k: meta[k] for k in ("uid", "resourceVersion") if meta.get(k)}
-        log.debug("deleting event", namespace=request.namespace, name=request.name)
         try:
             self.client.delete(
                 EVENT_API_VERSION,

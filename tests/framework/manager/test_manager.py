@@ -213,6 +213,29 @@ def test_cache_options_can_opt_a_kind_out_of_resync(apiserver):
     assert mgr.cache.informer("v1", "ConfigMap").resync_period > 0
 
 
+def test_unsafe_disable_deep_copy_hands_out_the_cached_objects(apiserver):
+    client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    for kind, name in (("ConfigMap", "shared"), ("Secret", "copied")):
+        client.create({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "namespace": "default"}})
+    mgr = Manager(client, cache_options={("v1", "ConfigMap"): CacheOptions(unsafe_disable_deep_copy=True)})
+    thread = threading.Thread(target=mgr.start, name="manager", daemon=True)
+    thread.start()
+    try:
+        # controller-runtime's UnsafeDisableDeepCopy: every read returns the one cached object ...
+        first = mgr.client.get("v1", "ConfigMap", "shared", "default")
+        assert mgr.client.get("v1", "ConfigMap", "shared", "default") is first
+        listed = mgr.client.list("v1", "ConfigMap", "default", field_selector="metadata.name=shared")
+        assert len(listed["items"]) == 1 and listed["items"][0] is first
+        # ... while other kinds stay copied: a caller's change never reaches the cache.
+        secret = mgr.client.get("v1", "Secret", "copied", "default")
+        secret["metadata"]["labels"] = {"changed": "locally"}
+        again = mgr.client.get("v1", "Secret", "copied", "default")
+        assert again is not secret and "labels" not in again["metadata"]
+    finally:
+        mgr.stop()
+        thread.join(10)
+
+
 def _write_past_the_lease(r, clock, cm: dict, wait_s: float) -> list:
     """Start ``cm``'s create on ``r``'s client in a thread, step ``clock`` past the renew deadline after
     ``wait_s`` (while the create is held back, as a paused process would be) and return its outcome."""
