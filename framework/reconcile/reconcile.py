@@ -7,12 +7,16 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
-    """The object to reconcile: its name and, for namespaced kinds, its namespace."""
+class Request(NamedTuple):
+    """The object to reconcile: its name and, for namespaced kinds, its namespace.
+
+    An immutable value, as controller-runtime's ``reconcile.Request``. A named tuple: the work queue
+    hashes each request about a dozen times per reconcile (its sets and timing maps), and a tuple's
+    hash and equality run in C where a dataclass's run a Python method each time.
+    """
 
     name: str
     namespace: str = ""
