@@ -573,6 +573,20 @@ def test_84_controller_expires_non_shoot_events_of_both_apis(apiserver, client, 
         gcm.stop()
 
 
+def test_the_event_cache_is_read_without_copies(apiserver, client, clock):
+    """gcm's Event cache hands its reconciler the slim cached object itself (the reconciler only
+    reads it): no JSON round trip per reconcile."""
+    new_event(client, "waiting", clock.now(), regarding=SECRET)
+    gcm = Gcm(apiserver, clock, 1800.0)
+    try:
+        gcm.wait_parked(1)
+        first = gcm.mgr.client.get(EV, "Event", "waiting", NS)
+        assert gcm.mgr.client.get(EV, "Event", "waiting", NS) is first
+        assert set(first) == {"apiVersion", "kind", "metadata", "regarding", "eventTime"}  # slim
+    finally:
+        gcm.stop()
+
+
 def test_restart_of_gcm_mid_way(apiserver, client, clock):
     """gcm stops while events wait for their TTL and starts again: the new start lists every event
     (old and created meanwhile) and expires each at its own time."""
