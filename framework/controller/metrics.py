@@ -12,14 +12,13 @@ label set would.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
-from prometheus_client.registry import Collector
 
+from framework.metrics.collectors import NamedStatsCollector, PerRegistry
 from framework.metrics.histogram import BucketHistogram
 
 __all__ = ["RECONCILE_BUCKETS", "RESULTS", "ControllerCollector", "ControllerStats", "controller_collector"]
@@ -173,19 +172,11 @@ class ControllerStats:
             self.worker_restarts += 1
 
 
-class ControllerCollector(Collector):
+class ControllerCollector(NamedStatsCollector[ControllerStats]):
     """Builds the controller metric families from every controller name's :class:`ControllerStats`."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._stats: dict[str, ControllerStats] = {}
-
-    def stats_for(self, name: str) -> ControllerStats:
-        with self._lock:
-            stats = self._stats.get(name)
-            if stats is None:
-                stats = self._stats[name] = ControllerStats()
-            return stats
+        super().__init__(ControllerStats)
 
     def describe(self) -> Iterable[Any]:
         counters = (_TOTAL, _ERRORS, _TERMINAL, _PANICS, _TIMEOUTS, _HANDLER_ERRORS, _RESTARTS)
@@ -208,9 +199,7 @@ class ControllerCollector(Collector):
         active = GaugeMetricFamily(*_ACTIVE, labels=label)
         handler_errors = CounterMetricFamily(*_HANDLER_ERRORS, labels=[*label, "event"])
         restarts = CounterMetricFamily(*_RESTARTS, labels=label)
-        with self._lock:
-            all_stats = sorted(self._stats.items())
-        for name, s in all_stats:
+        for name, s in self.named():
             with s.lock:
                 for result, count in s.results.items():
                     total.add_metric([name, result], count)
@@ -239,28 +228,9 @@ class ControllerCollector(Collector):
         ]
 
 
-_collectors: weakref.WeakKeyDictionary[CollectorRegistry, ControllerCollector] = weakref.WeakKeyDictionary()
-_collectors_lock = threading.Lock()
+_per_registry = PerRegistry(ControllerCollector, _TOTAL[0])
 
 
 def controller_collector(registry: CollectorRegistry | None = None) -> ControllerCollector:
-    """The controller collector of ``registry`` (default ``REGISTRY``), registering it on first use.
-
-    Keyed by the registry itself, weakly: an ``id()`` is reused once a registry is collected, which
-    would hand a new registry the numbers of a dead one."""
-    registry = REGISTRY if registry is None else registry
-    with _collectors_lock:
-        found = _collectors.get(registry)
-        if found is not None:
-            return found
-        collector = ControllerCollector()
-        try:
-            registry.register(collector)
-        except ValueError:
-            # Registered by another copy of this module (e.g. after a reload): share its numbers.
-            existing: Any = getattr(registry, "_names_to_collectors", {}).get(_TOTAL[0])
-            if not hasattr(existing, "stats_for"):
-                raise
-            collector = existing
-        _collectors[registry] = collector
-        return collector
+    """The controller collector of ``registry`` (default ``REGISTRY``), registering it on first use."""
+    return _per_registry.get(registry)

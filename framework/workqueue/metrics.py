@@ -18,12 +18,12 @@ import weakref
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client import CollectorRegistry
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
-from prometheus_client.registry import Collector
 
 from framework.clock import Clock
 from framework.compact import oversized
+from framework.metrics.collectors import NamedStatsCollector, PerRegistry
 from framework.metrics.histogram import BucketHistogram
 
 __all__ = ["DURATION_BUCKETS", "QueueMetrics", "WorkqueueCollector", "workqueue_collector"]
@@ -69,19 +69,11 @@ class _NameStats:
         self.queues: weakref.WeakSet[QueueMetrics] = weakref.WeakSet()
 
 
-class WorkqueueCollector(Collector):
+class WorkqueueCollector(NamedStatsCollector[_NameStats]):
     """Builds the seven ``workqueue_*`` metric families from every named queue's numbers."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._stats: dict[str, _NameStats] = {}
-
-    def stats_for(self, name: str) -> _NameStats:
-        with self._lock:
-            stats = self._stats.get(name)
-            if stats is None:
-                stats = self._stats[name] = _NameStats()
-            return stats
+        super().__init__(_NameStats)
 
     def describe(self) -> Iterable[Any]:
         return [
@@ -103,9 +95,7 @@ class WorkqueueCollector(Collector):
         unfinished = GaugeMetricFamily(*_UNFINISHED, labels=labels)
         longest = GaugeMetricFamily(*_LONGEST, labels=labels)
         retries = CounterMetricFamily(*_RETRIES, labels=labels)
-        with self._lock:
-            all_stats = sorted(self._stats.items())
-        for name, stats in all_stats:
+        for name, stats in self.named():
             # Snapshot under the stats lock, then ask the queues (their own locks) without holding it:
             # queue operations take the queue lock first and the stats lock second.
             with stats.lock:
@@ -124,28 +114,12 @@ class WorkqueueCollector(Collector):
         return [depth, adds, queue_duration, work_duration, unfinished, longest, retries]
 
 
-_collectors: weakref.WeakKeyDictionary[CollectorRegistry, WorkqueueCollector] = weakref.WeakKeyDictionary()
-_collectors_lock = threading.Lock()
+_per_registry = PerRegistry(WorkqueueCollector, _DEPTH[0])
 
 
 def workqueue_collector(registry: CollectorRegistry | None = None) -> WorkqueueCollector:
     """The workqueue collector of ``registry`` (default ``REGISTRY``), registering it on first use."""
-    registry = REGISTRY if registry is None else registry
-    with _collectors_lock:
-        found = _collectors.get(registry)
-        if found is not None:
-            return found
-        collector = WorkqueueCollector()
-        try:
-            registry.register(collector)
-        except ValueError:
-            # Registered by another copy of this module (e.g. after a reload): share its numbers.
-            existing: Any = getattr(registry, "_names_to_collectors", {}).get(_DEPTH[0])
-            if not hasattr(existing, "stats_for"):
-                raise
-            collector = existing
-        _collectors[registry] = collector
-        return collector
+    return _per_registry.get(registry)
 
 
 class QueueMetrics:
