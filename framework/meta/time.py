@@ -106,13 +106,12 @@ def _parse_nanos(frac: str) -> int:
 
 def _parse_canonical(layout: str, value: str) -> datetime | None:
     """``YYYY-MM-DDTHH:MM:SS[.frac]Z`` in range as a UTC datetime; None for anything else."""
-    m = (_FAST_MICRO if layout == RFC3339_MICRO else _FAST_RFC3339).fullmatch(value)
-    if m is None:
+    if (_FAST_MICRO if layout == RFC3339_MICRO else _FAST_RFC3339).fullmatch(value) is None:
         return None
-    y, mo, d, h, mi, sec, frac = m.groups()
-    micros = int((frac + "00000")[:6]) if frac else 0
+    # The pattern admits only the canonical form, which fromisoformat (C) reads as Go does, dropping
+    # digits beyond microseconds; a tenth of the cost of converting the groups one by one.
     try:
-        return datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec), micros, tzinfo=UTC)
+        return datetime.fromisoformat(value)
     except ValueError:
         return None  # out of range: Go's path words the error
 
