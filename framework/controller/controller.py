@@ -73,7 +73,9 @@ class Controller:
     - any other return value (``30``, a dict, a coroutine ...) is a bug: logged as an error naming the
       controller and the type (once per type; later ones at debug level), counted as a reconcile error
       and panic, and requeued with backoff;
-    - ``reconcile_timeout`` is a cooperative deadline: client calls made after it raise ``Timeout``.
+    - ``reconcile_timeout`` is a cooperative deadline: client calls made after it raise ``Timeout``;
+      a reconcile that ran past it is counted in ``controller_runtime_reconcile_timeouts_total``,
+      whatever it returned.
 
     A worker thread that exits anyway (a failing custom rate limiter, say) is restarted after a short
     backoff and counted in ``controller_worker_restarts_total``; :meth:`readiness` reports a started
