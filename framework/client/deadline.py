@@ -8,24 +8,18 @@ The deadline lives in a context variable, so it applies to the calling thread on
 
 from __future__ import annotations
 
-import time
 from contextvars import ContextVar, Token
 from typing import Protocol
 
 from .errors import Timeout
+from .rate_limit import SystemClock
 
 
 class _Monotonic(Protocol):
     def monotonic(self) -> float: ...
 
 
-class _System:
-    @staticmethod
-    def monotonic() -> float:
-        return time.monotonic()
-
-
-_SYSTEM = _System()
+_SYSTEM = SystemClock()
 
 _current: ContextVar[tuple[_Monotonic, float, float] | None] = ContextVar(
     "framework_client_deadline", default=None

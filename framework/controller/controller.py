@@ -132,8 +132,7 @@ class Controller:
             registry=registry,
         )
         self._stats = controller_collector(registry).stats_for(name)
-        with self._stats.lock:
-            self._stats.max_concurrent = max_concurrent_reconciles
+        self._stats.set_max_concurrent(max_concurrent_reconciles)
         self.log = log.bind(controller=name)
         self.registrations: list[Any] = []
         self._lock = threading.Lock()

@@ -126,6 +126,10 @@ class ControllerStats:
         self.handler_errors: dict[str, int] = {}
         self.worker_restarts = 0
 
+    def set_max_concurrent(self, n: int) -> None:
+        with self.lock:
+            self.max_concurrent = n
+
     def started(self) -> None:
         """A reconcile began (``controller_runtime_active_workers`` + 1)."""
         with self.lock:

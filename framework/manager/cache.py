@@ -45,6 +45,8 @@ class CacheOptions:
     unsafe_disable_deep_copy: bool = False
 
 
+_DEFAULT_OPTIONS = CacheOptions()
+
 DEFAULT_SYNC_PERIOD = 10 * 3600.0
 """controller-runtime's ``cache.Options.SyncPeriod`` default: every cached object is re-delivered to the
 handlers as an update with an unchanged resourceVersion about every 10 hours."""
@@ -79,9 +81,13 @@ class Cache:
         self._lock = threading.Lock()
         self._started = False
 
+    def options_for(self, api_version: str, kind: str) -> CacheOptions:
+        """The kind's :class:`CacheOptions` (the defaults when none were given)."""
+        return self.options.get((api_version, kind)) or _DEFAULT_OPTIONS
+
     def informer(self, api_version: str, kind: str, metadata_only: bool | None = None) -> SharedIndexInformer:
         """The kind's shared informer; ``metadata_only`` overrides the kind's CacheOptions."""
-        opts = self.options.get((api_version, kind), CacheOptions())
+        opts = self.options_for(api_version, kind)
         if metadata_only is None:
             metadata_only = opts.metadata_only
         with self._lock:
@@ -237,13 +243,12 @@ class CachedClient:
             self._cache.synced_informer(api_version, kind, metadata_only)
             mapping = self.mapping(api_version, kind)
         informer = self._cache.synced_informer(api_version, kind, metadata_only)
-        opts = self._cache.options.get((api_version, kind))
         reader = self._readers[key] = CacheReader(
             informer.indexer,
             mapping,
             api_version,
             resource_version=lambda: informer.last_sync_resource_version,
-            copy=not (opts is not None and opts.unsafe_disable_deep_copy),
+            copy=not self._cache.options_for(api_version, kind).unsafe_disable_deep_copy,
         )
         return reader
 

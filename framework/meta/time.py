@@ -49,9 +49,9 @@ _RFC3339_CHUNKS = [
 _MICRO_CHUNKS = [*_RFC3339_CHUNKS[:-1], ("", ".000000"), ("", "Z07:00")]
 _DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 # The canonical UTC forms parse_layout reads without walking the chunks: ASCII digits, ``Z``.
-_DATE_TIME = r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
-_FAST_RFC3339 = re.compile(_DATE_TIME + r"(?:\.([0-9]{1,9}))?Z")
-_FAST_MICRO = re.compile(_DATE_TIME + r"\.([0-9]{6})Z")
+_DATE_TIME = r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"
+_FAST_RFC3339 = re.compile(_DATE_TIME + r"(?:\.[0-9]{1,9})?Z")
+_FAST_MICRO = re.compile(_DATE_TIME + r"\.[0-9]{6}Z")
 # encoding/json's names for the JSON types it refuses to put into a Go string.
 _JSON_TYPES = {bool: "bool", list: "array", dict: "object"}
 
