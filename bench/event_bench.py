@@ -404,6 +404,7 @@ SERVER_CPU, CLIENT_CPU = 0, 1
 
 class Server:
     def __init__(self, events: int, expired: bool, pin: bool = False) -> None:
+        """``pin``: run the server on :data:`SERVER_CPU` (else wherever the scheduler puts it)."""
         cmd = [sys.executable, __file__, "--role", "server", "--events", str(events)]
         if expired:
             cmd.append("--expired")
@@ -443,7 +444,7 @@ def run_role(role: str, kubeconfig: str, args: argparse.Namespace, *extra: str) 
         str(args.events),
         "--workers",
         str(args.workers),
-        *(["--cpu", str(CLIENT_CPU)] if args.pin else []),
+        *(["--cpu", str(CLIENT_CPU)] if args.pin or args.pin_client else []),
         *extra,
     ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=7200)
@@ -488,6 +489,11 @@ def main() -> None:
         action="store_true",
         help=f"run the server on CPU {SERVER_CPU} and gcm / the floor on CPU {CLIENT_CPU} (Linux)",
     )
+    p.add_argument(
+        "--pin-client",
+        action="store_true",
+        help=f"run gcm / the floor on CPU {CLIENT_CPU} and the server wherever the scheduler puts it",
+    )
     p.add_argument("--cpu", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--role", default=None, help=argparse.SUPPRESS)
     p.add_argument("--kubeconfig", default=None, help=argparse.SUPPRESS)
@@ -520,7 +526,12 @@ def main() -> None:
     print(
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
         f"{n:,} events ({n // SHOOT_EVERY:,} Shoot events), concurrentSyncs {w}"
-        + (f"; server on CPU {SERVER_CPU}, measured process on CPU {CLIENT_CPU}" if args.pin else ""),
+        + (f"; server on CPU {SERVER_CPU}, measured process on CPU {CLIENT_CPU}" if args.pin else "")
+        + (
+            f"; measured process on CPU {CLIENT_CPU}, server not pinned"
+            if args.pin_client and not args.pin
+            else ""
+        ),
         flush=True,
     )
     rows: list[tuple[str, str]] = []
@@ -574,7 +585,7 @@ def main() -> None:
                     server.kubeconfig,
                     "--events",
                     str(n),
-                    *(["--cpu", str(CLIENT_CPU)] if args.pin else []),
+                    *(["--cpu", str(CLIENT_CPU)] if args.pin or args.pin_client else []),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
