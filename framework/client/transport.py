@@ -6,6 +6,10 @@ certificate, ``verify_ssl``, SNI) and the proxy go into one :class:`urllib3.Pool
 ``Authorization`` header is taken from ``Configuration.auth_settings()`` on every request, which runs
 the loader's refresh hook, so exec-plugin, OIDC and projected service-account tokens that rotate are
 picked up without rebuilding the client.
+
+The pool's connections are urllib3's with two changes: a small request body leaves in the same
+write as its header block, and a response's header block is read without the e-mail parser
+(:class:`_Response`).
 """
 
 from __future__ import annotations
