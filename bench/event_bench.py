@@ -402,6 +402,20 @@ def role_hold(args: argparse.Namespace) -> dict:
 SERVER_CPU, CLIENT_CPU = 0, 1
 
 
+def client_cpu_flag(args: argparse.Namespace) -> list[str]:
+    """The ``--cpu`` of a measured child process: CPU 1 with ``--pin`` or ``--pin-client``."""
+    return ["--cpu", str(CLIENT_CPU)] if args.pin or args.pin_client else []
+
+
+def placement(args: argparse.Namespace) -> str:
+    """Where the processes run, for the header line."""
+    if args.pin:
+        return f"; server on CPU {SERVER_CPU}, measured process on CPU {CLIENT_CPU}"
+    if args.pin_client:
+        return f"; measured process on CPU {CLIENT_CPU}, server not pinned"
+    return ""
+
+
 class Server:
     def __init__(self, events: int, expired: bool, pin: bool = False) -> None:
         """``pin``: run the server on :data:`SERVER_CPU` (else wherever the scheduler puts it)."""
@@ -444,7 +458,7 @@ def run_role(role: str, kubeconfig: str, args: argparse.Namespace, *extra: str) 
         str(args.events),
         "--workers",
         str(args.workers),
-        *(["--cpu", str(CLIENT_CPU)] if args.pin or args.pin_client else []),
+        *client_cpu_flag(args),
         *extra,
     ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=7200)
@@ -525,13 +539,7 @@ def main() -> None:
     n, w = args.events, args.workers
     print(
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; "
-        f"{n:,} events ({n // SHOOT_EVERY:,} Shoot events), concurrentSyncs {w}"
-        + (f"; server on CPU {SERVER_CPU}, measured process on CPU {CLIENT_CPU}" if args.pin else "")
-        + (
-            f"; measured process on CPU {CLIENT_CPU}, server not pinned"
-            if args.pin_client and not args.pin
-            else ""
-        ),
+        f"{n:,} events ({n // SHOOT_EVERY:,} Shoot events), concurrentSyncs {w}" + placement(args),
         flush=True,
     )
     rows: list[tuple[str, str]] = []
@@ -585,7 +593,7 @@ def main() -> None:
                     server.kubeconfig,
                     "--events",
                     str(n),
-                    *(["--cpu", str(CLIENT_CPU)] if args.pin or args.pin_client else []),
+                    *client_cpu_flag(args),
                 ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

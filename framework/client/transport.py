@@ -145,7 +145,7 @@ _COALESCE_LIMIT = 64 * 1024
 
 class _CheckedSend:
     """Connection mixin: the first ``send`` of a request (its header block) runs the pending check,
-    and a small body is sent in the same write as the headers.
+    a small body is sent in the same write as the headers, and responses are :class:`_Response`.
 
     urllib3 writes the header block and the body separately; with ``TCP_NODELAY`` that is two packets
     and two reads on the server for every write request. http.client joins them the same way when it
