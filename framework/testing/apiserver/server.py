@@ -22,7 +22,7 @@ from aiohttp import web
 
 from framework import certs
 
-from . import allocators, gardener
+from . import allocators, gardener, tokens
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
@@ -182,7 +182,7 @@ class APIServer:
                 self.authenticator.add_token(user, token)
             elif kind == "serviceaccount":
                 assert isinstance(value, list)
-                self.authenticator.sa_tokens[token] = (value[0], value[1], value[2])
+                self.authenticator.sa_tokens[token] = tokens.TokenClaims.from_stored(value)
 
     def _serve_stored_crds(self) -> None:
         """After loading a store: serve the Established CRDs at once, before any request comes in."""
