@@ -4,7 +4,8 @@ authorizer of kubernetes/kubernetes ``plugin/pkg/auth/authorizer/rbac``).
 Authentication order (22-1): client certificate, bearer token (static users, then ServiceAccount
 tokens), then anonymous when enabled. Authorization is ``AlwaysAllow`` or ``RBAC``; RBAC evaluates the
 Roles, ClusterRoles and bindings in storage exactly as kube-apiserver's RBAC authorizer does, including
-escalation prevention for roles and bindings (19-2).
+escalation prevention for roles and bindings (19-2, ``rbac_escalation.py``); the default roles are in
+``bootstrap_policy.py``.
 """
 
 from __future__ import annotations
@@ -154,7 +155,8 @@ def _matches(values: Iterable[str] | None, value: str) -> bool:
 
 
 def _resource_matches(rule: dict, resource: str, subresource: str) -> bool:
-    """``ResourceMatches``: ``*``, the exact ``resource[/subresource]``, or ``*/subresource`` (no ``pods/*``)."""
+    """``ResourceMatches``: ``*``, the exact ``resource[/subresource]`` or ``*/subresource``; a rule's
+    ``pods/*`` matches nothing, as upstream."""
     combined = f"{resource}/{subresource}" if subresource else resource
     for r in rule.get("resources") or ():
         if r in ("*", combined):
@@ -253,137 +255,6 @@ def forbidden_message(a: Attributes) -> str:
     res = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
     where = f'in the namespace "{a.namespace}"' if a.namespace else "at the cluster scope"
     return f'User "{a.user.name}" cannot {a.verb} resource "{res}" in API group "{a.api_group}" {where}'
-
-
-# --- bootstrap policy (19-4, 22-2) ----------------------------------------------------------------
-
-_AGG = "rbac.authorization.k8s.io/aggregate-to-"
-_READ = ["get", "list", "watch"]
-_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
-_CORE_NS = ["configmaps", "events", "resourcequotas", "serviceaccounts", "namespaces"]
-
-
-def bootstrap_policy() -> tuple[list[dict], list[dict]]:
-    """Default ClusterRoles and ClusterRoleBindings of a fresh cluster."""
-
-    def role(name: str, rules: list[dict], labels: dict | None = None, agg: str | None = None) -> dict:
-        obj: dict[str, Any] = {
-            "metadata": {
-                "name": name,
-                "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
-            },
-            "rules": rules,
-        }
-        if agg:
-            obj["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {f"{_AGG}{agg}": "true"}}]}
-            obj["rules"] = []
-        return obj
-
-    roles = [
-        role(
-            "cluster-admin",
-            [
-                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                {"nonResourceURLs": ["*"], "verbs": ["*"]},
-            ],
-        ),
-        role("admin", [], agg="admin"),
-        role("edit", [], {f"{_AGG}admin": "true"}, agg="edit"),
-        role("view", [], {f"{_AGG}edit": "true"}, agg="view"),
-        role(
-            "system:aggregate-to-admin",
-            [
-                {"apiGroups": [RBAC_GROUP], "resources": ["roles", "rolebindings"], "verbs": _READ + _WRITE},
-                {
-                    "apiGroups": ["authorization.k8s.io"],
-                    "resources": ["localsubjectaccessreviews"],
-                    "verbs": ["create"],
-                },
-            ],
-            {f"{_AGG}admin": "true"},
-        ),
-        role(
-            "system:aggregate-to-edit",
-            [
-                {
-                    "apiGroups": [""],
-                    "resources": ["configmaps", "secrets", "serviceaccounts", "events"],
-                    "verbs": _WRITE,
-                },
-                {"apiGroups": [""], "resources": ["secrets"], "verbs": _READ},
-                {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
-                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _READ + _WRITE},
-            ],
-            {f"{_AGG}edit": "true"},
-        ),
-        role(
-            "system:aggregate-to-view",
-            [
-                {
-                    "apiGroups": [""],
-                    "resources": [*_CORE_NS, "namespaces/status", "resourcequotas/status"],
-                    "verbs": _READ,
-                },
-                {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": _READ},
-            ],
-            {f"{_AGG}view": "true"},
-        ),
-        role(
-            "system:discovery",
-            [
-                {
-                    "nonResourceURLs": [
-                        "/api",
-                        "/api/*",
-                        "/apis",
-                        "/apis/*",
-                        "/healthz",
-                        "/livez",
-                        "/openapi",
-                        "/openapi/*",
-                        "/readyz",
-                        "/version",
-                        "/version/",
-                    ],
-                    "verbs": ["get"],
-                }
-            ],
-        ),
-        role(
-            "system:public-info-viewer",
-            [
-                {
-                    "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
-                    "verbs": ["get"],
-                }
-            ],
-        ),
-        role(
-            "system:basic-user",
-            [
-                {
-                    "apiGroups": ["authorization.k8s.io"],
-                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                    "verbs": ["create"],
-                }
-            ],
-        ),
-    ]
-
-    def binding(name: str, role_name: str, *groups: str) -> dict:
-        return {
-            "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
-            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role_name},
-            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": g} for g in groups],
-        }
-
-    bindings = [
-        binding("cluster-admin", "cluster-admin", MASTERS),
-        binding("system:discovery", "system:discovery", AUTHENTICATED),
-        binding("system:basic-user", "system:basic-user", AUTHENTICATED),
-        binding("system:public-info-viewer", "system:public-info-viewer", AUTHENTICATED, UNAUTHENTICATED),
-    ]
-    return roles, bindings
 
 
 # --- review APIs (22-3) ---------------------------------------------------------------------------

@@ -51,7 +51,9 @@ def check(
     ns = meta.get("namespace", "") if resource in ("roles", "rolebindings") else ""
     name = meta.get("name", "")
     if resource in ("roles", "clusterroles"):
-        if authorizer.allowed(Attributes(user, "escalate", True, RBAC_GROUP, "*", resource, "", url_name, ns)):
+        if authorizer.allowed(
+            Attributes(user, "escalate", True, RBAC_GROUP, "*", resource, "", url_name, ns)
+        ):
             return
         _confirm(authorizer, resource, name, user, ns, list(new.get("rules") or ()))
         if resource == "clusterroles" and (_aggregates(new) or (old is not None and _aggregates(old))):
@@ -62,7 +64,9 @@ def check(
     ref = new.get("roleRef") or {}
     role_resource = {"ClusterRole": "clusterroles", "Role": "roles"}.get(ref.get("kind") or "")
     if role_resource and authorizer.allowed(
-        Attributes(user, "bind", True, ref.get("apiGroup") or "", "", role_resource, "", ref.get("name", ""), ns)
+        Attributes(
+            user, "bind", True, ref.get("apiGroup") or "", "", role_resource, "", ref.get("name", ""), ns
+        )
     ):
         return
     rules, err = authorizer.resolve(ref, ns)
@@ -94,12 +98,14 @@ def _confirm(
         return
     groups = " ".join(_go_quote(g) for g in user.groups)
     why = (
-        f'user "{user.name}" (groups=[{groups}]) is attempting to grant RBAC permissions not currently held:\n'
-        + "\n".join(sorted({compact_string(r) for r in compact_rules(missing)}))
+        f'user "{user.name}" (groups=[{groups}]) is attempting to grant RBAC permissions '
+        "not currently held:\n" + "\n".join(sorted({compact_string(r) for r in compact_rules(missing)}))
     )
     if resolution_errors:
         # RulesFor aggregates its errors (one: its text; several: "[a, b]"), printed inside a slice.
-        agg = resolution_errors[0] if len(resolution_errors) == 1 else "[" + ", ".join(resolution_errors) + "]"
+        agg = (
+            resolution_errors[0] if len(resolution_errors) == 1 else "[" + ", ".join(resolution_errors) + "]"
+        )
         why += f"; resolution errors: [{agg}]"
     raise errors.forbidden_error(resource, RBAC_GROUP, name, why)
 
@@ -141,7 +147,7 @@ def _resources_cover(owner: list[str], wanted: list[str]) -> bool:
     for path in wanted:
         if path in owner:
             continue
-        base, slash, sub = path.partition("/")
+        _, slash, sub = path.partition("/")
         if not slash or f"*/{sub}" not in owner:
             return False
     return True
@@ -177,14 +183,19 @@ def compact_rules(rules: list[dict]) -> list[dict]:
             if key in simple:
                 simple[key]["verbs"] = [*simple[key]["verbs"], *(rule.get("verbs") or [])]
             else:
-                simple[key] = {"apiGroups": groups, "resources": resources, "verbs": list(rule.get("verbs") or [])}
+                simple[key] = {
+                    "apiGroups": groups,
+                    "resources": resources,
+                    "verbs": list(rule.get("verbs") or []),
+                }
         else:
             out.append(rule)
     return out + list(simple.values())
 
 
 def compact_string(rule: dict) -> str:
-    """``CompactString``: Go's ``{APIGroups:["a"], Resources:["b"], ...}`` of the set fields, in that order."""
+    """``CompactString``: Go's ``{APIGroups:["a"], Resources:["b"], ...}`` of the fields set, in this
+    order."""
     parts = []
     for key, go in (
         ("apiGroups", "APIGroups"),
@@ -213,4 +224,3 @@ def _go_quote(value: str) -> str:
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'
-

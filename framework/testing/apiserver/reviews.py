@@ -56,9 +56,7 @@ def create_review(
         spec["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
         private = {"namespace": namespace or "", "serviceaccount": tokens.ref(sa)}
         private.update(_bound_claims(server, namespace or "", name or "", spec.get("boundObjectRef")))
-        token, claims = server.authenticator.mint_service_account_token(
-            private, spec["audiences"], seconds
-        )
+        token, claims = server.authenticator.mint_service_account_token(private, spec["audiences"], seconds)
         exp = claims.exp
         if server.store is not None:
             server.store.add_token(token, "serviceaccount", claims.as_stored())

@@ -31,8 +31,8 @@ from .auth import (
     Authenticator,
     RBACAuthorizer,
     UserInfo,
-    bootstrap_policy,
 )
+from .bootstrap_policy import bootstrap_policy
 from .builtin_admission import admit
 from .controllers import CRD_STORAGE, Controllers
 from .crd_install import install_crds
