@@ -204,7 +204,8 @@ def test_escalation_message_compacts_and_sorts(server):
         sam.create_cluster_role({"metadata": {"name": "wide"}, "rules": rules})
     assert status(e)["message"] == (
         'clusterroles.rbac.authorization.k8s.io "wide" is forbidden: user "sam" '
-        '(groups=["team" "system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n'
+        '(groups=["team" "system:authenticated"]) is attempting to grant RBAC permissions '
+        "not currently held:\n"
         '{APIGroups:[""], Resources:["configmaps"], Verbs:["get" "list"]}\n'
         '{APIGroups:[""], Resources:["deployments"], Verbs:["get" "list"]}\n'
         '{APIGroups:[""], Resources:["secrets"], ResourceNames:["a"], Verbs:["get"]}\n'
