@@ -180,8 +180,7 @@ class APIServer:
                 assert isinstance(value, dict)
                 user = UserInfo(value["name"], value.get("uid", ""), tuple(value.get("groups") or ()))
                 self.authenticator.add_token(user, token)
-            elif kind == "serviceaccount":
-                assert isinstance(value, list)
+            elif kind == "serviceaccount":  # claims; a [namespace, name, uid] list from older stores
                 self.authenticator.sa_tokens[token] = tokens.TokenClaims.from_stored(value)
 
     def _serve_stored_crds(self) -> None:

@@ -219,3 +219,19 @@ def test_kubectl_create_token_bound_to_a_secret(server, tmp_path):
     assert res.returncode != 0 and "Unauthorized" in res.stderr
     res = kubectl("create", "token", "robot", "--bound-object-kind", "Secret", "--bound-object-name", "s5")
     assert res.returncode != 0 and 'secrets "s5" not found' in res.stderr
+
+
+def test_bound_token_keeps_its_binding_across_a_restart(tmp_path):
+    """A stored server keeps each token's claims: after a restart the token still works, and still dies
+    with its Secret."""
+    with APIServer(data_dir=tmp_path, authorization="RBAC") as s:
+        core_of(s).create_namespaced_service_account(NS, {"metadata": {"name": "robot"}})
+        uid = secret(s, "kept")
+        token = token_for(s, {"kind": "Secret", "apiVersion": "v1", "name": "kept"})
+    with APIServer(data_dir=tmp_path, authorization="RBAC") as s:
+        st = review(s, token)
+        assert st.authenticated is True
+        assert st.user.extra["authentication.kubernetes.io/credential-id"] == [f"JTI={claims(token)['jti']}"]
+        assert claims(token)["kubernetes.io"]["secret"]["uid"] == uid
+        core_of(s).delete_namespaced_secret("kept", NS)
+        assert request_status(s, token) == 401
