@@ -133,6 +133,16 @@ def _deleting_too_long(obj: dict, now: float) -> bool:
 INVALIDATED = "service account token has been invalidated"
 
 
+def _check_bound(kind: str, bound: dict, obj: dict | None, now: float) -> str:
+    """Why a token bound to ``obj`` (claimed as ``bound``) is no longer valid, or ""."""
+    if obj is None:
+        return INVALIDATED
+    uid = ref(obj)["uid"]
+    if uid != bound.get("uid"):
+        return f"{kind} UID ({uid}) does not match service account {kind} ref claim ({bound.get('uid', '')})"
+    return INVALIDATED if _deleting_too_long(obj, now) else ""
+
+
 def validate(claims: TokenClaims, get: Getter, now: float | None = None) -> tuple[dict[str, Any] | None, str]:
     """The token's user as ``{name, uid, namespace, extra}``, or None and the validator's error."""
     now = time.time() if now is None else now
@@ -149,31 +159,19 @@ def validate(claims: TokenClaims, get: Getter, now: float | None = None) -> tupl
     if _deleting_too_long(sa, now):
         return None, f"service account {ns}/{sa_ref.get('name', '')} has been deleted"
     extra: dict[str, list[str]] = {}
-    for kind, resource in (("secret", "secrets"), ("pod", "pods")):
+    bound_to = [("secret", "secrets", ns), ("pod", "pods", ns)]
+    if private.get("pod") is None:  # a Node-bound token (a Pod-bound one only names its Pod's node)
+        bound_to.append(("node", "nodes", ""))
+    for kind, resource, obj_ns in bound_to:
         bound = private.get(kind)
-        if bound is None:
-            continue
-        obj = get(resource, ns, bound.get("name", ""))
-        if obj is None or _deleting_too_long(obj, now):
-            return None, INVALIDATED
-        if ref(obj)["uid"] != bound.get("uid"):
-            return None, (
-                f"{kind} UID ({ref(obj)['uid']}) does not match service account {kind} ref claim "
-                f"({bound.get('uid', '')})"
-            )
-        if kind == "pod":
-            extra[POD_NAME_KEY], extra[POD_UID_KEY] = [bound["name"]], [bound.get("uid", "")]
-    node_ref = private.get("node")
+        if bound is not None:
+            err = _check_bound(kind, bound, get(resource, obj_ns, bound.get("name", "")), now)
+            if err:
+                return None, err
+    pod_ref, node_ref = private.get("pod"), private.get("node")
+    if pod_ref is not None:
+        extra[POD_NAME_KEY], extra[POD_UID_KEY] = [pod_ref.get("name", "")], [pod_ref.get("uid", "")]
     if node_ref is not None:
-        if private.get("pod") is None:  # a Node-bound token: the Node must still be there
-            node = get("nodes", "", node_ref.get("name", ""))
-            if node is None or _deleting_too_long(node, now):
-                return None, INVALIDATED
-            if ref(node)["uid"] != node_ref.get("uid"):
-                return None, (
-                    f"node UID ({ref(node)['uid']}) does not match service account node ref claim "
-                    f"({node_ref.get('uid', '')})"
-                )
         extra[NODE_NAME_KEY] = [node_ref.get("name", "")]
         if node_ref.get("uid"):
             extra[NODE_UID_KEY] = [node_ref["uid"]]

@@ -148,6 +148,10 @@ def test_node_bound_token_dies_with_the_node(server):
     core_of(server).delete_node("n2")
     assert request_status(server, token) == 401
     assert review(server, token).error == INVALIDATED
+    new_uid = node(server, "n2")
+    assert review(server, token).error == (
+        f"[invalid bearer token, node UID ({new_uid}) does not match service account node ref claim ({uid})]"
+    )
 
 
 def test_token_dies_when_the_service_account_is_recreated(server):
