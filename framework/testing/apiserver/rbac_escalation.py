@@ -102,10 +102,10 @@ def _confirm(
         "not currently held:\n" + "\n".join(sorted({compact_string(r) for r in compact_rules(missing)}))
     )
     if resolution_errors:
-        # RulesFor aggregates its errors (one: its text; several: "[a, b]"), printed inside a slice.
-        agg = (
-            resolution_errors[0] if len(resolution_errors) == 1 else "[" + ", ".join(resolution_errors) + "]"
-        )
+        # RulesFor aggregates its errors (utilerrors: distinct texts; one is itself, several "[a, b]"),
+        # printed inside a slice.
+        texts = list(dict.fromkeys(resolution_errors))
+        agg = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
         why += f"; resolution errors: [{agg}]"
     raise errors.forbidden_error(resource, RBAC_GROUP, name, why)
 

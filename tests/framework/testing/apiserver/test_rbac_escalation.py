@@ -234,6 +234,14 @@ def test_escalation_message_names_unresolvable_bindings(server):
         '{APIGroups:[""], Resources:["configmaps"], Verbs:["get"]}; resolution errors: '
         '[clusterroles.rbac.authorization.k8s.io "gone" not found]'
     )
+    # Several distinct errors are aggregated as "[a, b]" (utilerrors), inside the printed slice.
+    r.create_cluster_role_binding(crb("dangling2", "gone2", "sam"))
+    with pytest.raises(ApiException) as e:
+        sam.create_cluster_role({"metadata": {"name": "x"}, "rules": [cm]})
+    assert status(e)["message"].endswith(
+        '; resolution errors: [[clusterroles.rbac.authorization.k8s.io "gone" not found, '
+        'clusterroles.rbac.authorization.k8s.io "gone2" not found]]'
+    )
 
 
 def test_bind_with_resource_names_and_namespace(server):
