@@ -16,6 +16,7 @@ import copy
 from typing import Any
 
 from .auth import AUTHENTICATED, MASTERS, RBAC_GROUP, UNAUTHENTICATED
+from .rbac_escalation import break_down, rule_covers
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete", "deletecollection")
@@ -414,3 +415,36 @@ def bootstrap_policy() -> tuple[list[dict], list[dict]]:
         for name, subjects in _BINDINGS
     ]
     return roles, bindings
+
+
+def reconcile(existing: dict, expected: dict) -> dict | None:
+    """kube-apiserver's start-up reconciliation of a default role or binding a store already holds
+    (``pkg/registry/rbac/reconciliation``): unless annotated ``autoupdate: "false"``, missing labels,
+    annotations, rules (the uncovered pieces), aggregation selectors and subjects are added, nothing is
+    removed. The updated object, or None when nothing is missing."""
+    meta = existing.get("metadata") or {}
+    if (meta.get("annotations") or {}).get("rbac.authorization.kubernetes.io/autoupdate") == "false":
+        return None
+    out = copy.deepcopy(existing)
+    out_meta = out["metadata"]
+    for key in ("labels", "annotations"):
+        out_meta[key] = {**expected["metadata"].get(key, {}), **(meta.get(key) or {})}
+    if "roleRef" in expected:
+        subjects = list(out.get("subjects") or [])
+        subjects += [s for s in expected["subjects"] if s not in subjects]
+        out["subjects"] = subjects
+    elif "aggregationRule" in expected:
+        rule = out.setdefault("aggregationRule", {})
+        selectors = list(rule.get("clusterRoleSelectors") or [])
+        selectors += [s for s in expected["aggregationRule"]["clusterRoleSelectors"] if s not in selectors]
+        rule["clusterRoleSelectors"] = selectors
+    else:
+        have = list(out.get("rules") or [])
+        missing = [
+            piece
+            for r in expected["rules"]
+            for piece in break_down(r)
+            if not any(rule_covers(o, piece) for o in have)
+        ]
+        out["rules"] = have + missing
+    return None if out == existing else out

@@ -32,7 +32,7 @@ from .auth import (
     RBACAuthorizer,
     UserInfo,
 )
-from .bootstrap_policy import bootstrap_policy
+from .bootstrap_policy import bootstrap_policy, reconcile
 from .builtin_admission import admit
 from .controllers import CRD_STORAGE, Controllers
 from .crd_install import install_crds
@@ -256,8 +256,12 @@ class APIServer:
             rt = self.registry.get(RBAC_GROUP, "v1", resource)
             assert rt is not None
             for obj in objs:
-                if self.storage.get(rt.storage, ("", obj["metadata"]["name"])) is None:
+                name = obj["metadata"]["name"]
+                stored = self.storage.get(rt.storage, ("", name))
+                if stored is None:
                     self.api.create(rt, None, obj)
+                elif (updated := reconcile(self.api.external(rt, stored), obj)) is not None:
+                    self.api.update(rt, None, name, updated)  # a store of an older release (autoupdate)
         await self._start_site()
         self._kubernetes_service()
 

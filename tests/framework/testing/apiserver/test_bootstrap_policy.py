@@ -220,3 +220,48 @@ def test_issuer_discovery_and_monitoring_urls(server):
     assert allowed("anon", ["system:unauthenticated"], "/version") is True
     api = config.new_client_from_config(config_file=server.kubeconfig_for("u"))
     assert client.VersionApi(api).get_code().git_version
+
+
+def test_a_stored_policy_is_reconciled_on_start(tmp_path):
+    """A store written by an older release gains the missing default rules and subjects on start, keeps
+    what was added to them, and a role annotated ``autoupdate: "false"`` is left alone
+    (kube-apiserver's bootstrap reconciliation)."""
+    custom = {"apiGroups": ["example.com"], "resources": ["widgets"], "verbs": ["get"]}
+    with APIServer(data_dir=tmp_path, authorization="RBAC") as s:
+        r = rbac(s)
+        old_basic = {
+            "metadata": {"name": "system:basic-user"},
+            "rules": [
+                {
+                    "apiGroups": ["authorization.k8s.io"],
+                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+                    "verbs": ["create"],
+                },
+                custom,
+            ],
+        }
+        r.replace_cluster_role(
+            "system:basic-user", {**old_basic, "metadata": r.read_cluster_role("system:basic-user").metadata}
+        )
+        r.patch_cluster_role(
+            "system:auth-delegator",
+            {
+                "metadata": {"annotations": {"rbac.authorization.kubernetes.io/autoupdate": "false"}},
+                "rules": [custom],
+            },
+        )
+        r.patch_cluster_role_binding(
+            "system:discovery", {"subjects": [{"kind": "Group", "name": "x", "apiGroup": RBAC}]}
+        )
+        assert len(rules_of(s, "system:basic-user")) == 2
+    with APIServer(data_dir=tmp_path, authorization="RBAC") as s:
+        basic = rules_of(s, "system:basic-user")
+        assert custom in basic
+        assert {
+            "apiGroups": ["authentication.k8s.io"],
+            "resources": ["selfsubjectreviews"],
+            "verbs": ["create"],
+        } in basic
+        assert rules_of(s, "system:auth-delegator") == [custom]
+        subjects = [(x.kind, x.name) for x in rbac(s).read_cluster_role_binding("system:discovery").subjects]
+        assert subjects == [("Group", "x"), ("Group", "system:authenticated")]
