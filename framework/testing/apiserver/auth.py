@@ -166,9 +166,11 @@ def _resource_matches(rule: dict, resource: str, subresource: str) -> bool:
     return False
 
 
-def _non_resource_matches(rule: dict, path: str) -> bool:
+def non_resource_matches(rule: dict, path: str) -> bool:
+    """``NonResourceURLMatches`` (and ``nonResourceURLCovers``): ``*``, the exact path, or a prefix
+    ending in ``*``."""
     for url in rule.get("nonResourceURLs") or ():
-        if url == "*" or url == path or (url.endswith("*") and path.startswith(url[:-1])):
+        if url == "*" or url == path or (url.endswith("*") and path.startswith(url.rstrip("*"))):
             return True
     return False
 
@@ -177,7 +179,7 @@ def rule_allows(rule: dict, a: Attributes) -> bool:
     if not _matches(rule.get("verbs"), a.verb):
         return False
     if not a.resource_request:
-        return _non_resource_matches(rule, a.path)
+        return non_resource_matches(rule, a.path)
     if not rule.get("resources"):
         return False
     if not _matches(rule.get("apiGroups"), a.api_group):

@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from . import errors
-from .auth import MASTERS, RBAC_GROUP, Attributes, RBACAuthorizer, UserInfo, _non_resource_matches
+from .auth import MASTERS, RBAC_GROUP, Attributes, RBACAuthorizer, UserInfo, non_resource_matches
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -161,7 +161,7 @@ def rule_covers(owner: dict, sub: dict) -> bool:
         return False
     if not _resources_cover(list(owner.get("resources") or ()), list(sub.get("resources") or ())):
         return False
-    if not all(_non_resource_matches(owner, url) for url in sub.get("nonResourceURLs") or ()):
+    if not all(non_resource_matches(owner, url) for url in sub.get("nonResourceURLs") or ()):
         return False
     owner_names = owner.get("resourceNames") or ()
     return not owner_names or (bool(sub.get("resourceNames")) and _has_all(owner_names, sub["resourceNames"]))
