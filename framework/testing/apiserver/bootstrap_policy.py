@@ -5,6 +5,9 @@ components this server does not run (``system:controller:*``, ``system:node``,
 ``system:kube-scheduler``, ``system:kube-controller-manager``) and the namespaced roles of
 ``kube-system``/``kube-public`` are left out (docs/apiserver.md lists the difference).
 
+The rules are transcribed from policy.go (not generated from its ``testdata/cluster-roles.yaml``);
+``tests/.../test_bootstrap_policy.py`` spot-checks them.
+
 Each object carries upstream's label ``kubernetes.io/bootstrapping: rbac-defaults`` and annotation
 ``rbac.authorization.kubernetes.io/autoupdate: "true"``; each rule's lists are sorted, as upstream's
 rule builder sorts them; aggregated roles start with no rules and the aggregation controller fills them.
