@@ -4,7 +4,8 @@ authorizer of kubernetes/kubernetes ``plugin/pkg/auth/authorizer/rbac``).
 Authentication order (22-1): client certificate, bearer token (static users, then ServiceAccount
 tokens), then anonymous when enabled. Authorization is ``AlwaysAllow`` or ``RBAC``; RBAC evaluates the
 Roles, ClusterRoles and bindings in storage exactly as kube-apiserver's RBAC authorizer does, including
-escalation prevention for roles and bindings (19-2).
+escalation prevention for roles and bindings (19-2, ``rbac_escalation.py``); the default roles are in
+``bootstrap_policy.py``.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ class Authenticator:
         self.storage = storage
         self.anonymous = anonymous
         self.tokens: dict[str, UserInfo] = {}
-        self.sa_tokens: dict[str, tuple[str, str, str]] = {}  # token -> (namespace, name, uid)
+        self.sa_tokens: dict[str, tokens.TokenClaims] = {}  # ServiceAccount tokens this server issued
         self.signer = tokens.TokenSigner()
 
     def add_token(self, user: UserInfo, token: str | None = None) -> str:
@@ -81,37 +82,39 @@ class Authenticator:
         return token
 
     def mint_service_account_token(
-        self,
-        namespace: str,
-        name: str,
-        uid: str,
-        audiences: list[str] | None = None,
-        expiration_seconds: int = 3600,
-        bound: dict | None = None,
-    ) -> tuple[str, int]:
-        """A signed JWT for the ServiceAccount (``tokens.py``) and its expiry (Unix seconds)."""
-        token, exp = self.signer.sign(
-            namespace, name, uid, list(audiences or tokens.API_AUDIENCES), expiration_seconds, bound
-        )
-        self.sa_tokens[token] = (namespace, name, uid)
-        return token, exp
+        self, private: dict[str, Any], audiences: list[str] | None = None, expiration_seconds: int = 3600
+    ) -> tuple[str, tokens.TokenClaims]:
+        """A signed JWT with the private claims ``private`` (``tokens.py``) and what checks it later."""
+        token, claims = self.signer.sign(private, list(audiences or tokens.API_AUDIENCES), expiration_seconds)
+        self.sa_tokens[token] = claims
+        return token, claims
 
     def token_user(self, token: str) -> UserInfo | None:
+        return self.check_token(token)[0]
+
+    def check_token(self, token: str) -> tuple[UserInfo | None, str]:
+        """The token's user, or None and why not (kube-apiserver's union of authenticator errors)."""
         user = self.tokens.get(token)
         if user is not None:
-            return user.with_authenticated()
-        sa = self.sa_tokens.get(token)
+            return user.with_authenticated(), ""
+        claims = self.sa_tokens.get(token)
+        if claims is None:
+            return None, "invalid bearer token"
+        sa, err = tokens.validate(claims, self._get)
         if sa is None:
-            return None
-        ns, name, uid = sa
-        obj = self.storage.get("serviceaccounts", (ns, name))
-        if obj is None or obj["metadata"]["uid"] != uid:
-            return None  # the ServiceAccount is gone: its tokens die with it
-        return UserInfo(
-            f"system:serviceaccount:{ns}:{name}",
-            uid,
+            # Tokens die with their ServiceAccount and with the object they are bound to.
+            return None, f"[invalid bearer token, {err}]"
+        ns = sa["namespace"]
+        info = UserInfo(
+            f"system:serviceaccount:{ns}:{sa['name']}",
+            sa["uid"],
             ("system:serviceaccounts", f"system:serviceaccounts:{ns}"),
-        ).with_authenticated()
+            dict(sorted(sa["extra"].items())),  # Go's JSON writes map keys sorted
+        )
+        return info.with_authenticated(), ""
+
+    def _get(self, resource: str, namespace: str, name: str) -> dict | None:
+        return self.storage.get(resource, (namespace, name))
 
     def authenticate(self, headers: Any, peercert: dict | None) -> UserInfo:
         if peercert:
@@ -152,20 +155,22 @@ def _matches(values: Iterable[str] | None, value: str) -> bool:
 
 
 def _resource_matches(rule: dict, resource: str, subresource: str) -> bool:
+    """``ResourceMatches``: ``*``, the exact ``resource[/subresource]`` or ``*/subresource``; a rule's
+    ``pods/*`` matches nothing, as upstream."""
     combined = f"{resource}/{subresource}" if subresource else resource
     for r in rule.get("resources") or ():
         if r in ("*", combined):
             return True
         if subresource and r == f"*/{subresource}":
             return True
-        if r == f"{resource}/*" and subresource:
-            return True
     return False
 
 
-def _non_resource_matches(rule: dict, path: str) -> bool:
+def non_resource_matches(rule: dict, path: str) -> bool:
+    """``NonResourceURLMatches`` (and ``nonResourceURLCovers``): ``*``, the exact path, or a prefix
+    ending in ``*``."""
     for url in rule.get("nonResourceURLs") or ():
-        if url == "*" or url == path or (url.endswith("*") and path.startswith(url[:-1])):
+        if url == "*" or url == path or (url.endswith("*") and path.startswith(url.rstrip("*"))):
             return True
     return False
 
@@ -174,7 +179,7 @@ def rule_allows(rule: dict, a: Attributes) -> bool:
     if not _matches(rule.get("verbs"), a.verb):
         return False
     if not a.resource_request:
-        return _non_resource_matches(rule, a.path)
+        return non_resource_matches(rule, a.path)
     if not rule.get("resources"):
         return False
     if not _matches(rule.get("apiGroups"), a.api_group):
@@ -201,107 +206,49 @@ class RBACAuthorizer:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
 
-    def rules_for(self, user: UserInfo, namespace: str) -> list[dict]:
-        """Every rule that applies to ``user`` in ``namespace`` (cluster-wide ones included)."""
-        return [rule for rules in self._bound_rules(user, namespace) for rule in rules]
+    def rules_for(self, user: UserInfo, namespace: str) -> tuple[list[dict], list[str]]:
+        """Every rule that applies to ``user`` in ``namespace`` (cluster-wide ones included) and the
+        errors resolving them: bindings whose role does not exist (``DefaultRuleResolver.RulesFor``)."""
+        rules: list[dict] = []
+        errs: list[str] = []
+        for found, err in self._bound_rules(user, namespace):
+            rules.extend(found)
+            if err:
+                errs.append(err)
+        return rules, errs
 
-    def _bound_rules(self, user: UserInfo, namespace: str) -> Iterator[list[dict]]:
-        """The rules of each binding of ``user``, ClusterRoleBindings first, produced lazily."""
+    def _bound_rules(self, user: UserInfo, namespace: str) -> Iterator[tuple[list[dict], str | None]]:
+        """The rules of each binding of ``user``, ClusterRoleBindings first, produced lazily, each with
+        the error resolving its role (None when it exists)."""
         for crb in self.storage.table(f"clusterrolebindings.{RBAC_GROUP}").objects.values():
             if any(_subject_matches(s, user, "") for s in crb.get("subjects") or ()):
-                yield self.role_rules(crb.get("roleRef") or {}, "")
+                yield self.resolve(crb.get("roleRef") or {}, "")
         if namespace:
             for (ns, _), rb in self.storage.table(f"rolebindings.{RBAC_GROUP}").objects.items():
                 if ns == namespace and any(_subject_matches(s, user, ns) for s in rb.get("subjects") or ()):
-                    yield self.role_rules(rb.get("roleRef") or {}, ns)
+                    yield self.resolve(rb.get("roleRef") or {}, ns)
 
-    def role_rules(self, ref: dict, namespace: str) -> list[dict]:
-        if ref.get("kind") == "ClusterRole":
-            role = self.storage.get(f"clusterroles.{RBAC_GROUP}", ("", ref.get("name", "")))
-        elif ref.get("kind") == "Role" and namespace:
-            role = self.storage.get(f"roles.{RBAC_GROUP}", (namespace, ref.get("name", "")))
+    def resolve(self, ref: dict, namespace: str) -> tuple[list[dict], str | None]:
+        """``GetRoleReferenceRules``: the referenced role's rules, or no rules and the NotFound text."""
+        kind, name = ref.get("kind"), ref.get("name", "")
+        if kind == "ClusterRole":
+            resource, role = "clusterroles", self.storage.get(f"clusterroles.{RBAC_GROUP}", ("", name))
+        elif kind == "Role" and namespace:
+            resource, role = "roles", self.storage.get(f"roles.{RBAC_GROUP}", (namespace, name))
         else:
-            role = None
-        return list((role or {}).get("rules") or ())
+            return [], f'unsupported role reference kind: "{kind}"'
+        if role is None:
+            return [], f'{resource}.{RBAC_GROUP} "{name}" not found'
+        return list(role.get("rules") or ()), None
 
     def allowed(self, a: Attributes) -> bool:
         if MASTERS in a.user.groups:
             return True
         # Stop at the first binding that allows, as kube-apiserver's VisitRulesFor does: collecting every
         # rule first costs O(all bindings) per request, which dominates once there are thousands.
-        return any(any(rule_allows(r, a) for r in rules) for rules in self._bound_rules(a.user, a.namespace))
-
-    def covers(self, user: UserInfo, namespace: str, rules: list[dict]) -> list[dict]:
-        """The requested rules (broken into single permissions) that ``user`` does not hold (19-2)."""
-        if MASTERS in user.groups:
-            return []
-        owned = self.rules_for(user, namespace)
-        missing = []
-        for rule in rules:
-            for piece in _break_down(rule):
-                if not any(_rule_covers(o, piece) for o in owned):
-                    missing.append(piece)
-        return missing
-
-
-def _break_down(rule: dict) -> list[dict]:
-    out = []
-    for verb in rule.get("verbs") or ():
-        if rule.get("nonResourceURLs"):
-            out += [{"nonResourceURLs": [u], "verbs": [verb]} for u in rule["nonResourceURLs"]]
-            continue
-        for group in rule.get("apiGroups") or ():
-            for res in rule.get("resources") or ():
-                names = rule.get("resourceNames") or [None]
-                for name in names:
-                    piece = {"apiGroups": [group], "resources": [res], "verbs": [verb]}
-                    if name is not None:
-                        piece["resourceNames"] = [name]
-                    out.append(piece)
-    return out
-
-
-def _rule_covers(owner: dict, piece: dict) -> bool:
-    if not _matches(owner.get("verbs"), piece["verbs"][0]):
-        return False
-    if "nonResourceURLs" in piece:
-        return _non_resource_matches(owner, piece["nonResourceURLs"][0])
-    if not _matches(owner.get("apiGroups"), piece["apiGroups"][0]):
-        return False
-    res = piece["resources"][0]
-    owner_res = owner.get("resources") or ()
-    if "*" not in owner_res and res not in owner_res:
-        base, _, sub = res.partition("/")
-        if not (sub and (f"{base}/*" in owner_res or f"*/{sub}" in owner_res)):
-            return False
-    names = owner.get("resourceNames")
-    if not names:
-        return True
-    return bool(piece.get("resourceNames")) and piece["resourceNames"][0] in names
-
-
-def format_rule(rule: dict) -> str:
-    """Go's ``%+v``-like rendering used in escalation messages."""
-    parts = []
-    for key, go in (
-        ("apiGroups", "APIGroups"),
-        ("resources", "Resources"),
-        ("resourceNames", "ResourceNames"),
-        ("nonResourceURLs", "NonResourceURLs"),
-        ("verbs", "Verbs"),
-    ):
-        if rule.get(key):
-            parts.append(f"{go}:[" + " ".join(f'"{v}"' for v in rule[key]) + "]")
-    return "{" + ", ".join(parts) + "}"
-
-
-def escalation_error(resource: str, name: str, user: UserInfo, missing: list[dict]) -> StatusError:
-    groups = " ".join(f'"{g}"' for g in user.groups)
-    why = (
-        f'user "{user.name}" (groups=[{groups}]) is attempting to grant RBAC permissions '
-        "not currently held:\n" + "\n".join(format_rule(r) for r in missing)
-    )
-    return errors.forbidden_error(resource, RBAC_GROUP, name, why)
+        return any(
+            any(rule_allows(r, a) for r in rules) for rules, _ in self._bound_rules(a.user, a.namespace)
+        )
 
 
 def forbidden_message(a: Attributes) -> str:
@@ -310,137 +257,6 @@ def forbidden_message(a: Attributes) -> str:
     res = f"{a.resource}/{a.subresource}" if a.subresource else a.resource
     where = f'in the namespace "{a.namespace}"' if a.namespace else "at the cluster scope"
     return f'User "{a.user.name}" cannot {a.verb} resource "{res}" in API group "{a.api_group}" {where}'
-
-
-# --- bootstrap policy (19-4, 22-2) ----------------------------------------------------------------
-
-_AGG = "rbac.authorization.k8s.io/aggregate-to-"
-_READ = ["get", "list", "watch"]
-_WRITE = ["create", "delete", "deletecollection", "patch", "update"]
-_CORE_NS = ["configmaps", "events", "resourcequotas", "serviceaccounts", "namespaces"]
-
-
-def bootstrap_policy() -> tuple[list[dict], list[dict]]:
-    """Default ClusterRoles and ClusterRoleBindings of a fresh cluster."""
-
-    def role(name: str, rules: list[dict], labels: dict | None = None, agg: str | None = None) -> dict:
-        obj: dict[str, Any] = {
-            "metadata": {
-                "name": name,
-                "labels": {"kubernetes.io/bootstrapping": "rbac-defaults", **(labels or {})},
-            },
-            "rules": rules,
-        }
-        if agg:
-            obj["aggregationRule"] = {"clusterRoleSelectors": [{"matchLabels": {f"{_AGG}{agg}": "true"}}]}
-            obj["rules"] = []
-        return obj
-
-    roles = [
-        role(
-            "cluster-admin",
-            [
-                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                {"nonResourceURLs": ["*"], "verbs": ["*"]},
-            ],
-        ),
-        role("admin", [], agg="admin"),
-        role("edit", [], {f"{_AGG}admin": "true"}, agg="edit"),
-        role("view", [], {f"{_AGG}edit": "true"}, agg="view"),
-        role(
-            "system:aggregate-to-admin",
-            [
-                {"apiGroups": [RBAC_GROUP], "resources": ["roles", "rolebindings"], "verbs": _READ + _WRITE},
-                {
-                    "apiGroups": ["authorization.k8s.io"],
-                    "resources": ["localsubjectaccessreviews"],
-                    "verbs": ["create"],
-                },
-            ],
-            {f"{_AGG}admin": "true"},
-        ),
-        role(
-            "system:aggregate-to-edit",
-            [
-                {
-                    "apiGroups": [""],
-                    "resources": ["configmaps", "secrets", "serviceaccounts", "events"],
-                    "verbs": _WRITE,
-                },
-                {"apiGroups": [""], "resources": ["secrets"], "verbs": _READ},
-                {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
-                {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": _READ + _WRITE},
-            ],
-            {f"{_AGG}edit": "true"},
-        ),
-        role(
-            "system:aggregate-to-view",
-            [
-                {
-                    "apiGroups": [""],
-                    "resources": [*_CORE_NS, "namespaces/status", "resourcequotas/status"],
-                    "verbs": _READ,
-                },
-                {"apiGroups": ["events.k8s.io"], "resources": ["events"], "verbs": _READ},
-            ],
-            {f"{_AGG}view": "true"},
-        ),
-        role(
-            "system:discovery",
-            [
-                {
-                    "nonResourceURLs": [
-                        "/api",
-                        "/api/*",
-                        "/apis",
-                        "/apis/*",
-                        "/healthz",
-                        "/livez",
-                        "/openapi",
-                        "/openapi/*",
-                        "/readyz",
-                        "/version",
-                        "/version/",
-                    ],
-                    "verbs": ["get"],
-                }
-            ],
-        ),
-        role(
-            "system:public-info-viewer",
-            [
-                {
-                    "nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version", "/version/"],
-                    "verbs": ["get"],
-                }
-            ],
-        ),
-        role(
-            "system:basic-user",
-            [
-                {
-                    "apiGroups": ["authorization.k8s.io"],
-                    "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-                    "verbs": ["create"],
-                }
-            ],
-        ),
-    ]
-
-    def binding(name: str, role_name: str, *groups: str) -> dict:
-        return {
-            "metadata": {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
-            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role_name},
-            "subjects": [{"apiGroup": RBAC_GROUP, "kind": "Group", "name": g} for g in groups],
-        }
-
-    bindings = [
-        binding("cluster-admin", "cluster-admin", MASTERS),
-        binding("system:discovery", "system:discovery", AUTHENTICATED),
-        binding("system:basic-user", "system:basic-user", AUTHENTICATED),
-        binding("system:public-info-viewer", "system:public-info-viewer", AUTHENTICATED, UNAUTHENTICATED),
-    ]
-    return roles, bindings
 
 
 # --- review APIs (22-3) ---------------------------------------------------------------------------

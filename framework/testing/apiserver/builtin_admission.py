@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import gardener
-from .auth import RBAC_GROUP, Attributes, escalation_error
+from . import gardener, rbac_escalation
+from .auth import RBAC_GROUP
 from .kinds.strategy import ResourceType
 from .rest.options import WriteOptions
 
@@ -22,21 +22,4 @@ def admit(server: APIServer, rt: ResourceType, new: dict, old: dict | None, opts
         return
     if server.authorization != "RBAC" or user is None or rt.group != RBAC_GROUP:
         return
-    meta = new["metadata"]
-    ns = meta.get("namespace", "")
-    if rt.resource in ("roles", "clusterroles"):
-        if server.authorizer.allowed(
-            Attributes(user, "escalate", True, RBAC_GROUP, "v1", rt.resource, "", meta["name"], ns)
-        ):
-            return
-        missing = server.authorizer.covers(user, ns, list(new.get("rules") or ()))
-    else:
-        ref = new.get("roleRef") or {}
-        role_resource = "clusterroles" if ref.get("kind") == "ClusterRole" else "roles"
-        if server.authorizer.allowed(
-            Attributes(user, "bind", True, RBAC_GROUP, "v1", role_resource, "", ref.get("name", ""), ns)
-        ):
-            return
-        missing = server.authorizer.covers(user, ns, server.authorizer.role_rules(ref, ns))
-    if missing:
-        raise escalation_error(rt.resource, meta["name"], user, missing)
+    rbac_escalation.check(server.authorizer, rt.resource, new, old, user, rbac_escalation.REQUEST_NAME.get())

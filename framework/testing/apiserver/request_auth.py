@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from . import errors
+from . import errors, rbac_escalation
 from .accounting import REQUEST_INFO, RequestInfo
 from .auth import Attributes, UserInfo, forbidden_message
 from .errors import StatusError
@@ -69,6 +69,8 @@ class RequestAuth:
         info: RequestInfo = request[REQUEST_INFO]
         rt = t.rt
         info.verb, info.resource = verb, rt.qualified + (f"/{t.subresource}" if t.subresource else "")
+        # Role writes authorize ``escalate`` against the URL's name, as RoleEscalationAuthorized does.
+        rbac_escalation.REQUEST_NAME.set(t.name or "")
         name = t.name or ""
         if verb in ("list", "watch") and not name:
             # A field selector pinning metadata.name authorizes like a request for that name.

@@ -54,17 +54,12 @@ def create_review(
             )
         spec["expirationSeconds"] = seconds
         spec["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
-        token, exp = server.authenticator.mint_service_account_token(
-            namespace or "",
-            name or "",
-            sa["metadata"]["uid"],
-            spec["audiences"],
-            seconds,
-            spec.get("boundObjectRef"),
-        )
+        private = {"namespace": namespace or "", "serviceaccount": tokens.ref(sa)}
+        private.update(_bound_claims(server, namespace or "", name or "", spec.get("boundObjectRef")))
+        token, claims = server.authenticator.mint_service_account_token(private, spec["audiences"], seconds)
+        exp = claims.exp
         if server.store is not None:
-            sa_ref = [namespace or "", name or "", sa["metadata"]["uid"]]
-            server.store.add_token(token, "serviceaccount", sa_ref)
+            server.store.add_token(token, "serviceaccount", claims.as_stored())
         expires = format_time(datetime.fromtimestamp(exp, UTC))
         return Result(
             201,
@@ -82,3 +77,41 @@ def create_review(
         )
     assert rt.review is not None  # every create-only kind has one (review_strategy, the catalog's echo)
     return Result(201, rt.review(server, body, user, namespace))
+
+
+def _bound_claims(server: APIServer, namespace: str, sa_name: str, ref: Any) -> dict[str, Any]:
+    """The private claims naming the object a TokenRequest binds its token to (``boundObjectRef``), as
+    ``pkg/registry/core/serviceaccount/storage/token.go`` checks it: a Pod (running as this
+    ServiceAccount; its Node is named too), a Secret or a Node, which must exist (404) and, when the
+    reference carries a UID, have it (409)."""
+    if not isinstance(ref, dict):
+        return {}
+    api_version, kind, obj_name = ref.get("apiVersion") or "", ref.get("kind") or "", ref.get("name") or ""
+    group, _, version = api_version.rpartition("/")
+    resource = {"Pod": "pods", "Secret": "secrets", "Node": "nodes"}.get(kind) if not group else None
+    if resource is None:
+        raise errors.bad_request(f"cannot bind token to object of type {group}/{version}, Kind={kind}")
+    obj = server.storage.get(resource, ("" if kind == "Node" else namespace, obj_name))
+    if obj is None:
+        raise errors.not_found(resource, "", obj_name)
+    claims: dict[str, Any] = {kind.lower(): tokens.ref(obj)}
+    if kind == "Pod":
+        if (obj.get("spec") or {}).get("serviceAccountName") != sa_name:
+            raise errors.bad_request(
+                f'cannot bind token for serviceaccount "{sa_name}" to pod running with different '
+                "serviceaccount name."
+            )
+        node_name = (obj.get("spec") or {}).get("nodeName")
+        if node_name:  # ServiceAccountTokenPodNodeInfo: the node's name, and its UID if it exists
+            node = server.storage.get("nodes", ("", node_name))
+            claims["node"] = tokens.ref(node) if node is not None else {"name": node_name}
+    uid = ref.get("uid") or ""
+    if uid and uid != claims[kind.lower()]["uid"]:
+        raise errors.conflict(
+            kind,
+            "",
+            obj_name,
+            f"the UID in the bound object reference ({uid}) does not match the UID in record. "
+            "The object might have been deleted and then recreated",
+        )
+    return claims

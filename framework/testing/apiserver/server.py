@@ -22,7 +22,7 @@ from aiohttp import web
 
 from framework import certs
 
-from . import allocators, gardener
+from . import allocators, gardener, tokens
 from .accounting import RequestAccounting, RequestKey
 from .admission import Admission
 from .auth import (
@@ -31,8 +31,8 @@ from .auth import (
     Authenticator,
     RBACAuthorizer,
     UserInfo,
-    bootstrap_policy,
 )
+from .bootstrap_policy import bootstrap_policy, reconcile
 from .builtin_admission import admit
 from .controllers import CRD_STORAGE, Controllers
 from .crd_install import install_crds
@@ -180,9 +180,8 @@ class APIServer:
                 assert isinstance(value, dict)
                 user = UserInfo(value["name"], value.get("uid", ""), tuple(value.get("groups") or ()))
                 self.authenticator.add_token(user, token)
-            elif kind == "serviceaccount":
-                assert isinstance(value, list)
-                self.authenticator.sa_tokens[token] = (value[0], value[1], value[2])
+            elif kind == "serviceaccount":  # claims; a [namespace, name, uid] list from older stores
+                self.authenticator.sa_tokens[token] = tokens.TokenClaims.from_stored(value)
 
     def _serve_stored_crds(self) -> None:
         """After loading a store: serve the Established CRDs at once, before any request comes in."""
@@ -257,8 +256,12 @@ class APIServer:
             rt = self.registry.get(RBAC_GROUP, "v1", resource)
             assert rt is not None
             for obj in objs:
-                if self.storage.get(rt.storage, ("", obj["metadata"]["name"])) is None:
+                name = obj["metadata"]["name"]
+                stored = self.storage.get(rt.storage, ("", name))
+                if stored is None:
                     self.api.create(rt, None, obj)
+                elif (updated := reconcile(self.api.external(rt, stored), obj)) is not None:
+                    self.api.update(rt, None, name, updated)  # a store of an older release (autoupdate)
         await self._start_site()
         self._kubernetes_service()
 

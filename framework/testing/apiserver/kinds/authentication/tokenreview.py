@@ -16,10 +16,10 @@ def token_review(server: Any, body: dict, requester: Any, namespace: str | None)
     """The review answered: the token's user, or ``authenticated: false`` with upstream's error."""
     spec = as_dict(body.get("spec"))
     token = spec.get("token") or ""
-    user = server.authenticator.token_user(token) if token else None
+    user, error = server.authenticator.check_token(token) if token else (None, "invalid bearer token")
     status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}
     if user is None:
-        status["error"] = "invalid bearer token"
+        status["error"] = error
     else:  # the audiences the token is good for among those asked about (default: the API's)
         status["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
     return {
