@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import catalog, errors, gobase64, gojson, typed_decoding
+from .. import catalog, envelope, errors, gobase64, gojson, typed_decoding
 from ..errors import StatusError
 from ..kinds.strategy import ResourceType
 
@@ -51,11 +51,19 @@ def decode_builtin(
     if model is None:
         return []
     try:
-        return typed_decoding.decode(model, body)
+        return decode_model(model, body)
     except typed_decoding.DecodeError as e:
         kind = kind or rt.kind
         message = f'{kind} in version "{rt.version}" cannot be handled as a {kind}: {e}'
         raise StatusError(422, "Invalid", message) if patched else errors.bad_request(message) from None
+
+
+def decode_model(model: str, body: dict) -> list[str]:
+    """``body`` decoded as the Go type ``model`` (``typed_decoding``), metadata times parsed as
+    ``metav1.Time`` does: the unknown fields' paths; raises ``typed_decoding.DecodeError``."""
+    unknown = typed_decoding.decode(model, body)
+    envelope.check_metadata_times(body.get("metadata"))
+    return unknown
 
 
 def builtin_model(rt: ResourceType) -> str | None:
