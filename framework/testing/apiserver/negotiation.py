@@ -26,7 +26,7 @@ BODY_MEDIA = ["application/json", "application/yaml"]
 
 JSON_FORM, METADATA_FORM, TABLE_FORM = "json", "metadata", "table"
 # The request key under which read_body keeps the body as sent (decode errors quote its first bytes).
-RAW_BODY = "raw_body"
+RAW_BODY = web.RequestKey("raw_body", bytes)
 
 
 def media_types(header: str) -> list[tuple[str, dict[str, str]]]:
