@@ -203,14 +203,14 @@ class Handler:
         admission = self.server.admission
         duplicates: list[str] = []  # repeated keys of a JSON body (read_body)
         if verb == "create" and (not rt.persisted or t.subresource == "token"):
-            body = check_type_meta(request, rt, await read_body(request, rt))
+            body = check_type_meta(request, rt, await read_body(request, rt), t.subresource)
             res = create_review(self.server, rt, t.namespace, t.name, body, opts.user)
         elif verb == "create":
-            body = check_type_meta(request, rt, await read_body(request, rt, duplicates))
+            body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
             res = await admission.create(rt, t.namespace, body, opts)
         elif verb == "update":
-            body = check_type_meta(request, rt, await read_body(request, rt, duplicates))
+            body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
             res = await admission.update(rt, t.namespace, t.name or "", body, opts, t.subresource)
         else:  # patch
@@ -239,7 +239,11 @@ class Handler:
         return respond(request, res.code, res.body, warning_headers(res.warnings))
 
 
-def check_type_meta(request: web.Request, rt: ResourceType, body: Any) -> Any:
+# The kinds subresources take instead of their resource's (the Go type the body is decoded into).
+_BODY_KINDS = {"scale": "Scale", "token": "TokenRequest"}
+
+
+def check_type_meta(request: web.Request, rt: ResourceType, body: Any, subresource: str | None) -> Any:
     """The serializer's first look at a create or update body, before anything else reads it: an
     object with string ``apiVersion``/``kind`` (``envelope.check_type_meta``); 400 quoting the body as
     sent otherwise. Returns ``body``."""
@@ -247,7 +251,7 @@ def check_type_meta(request: web.Request, rt: ResourceType, body: Any) -> Any:
         envelope.check_type_meta(body)
     except envelope.EnvelopeError as e:
         raise envelope.decode_error(
-            rt.kind,
+            _BODY_KINDS.get(subresource or "", rt.kind),
             rt.version,
             str(e),
             unrecognized=e.unrecognized,

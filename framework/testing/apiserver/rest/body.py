@@ -13,6 +13,7 @@ from .base import RESTBase
 from .options import WriteOptions
 from .typed import builtin_model, check_bytes_fields, decode_model, internal_group
 
+SCALE_MODEL = "V1Scale"  # the Go type /scale decodes (autoscaling/v1 Scale)
 META_KEYS = {
     "name",
     "generateName",
@@ -73,22 +74,44 @@ class BodyDecoding(RESTBase):
                 del meta[k]
         return body
 
-    def _check_envelope(self, rt: ResourceType, body: Any, patched: bool, check: Callable[[], Any]) -> Any:
+    def _check_envelope(
+        self,
+        rt: ResourceType,
+        body: Any,
+        patched: bool,
+        check: Callable[[], Any],
+        kind_version: tuple[str, str] | None = None,
+    ) -> Any:
         """Run ``check``, answering an :class:`~..envelope.EnvelopeError` (or a Go type error) as the
-        handler does: 400 for a request body, 422 for a patch's result."""
+        handler does: 400 for a request body, 422 for a patch's result. ``kind_version``: the kind the
+        body is decoded as when it is not ``rt``'s (a Scale)."""
+        kind, version = kind_version or (rt.kind, rt.version)
         try:
             return check()
         except (envelope.EnvelopeError, typed_decoding.DecodeError) as e:
             unrecognized = isinstance(e, envelope.EnvelopeError) and e.unrecognized
             raise envelope.decode_error(
-                rt.kind,
-                rt.version,
+                kind,
+                version,
                 str(e),
                 unrecognized=unrecognized,
                 patched=body if patched else None,
                 body=body,
                 raw=None,
             ) from None
+
+    def _decode_scale(self, rt: ResourceType, body: Any, opts: WriteOptions, patched: bool) -> None:
+        """A Scale written to ``/scale`` is decoded as ``autoscaling/v1`` Scale: type meta, Go types
+        (400, or 422 for a patch's result) and unknown fields."""
+        scale_kind = ("Scale", "v1")
+        self._check_envelope(rt, body, patched, lambda: envelope.check_type_meta(body), scale_kind)
+        if not isinstance(body, dict):
+            return
+        original = copy.deepcopy(body)
+        unknown = self._check_envelope(
+            rt, original, patched, lambda: decode_model(SCALE_MODEL, body), scale_kind
+        )
+        opts.strict_decoding([f'unknown field "{u}"' for u in unknown])
 
     def _decode_typed(
         self, rt: ResourceType, body: dict, opts: WriteOptions | None, original: dict | None
@@ -104,13 +127,13 @@ class BodyDecoding(RESTBase):
             unknown = self._check_envelope(
                 rt, original, patched, lambda: envelope.check_custom_metadata(body)
             )
-        else:
-            model = builtin_model(rt)
-            unknown = (
-                self._check_envelope(rt, original, patched, lambda: decode_model(model, body))
-                if model
-                else []
-            )
+            if opts is not None:
+                opts.unknown_metadata = unknown  # reported with the schema's (``_custom_schema``)
+            return
+        model = builtin_model(rt)
+        unknown = (
+            self._check_envelope(rt, original, patched, lambda: decode_model(model, body)) if model else []
+        )
         if unknown and opts is not None:
             opts.strict_decoding([f'unknown field "{u}"' for u in unknown])
 

@@ -204,11 +204,47 @@ def test_a_patch_whose_result_does_not_decode_is_a_422(raw, path: str) -> None:
     assert raw.json("GET", f"{path}/pt")[1] == before
 
 
+def test_a_scale_is_decoded_as_a_scale(raw) -> None:
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    labels = {"matchLabels": {"a": "b"}}
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+    dep = {"metadata": {"name": "sc"}, "spec": {"selector": labels, "template": template}}
+    assert raw.json("POST", deployments, dep)[0] == 201
+    _, before = raw.json("GET", f"{deployments}/sc")
+    scale = {
+        "apiVersion": "autoscaling/v1",
+        "kind": "Scale",
+        "metadata": {"name": 5},
+        "spec": {"replicas": 2},
+    }
+    status, answer = raw.json("PUT", f"{deployments}/sc/scale", scale)
+    assert status == 400 and answer["message"] == (
+        'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal number into Go struct '
+        "field ObjectMeta.metadata.name of type string"
+    )
+    status, answer = raw.json("PUT", f"{deployments}/sc/scale", [2])
+    assert status == 400 and answer["message"].startswith(
+        "the object provided is unrecognized (must be of type Scale): "
+    )
+    status, answer = _send(raw, "PATCH", f"{deployments}/sc/scale", b'{"spec": {"replicas": "3"}}', MERGE)
+    assert status == 422 and answer["message"].endswith(
+        "json: cannot unmarshal string into Go struct field ScaleSpec.spec.replicas of type int32"
+    )
+    assert raw.json("GET", f"{deployments}/sc")[1] == before
+
+
 def test_custom_resource_unknown_metadata_fields_follow_field_validation(raw) -> None:
     body = _widget("fv", foo=1)
     status, answer = raw.json("POST", WIDGETS + "?fieldValidation=Strict", body)
     assert status == 400
     assert answer["message"] == 'strict decoding error: unknown field "metadata.foo"'
+    both = _widget("fv", foo=1)
+    both["spec"]["unknown"] = True
+    status, answer = raw.json("POST", WIDGETS + "?fieldValidation=Strict", both)
+    assert status == 400  # one strict decoding error: metadata's fields first, then the schema's
+    assert answer["message"] == (
+        'strict decoding error: unknown field "metadata.foo", unknown field "spec.unknown"'
+    )
     r = raw.request("POST", WIDGETS + "?fieldValidation=Warn", body)
     assert r.status == 201 and 'unknown field \\"metadata.foo\\"' in r.headers["Warning"]
     assert "foo" not in json.loads(r.data)["metadata"]
