@@ -385,7 +385,7 @@ def test_the_property_covers_every_creatable_kind_and_envelope_field(module_serv
 _names = itertools.count()
 
 
-@settings(max_examples=600)
+@settings(max_examples=300)
 @given(data=st.data())
 def test_wrong_types_anywhere_in_the_envelope_are_refused(module_server, raw, data) -> None:
     path, kind, version, persisted = data.draw(st.sampled_from(_kinds(module_server)), label="kind")
@@ -412,7 +412,7 @@ def test_wrong_types_anywhere_in_the_envelope_are_refused(module_server, raw, da
 _UPDATABLE = [(CM, "ConfigMap", "ObjectMeta.metadata."), (WIDGETS, "Widget", "ObjectMeta.")]
 
 
-@settings(max_examples=150)
+@settings(max_examples=80)
 @given(data=st.data())
 def test_wrong_types_in_updates_and_patches_change_nothing(raw, data) -> None:
     path, kind, _ = data.draw(st.sampled_from(_UPDATABLE), label="kind")
