@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 from aiohttp import web
 
 from framework.meta.object import get_resource_version
 
-from . import errors, fault_control, scale
+from . import envelope, errors, fault_control, scale
 from . import params as query
 from .accounting import REQUEST_INFO, RequestInfo
 from .discovery import ROOT_PATHS, VERSION_INFO, Discovery
@@ -31,6 +31,7 @@ from .list_serving import serve_list, validate_list_options
 from .negotiation import (
     JSON_FORM,
     METADATA_FORM,
+    RAW_BODY,
     TABLE_FORM,
     aggregated_discovery,
     negotiate,
@@ -57,6 +58,7 @@ from .watch import Watcher
 from .watch_serving import serve_watch
 
 if TYPE_CHECKING:
+    from .kinds.strategy import ResourceType
     from .server import APIServer
 
 log = structlog.get_logger("framework.testing.apiserver")
@@ -201,14 +203,14 @@ class Handler:
         admission = self.server.admission
         duplicates: list[str] = []  # repeated keys of a JSON body (read_body)
         if verb == "create" and (not rt.persisted or t.subresource == "token"):
-            body = await read_body(request, rt)
+            body = check_type_meta(request, rt, await read_body(request, rt), t.subresource)
             res = create_review(self.server, rt, t.namespace, t.name, body, opts.user)
         elif verb == "create":
-            body = await read_body(request, rt, duplicates)
+            body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
             res = await admission.create(rt, t.namespace, body, opts)
         elif verb == "update":
-            body = await read_body(request, rt, duplicates)
+            body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
             res = await admission.update(rt, t.namespace, t.name or "", body, opts, t.subresource)
         else:  # patch
@@ -235,6 +237,29 @@ class Handler:
                 rt, t.namespace, options, q.get("labelSelector"), q.get("fieldSelector"), dry_run, user
             )
         return respond(request, res.code, res.body, warning_headers(res.warnings))
+
+
+# The kinds subresources take instead of their resource's (the Go type the body is decoded into).
+_BODY_KINDS = {"scale": "Scale", "token": "TokenRequest"}
+
+
+def check_type_meta(request: web.Request, rt: ResourceType, body: Any, subresource: str | None) -> Any:
+    """The serializer's first look at a create or update body, before anything else reads it: an
+    object with string ``apiVersion``/``kind`` (``envelope.check_type_meta``); 400 quoting the body as
+    sent otherwise. Returns ``body``."""
+    try:
+        envelope.check_type_meta(body)
+    except envelope.EnvelopeError as e:
+        raise envelope.decode_error(
+            _BODY_KINDS.get(subresource or "", rt.kind),
+            rt.version,
+            str(e),
+            unrecognized=e.unrecognized,
+            patched=None,
+            body=body,
+            raw=request.get(RAW_BODY),
+        ) from None
+    return body
 
 
 def write_options(request: web.Request, patch: bool) -> WriteOptions:

@@ -25,6 +25,8 @@ SERVED_MEDIA = ["application/json", "application/yaml"]
 BODY_MEDIA = ["application/json", "application/yaml"]
 
 JSON_FORM, METADATA_FORM, TABLE_FORM = "json", "metadata", "table"
+# The request key under which read_body keeps the body as sent (decode errors quote its first bytes).
+RAW_BODY = web.RequestKey("raw_body", bytes)
 
 
 def media_types(header: str) -> list[tuple[str, dict[str, str]]]:
@@ -138,6 +140,7 @@ async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str
     """The request body decoded by its ``Content-Type`` (JSON, YAML, protobuf where decodable); 415 else.
     A JSON body's repeated keys are appended to ``duplicates`` when it is given (their last value wins)."""
     raw = await read_raw(request)
+    request[RAW_BODY] = raw
     ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if ctype in ("", "application/json", "*/*"):
         try:

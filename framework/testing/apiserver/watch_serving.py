@@ -55,9 +55,11 @@ async def serve_watch(
     initial = bool(query.query_bool(q, "sendInitialEvents"))
     requested = query.query_int(q, "timeoutSeconds")
     timeout: float
-    if requested is None or requested <= 0:
+    if not requested:
         timeout = random.uniform(server.min_request_timeout, 2 * server.min_request_timeout)
     else:
+        # A negative value is taken as given (apiserver's GetTimeoutForWatch): its timer has already
+        # fired, so the watch ends at once.
         timeout = requested
     resp = web.StreamResponse(status=200, headers={"Content-Type": JSON})
     resp.enable_chunked_encoding()

@@ -7,11 +7,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import decoding, errors
+from .. import decoding, envelope, errors, typed_decoding
 from ..errors import FieldError
 from ..kinds.strategy import ResourceType, normalize_times
 from ..rest.objects import deep_copy
 from ..rest.options import WriteOptions
+from ..rest.typed import builtin_model, decode_model
 
 if TYPE_CHECKING:
     from ..rest.api import API
@@ -137,6 +138,15 @@ def _substitute(
         meta["managedFields"] = current["managedFields"]
     obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
     decoding.decode(rt.null_shape, obj, custom=rt.is_custom)  # the patched JSON is decoded anew
+    model = None if rt.is_custom else builtin_model(rt)
+    try:
+        if model:
+            decode_model(model, obj)
+        elif rt.is_custom:
+            envelope.check_custom_metadata(obj)
+    except (envelope.EnvelopeError, typed_decoding.DecodeError) as e:
+        # The mutating dispatcher's decode of the patched object fails: an internal error.
+        raise errors.internal_error(str(e)) from None
     errs: list[FieldError] = []
     if rt.is_custom:
         errs += api._custom_schema(rt, obj, opts, warnings)

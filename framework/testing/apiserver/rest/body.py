@@ -3,14 +3,17 @@ typed decoding of built-in kinds and unknown fields per ``fieldValidation``."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from typing import Any
 
-from .. import decoding, errors
+from .. import decoding, envelope, errors, typed_decoding
 from ..kinds.strategy import ResourceType
 from .base import RESTBase
 from .options import WriteOptions
-from .typed import check_bytes_fields, decode_builtin, internal_group
+from .typed import builtin_model, check_bytes_fields, decode_model, internal_group
 
+SCALE_MODEL = "V1Scale"  # the Go type /scale decodes (autoscaling/v1 Scale)
 META_KEYS = {
     "name",
     "generateName",
@@ -35,11 +38,12 @@ class BodyDecoding(RESTBase):
     def _type_meta(
         self, rt: ResourceType, body: Any, opts: WriteOptions | None = None, patched: bool = False
     ) -> dict:
-        if not isinstance(body, dict):
-            raise errors.bad_request(
-                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                "json: cannot unmarshal into Go value of type " + rt.kind
-            )
+        """``body`` decoded as kube-apiserver's decoder reads it (type meta, metadata, Go's nulls and
+        types, unknown fields): the object to store. ``patched``: the result of a patch or apply,
+        whose decode errors are the patch handler's 422 (``envelope``)."""
+        if body is None and not patched:
+            body = {}  # a JSON null decodes into the empty object (then lacks a name: 422)
+        self._check_envelope(rt, body, patched, lambda: envelope.check_type_meta(body))
         api_version = body.get("apiVersion")
         kind = body.get("kind")
         mismatch = (kind and kind != rt.kind) or (api_version and api_version != rt.api_version)
@@ -56,33 +60,80 @@ class BodyDecoding(RESTBase):
             )
         body["apiVersion"] = rt.api_version
         body["kind"] = rt.kind
+        original = copy.deepcopy(body) if patched else None
+        # A null is decoded as Go would (mostly: like an absent field) before anything reads the body.
+        decoding.decode(rt.null_shape, body, custom=rt.is_custom)
+        self._decode_typed(rt, body, opts, original)
+        check_bytes_fields(rt, body)
         meta = body.get("metadata")
         if meta is None:
             meta = body["metadata"] = {}
-        if not isinstance(meta, dict):
-            raise errors.bad_request(
-                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                "json: cannot unmarshal into Go struct field .metadata of type v1.ObjectMeta"
-            )
-        # A null is decoded as Go would (mostly: like an absent field) before anything reads the body.
-        decoding.decode(rt.null_shape, body, custom=rt.is_custom)
-        self._decode_typed(rt, body, opts, patched)
-        check_bytes_fields(rt, body)
         for k in list(meta):
             if k not in META_KEYS or meta[k] in (None, {}, [], ""):
-                # Unknown keys are dropped (6-10); empty ones are omitted like Go's omitempty.
+                # Unknown keys were reported above; empty ones are omitted like Go's omitempty.
                 del meta[k]
         return body
 
-    def _decode_typed(self, rt: ResourceType, body: dict, opts: WriteOptions | None, patched: bool) -> None:
-        """The Go decoder's type checks and unknown fields for a built-in kind (``typed_decoding``).
+    def _check_envelope(
+        self,
+        rt: ResourceType,
+        body: Any,
+        patched: bool,
+        check: Callable[[], Any],
+        kind_version: tuple[str, str] | None = None,
+    ) -> Any:
+        """Run ``check``, answering an :class:`~..envelope.EnvelopeError` (or a Go type error) as the
+        handler does: 400 for a request body, 422 for a patch's result. ``kind_version``: the kind the
+        body is decoded as when it is not ``rt``'s (a Scale)."""
+        kind, version = kind_version or (rt.kind, rt.version)
+        try:
+            return check()
+        except (envelope.EnvelopeError, typed_decoding.DecodeError) as e:
+            unrecognized = isinstance(e, envelope.EnvelopeError) and e.unrecognized
+            raise envelope.decode_error(
+                kind,
+                version,
+                str(e),
+                unrecognized=unrecognized,
+                patched=body if patched else None,
+                body=body,
+                raw=None,
+            ) from None
 
-        A wrong JSON type is a 400 (422 for a patch, whose result failed to decode) and nothing is
-        stored; unknown fields are dropped, with warnings or an error per ``fieldValidation``.
-        """
-        if rt.is_custom:
+    def _decode_scale(self, rt: ResourceType, body: Any, opts: WriteOptions, patched: bool) -> None:
+        """A Scale written to ``/scale`` is decoded as ``autoscaling/v1`` Scale: type meta, Go types
+        (400, or 422 for a patch's result) and unknown fields."""
+        scale_kind = ("Scale", "v1")
+        self._check_envelope(rt, body, patched, lambda: envelope.check_type_meta(body), scale_kind)
+        if not isinstance(body, dict):
             return
-        unknown = decode_builtin(rt, body, patched=patched)
+        original = copy.deepcopy(body)
+        unknown = self._check_envelope(
+            rt, original, patched, lambda: decode_model(SCALE_MODEL, body), scale_kind
+        )
+        opts.strict_decoding([f'unknown field "{u}"' for u in unknown])
+
+    def _decode_typed(
+        self, rt: ResourceType, body: dict, opts: WriteOptions | None, original: dict | None
+    ) -> None:
+        """The Go decoder's type checks and unknown fields: a built-in kind's whole body
+        (``typed_decoding``), a custom resource's metadata (``envelope``; its schema does the rest).
+
+        A wrong JSON type is a 400 (422 for a patch's result, ``original``) and nothing is stored;
+        unknown fields are dropped, with warnings or an error per ``fieldValidation``.
+        """
+        patched = original is not None
+        if rt.is_custom:
+            unknown = self._check_envelope(
+                rt, original, patched, lambda: envelope.check_custom_metadata(body)
+            )
+            if opts is not None:
+                opts.unknown_metadata = unknown  # reported with the schema's (``_custom_schema``)
+            return
+        model = builtin_model(rt)
+        unknown = (
+            self._check_envelope(rt, original, patched, lambda: decode_model(model, body)) if model else []
+        )
         if unknown and opts is not None:
             opts.strict_decoding([f'unknown field "{u}"' for u in unknown])
 

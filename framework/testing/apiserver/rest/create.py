@@ -50,8 +50,12 @@ class Create(WriteChecks, ManagedFields):
         applied: builtins.list[dict] | None = None,
     ) -> Result:
         meta = obj["metadata"]
-        if meta.get("resourceVersion"):
+        if not opts.dry_run and _parsed_rv(meta.get("resourceVersion")):
+            # The etcd3 store's check (ErrResourceVersionSetOnCreate): only an RV that parses as a
+            # non-zero uint64; anything else is cleared on the way into storage, and a dry run never
+            # reaches the store.
             raise StatusError(500, None, "resourceVersion should not be set on objects to be created")
+        meta.pop("resourceVersion", None)
         name = meta.get("name", "")
         generate = meta.get("generateName", "")
         if not name and not generate:
@@ -116,3 +120,12 @@ class Create(WriteChecks, ManagedFields):
             if self.storage.get(rt.storage, object_key(ns, name)) is None:
                 return name
         return name  # collides: _create answers 409 with the generateName message (6-6)
+
+
+def _parsed_rv(rv: object) -> int:
+    """``strconv.ParseUint(rv, 10, 64)`` as the store's versioner reads an object's RV; 0 when it
+    does not parse."""
+    if not isinstance(rv, str) or not rv.isascii() or not rv.isdigit():
+        return 0
+    n = int(rv)
+    return n if n < 2**64 else 0

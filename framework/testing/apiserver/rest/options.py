@@ -25,6 +25,9 @@ class WriteOptions:
     admission: Any = None
     # Unknown fields the decoder dropped from this request's body, as warnings (fieldValidation=Warn).
     decode_warnings: list[str] = field(default_factory=list)
+    # A custom resource's unknown metadata fields: reported with the fields its schema prunes, as the
+    # CR handler's decoder reports them together (one strict decoding error, or warnings in order).
+    unknown_metadata: list[str] = field(default_factory=list)
 
     def strict_decoding(self, texts: list[str], warnings: list[str] | None = None) -> None:
         """What the body's strict decoder found (``unknown field "x"``, ``duplicate field "x"``):

@@ -80,6 +80,7 @@ class Patch(Apply):
         if not isinstance(patched, dict):
             raise errors.bad_request("patched object is not a JSON object")
         if subresource == "scale":
+            self._decode_scale(rt, patched, opts, patched=True)
             return self._write_scale(rt, ns, name, patched, opts)
         obj = self._type_meta(rt, patched, opts, patched=True)
         meta = obj["metadata"]

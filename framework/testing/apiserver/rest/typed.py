@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import functools
 
-from .. import catalog, errors, gobase64, gojson, typed_decoding
-from ..errors import StatusError
+from .. import catalog, envelope, errors, gobase64, gojson, typed_decoding
 from ..kinds.strategy import ResourceType
 
 
@@ -42,20 +41,29 @@ def _models() -> dict[tuple[str, str, str], str]:
 
 
 def decode_builtin(
-    rt: ResourceType, body: dict, *, model: str | None = None, kind: str | None = None, patched: bool = False
+    rt: ResourceType, body: dict, *, model: str | None = None, kind: str | None = None
 ) -> list[str]:
-    """Decode ``body`` as the Go type of built-in ``rt`` (or of ``model``, a subresource's kind): the
-    unknown fields' paths (removed from ``body``). A wrong JSON type is a 400, or a 422 for the result of
-    a patch; kinds the client has no model for are not checked."""
+    """Decode ``body`` (a review's or subresource's request body) as the Go type of built-in ``rt`` (or
+    of ``model``, a subresource's kind): the unknown fields' paths (removed from ``body``). A wrong JSON
+    type is a 400; kinds the client has no model for are not checked."""
     model = model or builtin_model(rt)
     if model is None:
         return []
     try:
-        return typed_decoding.decode(model, body)
+        return decode_model(model, body)
     except typed_decoding.DecodeError as e:
         kind = kind or rt.kind
-        message = f'{kind} in version "{rt.version}" cannot be handled as a {kind}: {e}'
-        raise StatusError(422, "Invalid", message) if patched else errors.bad_request(message) from None
+        raise errors.bad_request(
+            f'{kind} in version "{rt.version}" cannot be handled as a {kind}: {e}'
+        ) from None
+
+
+def decode_model(model: str, body: dict) -> list[str]:
+    """``body`` decoded as the Go type ``model`` (``typed_decoding``), metadata times parsed as
+    ``metav1.Time`` does: the unknown fields' paths; raises ``typed_decoding.DecodeError``."""
+    unknown = typed_decoding.decode(model, body)
+    envelope.check_metadata_times(body.get("metadata"))
+    return unknown
 
 
 def builtin_model(rt: ResourceType) -> str | None:

@@ -31,6 +31,7 @@ class Update(Create):
     ) -> Result:
         opts = opts or WriteOptions()
         if subresource == "scale":
+            self._decode_scale(rt, body, opts, patched=False)
             return self._write_scale(rt, ns, name, body, opts)
         obj = self._type_meta(rt, body, opts)
         meta = obj["metadata"]

@@ -61,13 +61,13 @@ class WriteChecks(BodyDecoding):
         assert rt.crd is not None
         entry = version_entry(rt.crd, rt.version) or {}
         schema = (entry.get("schema") or {}).get("openAPIV3Schema")
-        if not schema:
-            return []
-        apply_defaults(obj, schema)
-        unknown = prune(obj, schema)
+        unknown, opts.unknown_metadata = opts.unknown_metadata, []
+        if schema:
+            apply_defaults(obj, schema)
+            unknown = unknown + prune(obj, schema)
         if unknown:
             opts.strict_decoding([f'unknown field "{u}"' for u in unknown], warnings)
-        return validate_object(obj, schema)
+        return validate_object(obj, schema) if schema else []
 
     def _validate(self, rt: ResourceType, stored: dict, old: dict | None, generate: bool) -> list[FieldError]:
         errs = validation.validate_object_meta(

@@ -433,6 +433,22 @@ def test_mutation_is_revalidated(raw, hooks, ca):
     assert code == 422 and "metadata.labels" in body["message"]
 
 
+def test_a_mutation_that_does_not_decode_is_an_internal_error(raw, hooks, ca):
+    """The mutating dispatcher decodes the patched object; a wrong type there is kube-apiserver's 500
+    InternalError with the decoder's text (the webhook's fault, not the client's), never a traceback."""
+    bad = [{"op": "add", "path": "/metadata/labels", "value": {"k": 5}}]
+    register(
+        raw, webhook("types.example.com", hooks.on("/types", lambda req: patched(bad)), ca), mutating=True
+    )
+    code, body = create_cm(raw, cm("a"))
+    assert code == 500 and body["reason"] == "InternalError"
+    assert body["message"] == (
+        "Internal error occurred: json: cannot unmarshal number into Go struct field "
+        "ObjectMeta.metadata.labels of type string"
+    )
+    assert raw.json("GET", "/api/v1/namespaces/default/configmaps/a")[0] == 404
+
+
 def test_mutating_order_and_generate_name(raw, hooks, ca):
     order: list[str] = []
 
