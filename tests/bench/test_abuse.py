@@ -1,10 +1,10 @@
 """Issue 31's attacks at CI sizes (``bench/abuse.py --quick``) against one real ``gcm --embedded``.
 
-One gcm process serves the module: the harness is checked first (gcm is judged well when nothing
-is sent, and not well while frozen; the connection and watch probes tell a closing server from one
-that never closes), then every attack runs once and each is its own test case, so a failure names
-the defect it found. Each attack passes only when the server answered as kube-apiserver does and
-gcm kept reconciling and holding its Lease afterwards.
+One gcm process serves the module. The harness is checked first: gcm is judged well when nothing
+is sent and not well while frozen; the connection and watch probes tell a closing server from one
+that never closes; the nesting probe passes shallow objects. Then every attack runs once and each is
+its own test case, so a failure names the defect it found. An attack passes only when the server
+answered as kube-apiserver does and gcm kept reconciling and holding its Lease afterwards.
 """
 
 from __future__ import annotations
@@ -74,6 +74,14 @@ def test_the_watch_probe_passes_a_watch_that_ends(garden: abuse.Garden) -> None:
     outcome = abuse.watch_ends(garden, "1")
     assert outcome.ok, outcome.observed
     assert outcome.observed.startswith("200, stream ended after 1.")
+
+
+def test_the_nesting_probe_passes_shallow_objects_and_cleans_up(garden: abuse.Garden) -> None:
+    outcome = abuse._deep_shoots(garden, (3, 4), (3, 4))
+    assert outcome.ok, outcome.observed
+    assert outcome.observed == "3 levels: create 201; 4 levels: create 201; LIST 200"
+    left = garden.member.raw("GET", f"/apis/{abuse.CORE}/v1beta1/namespaces/{abuse.PROJECT_NS}/shoots")
+    assert not abuse.lists(left, "deep-3") and not abuse.lists(left, "deep-4"), left.body[:300]
 
 
 class _TLSServer(threading.Thread):
