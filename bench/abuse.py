@@ -167,7 +167,9 @@ class Identity:
         try:
             r = self.http.request(method, self.url + path, body=body, headers=headers, timeout=timeout)
         except urllib3.exceptions.HTTPError as e:
-            return Answer(None, seconds=time.monotonic() - start, error=type(e).__name__)
+            reason = getattr(e, "reason", None) or e  # ProtocolError/MaxRetryError wrap the socket error
+            error = f"{type(e).__name__}: {str(reason)[:80]}"
+            return Answer(None, seconds=time.monotonic() - start, error=error)
         return Answer(r.status, r.data, r.headers.get("Content-Type", ""), time.monotonic() - start)
 
     def close(self) -> None:
@@ -932,9 +934,10 @@ def long_query_string(g: Garden) -> Outcome:
     got = g.member.raw("GET", path, timeout=g.sizes.answer_timeout)
     doc = got.json() if got.content_type.startswith("application/json") else None
     kind = doc.get("kind") if isinstance(doc, dict) else None
-    shown = f"{got.status} {got.content_type or 'no content type'}" + (
-        f" {kind}" if kind else f" {got.message[:60]!r}"
-    )
+    if got.status is None:
+        return Outcome(False, str(got))
+    shown = f"{got.status} {got.content_type or 'no content type'}"
+    shown += f" {kind}" if kind else f" {got.message[:60]!r}"
     return Outcome(kind in ("ConfigMapList", "Status"), shown)
 
 
