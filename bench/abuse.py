@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import json
 import os
 import re
@@ -314,53 +315,49 @@ class Garden:
         return ident
 
     def token(self, namespace: str, sa: str, seconds: int = 3600) -> str:
-        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest"}
-        body["spec"] = {"expirationSeconds": seconds}
+        body = k8s.AuthenticationV1TokenRequest(
+            spec=k8s.V1TokenRequestSpec(audiences=[], expiration_seconds=seconds)
+        )
         req = k8s.CoreV1Api(self.admin.api).create_namespaced_service_account_token(
             sa, namespace, body, _request_timeout=10
         )
+        assert req.status is not None and req.status.token
         return req.status.token
 
     def _setup(self) -> None:
         """The attackers: ServiceAccounts in ``abuse-users``, one a member of Project ``abuse``."""
         core, rbac = k8s.CoreV1Api(self.admin.api), k8s.RbacAuthorizationV1Api(self.admin.api)
-        _ensure(lambda: core.create_namespace({"metadata": {"name": USERS_NS}}, _request_timeout=10))
+        meta = k8s.V1ObjectMeta
+        _ensure(
+            lambda: core.create_namespace(k8s.V1Namespace(metadata=meta(name=USERS_NS)), _request_timeout=10)
+        )
         for sa in (MEMBER, ESCALATOR):
+            account = k8s.V1ServiceAccount(metadata=meta(name=sa))
             _ensure(
-                lambda sa=sa: core.create_namespaced_service_account(
-                    USERS_NS, {"metadata": {"name": sa}}, _request_timeout=10
+                functools.partial(
+                    core.create_namespaced_service_account, USERS_NS, account, _request_timeout=10
                 )
             )
         # The escalation probe's principal: create clusterroles and rolebindings, nothing else.
         role = f"abuse:{ESCALATOR}"
+        rule = k8s.V1PolicyRule(
+            api_groups=["rbac.authorization.k8s.io"],
+            resources=["clusterroles", "rolebindings"],
+            verbs=["create"],
+        )
         _ensure(
             lambda: rbac.create_cluster_role(
-                {
-                    "metadata": {"name": role},
-                    "rules": [
-                        {
-                            "apiGroups": ["rbac.authorization.k8s.io"],
-                            "resources": ["clusterroles", "rolebindings"],
-                            "verbs": ["create"],
-                        }
-                    ],
-                },
-                _request_timeout=10,
+                k8s.V1ClusterRole(metadata=meta(name=role), rules=[rule]), _request_timeout=10
             )
         )
-        subject = {"kind": "ServiceAccount", "name": ESCALATOR, "namespace": USERS_NS}
-        _ensure(
-            lambda: rbac.create_cluster_role_binding(
-                {
-                    "metadata": {"name": role},
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-                    "subjects": [subject],
-                },
-                _request_timeout=10,
-            )
+        binding = k8s.V1ClusterRoleBinding(
+            metadata=meta(name=role),
+            role_ref=k8s.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role),
+            subjects=[k8s.RbacV1Subject(kind="ServiceAccount", name=ESCALATOR, namespace=USERS_NS)],
         )
-        member = {"kind": "ServiceAccount", "name": MEMBER, "namespace": USERS_NS, "role": "admin"}
-        member["roles"] = ["serviceaccountmanager"]
+        _ensure(lambda: rbac.create_cluster_role_binding(binding, _request_timeout=10))
+        member: dict[str, Any] = {"kind": "ServiceAccount", "name": MEMBER, "namespace": USERS_NS}
+        member |= {"role": "admin", "roles": ["serviceaccountmanager"]}
         _ensure(
             lambda: k8s.CustomObjectsApi(self.admin.api).create_cluster_custom_object(
                 CORE,
@@ -416,7 +413,8 @@ class Garden:
         got = k8s.CoordinationV1Api(self.admin.api).read_namespaced_lease(
             LEASE[1], LEASE[0], _request_timeout=timeout
         )
-        return got.spec.holder_identity or "", got.spec.renew_time
+        spec = got.spec or k8s.V1LeaseSpec()
+        return spec.holder_identity or "", spec.renew_time
 
     def well(self, renewed_before: datetime | None) -> list[str]:
         """Problems with gcm after an attack: dead, not reconciling, lost or stale Lease."""
@@ -717,13 +715,11 @@ def aggregation_escalation(g: Garden) -> Outcome:
 
 
 def _review(g: Garden, token: str) -> bool | None:
+    review = k8s.V1TokenReview(spec=k8s.V1TokenReviewSpec(token=token))
     code, got = status_of(
-        lambda: k8s.AuthenticationV1Api(g.admin.api).create_token_review(
-            {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}},
-            _request_timeout=5,
-        )
+        lambda: k8s.AuthenticationV1Api(g.admin.api).create_token_review(review, _request_timeout=5)
     )
-    return bool(got.status.authenticated) if code == 200 else None
+    return bool(got.status and got.status.authenticated) if code == 200 else None
 
 
 def _bound_token(g: Garden, sa: str, kind: str, name: str, uid: str) -> Answer:
@@ -749,6 +745,7 @@ def _token_outlives(g: Garden, kind: str) -> Outcome:
     plural = f"{kind.lower()}s"
     ns_path = f"/api/v1/namespaces/{PROJECT_NS}"
     g.member.raw("POST", f"{ns_path}/serviceaccounts", {"metadata": {"name": sa}}, timeout=5)
+    obj: dict[str, Any]
     if kind == "Secret":
         obj = {"metadata": {"name": name}, "stringData": {"k": "v"}}
     else:  # members may not create Pods; the admin plays the workload
@@ -1174,7 +1171,7 @@ def run_attacks(g: Garden, attacks: list[Attack], out: Any = None) -> list[Resul
 
     for a in attacks:
         if not a.background:
-            report(_judge(g, a, lambda a=a: a.run(g)))
+            report(_judge(g, a, functools.partial(a.run, g)))
     for a in attacks:
         if a.background:
             generation, verdict = started[a.name]
