@@ -180,7 +180,8 @@ class _GuardedProtocol(RequestHandler):
         super().__init__(manager, **kwargs)
         self._guard = manager
         self._head_timer: asyncio.TimerHandle | None = None
-        self._head_bytes = 0
+        self._head_bytes = 0  # bytes of the head being read so far
+        self._head_tail = b""  # its last three bytes, where a CRLF CRLF may have begun
         # The body of the last request whose head was parsed: while it is unread, bytes are body bytes.
         self._body: StreamReader | None = None
         self._discarding = False
@@ -215,17 +216,24 @@ class _GuardedProtocol(RequestHandler):
         awaiting_head = self._body is None or self._body.is_eof()
         if awaiting_head and data and self._head_timer is None:
             self._arm_head_deadline()
+        if awaiting_head and self._head_bytes + len(data) > self._guard.limits.head_limit:
+            # Decided before parsing, so that a head over the bound never reaches a handler: it is
+            # over unless it ends (CRLF CRLF, possibly begun in the last chunk) within the bound.
+            seen = self._head_tail + data
+            end = seen.find(b"\r\n\r\n")
+            if end < 0 or self._head_bytes - len(self._head_tail) + end + 4 > self._guard.limits.head_limit:
+                self._refuse_head()
+                return
         parsed = self._request_count
         super().data_received(data)
         if self._request_count != parsed:  # a head is complete (possibly with more behind it)
             self._head_bytes = 0
+            self._head_tail = b""
             self._disarm_head_deadline()
             self._body = self._messages[-1][1] if self._messages else None
-            return
-        if awaiting_head:
+        elif awaiting_head:
             self._head_bytes += len(data)
-            if self._head_bytes > self._guard.limits.head_limit:
-                self._refuse_head()
+            self._head_tail = data[-3:]
 
     def _arm_head_deadline(self) -> None:
         if self._head_timer is not None:
