@@ -302,7 +302,7 @@ class _GuardedProtocol(RequestHandler):
                 f"the request line and headers exceed {self._guard.limits.max_header_bytes} bytes",
             )
         else:
-            code, text = 400, exc.message or "malformed HTTP request"
+            code, text = 400, " ".join((exc.message or "malformed HTTP request").split())
         log.debug("answering a malformed request", server=self._guard.name, code=code, error=text)
         content_type, body = self._guard.answer(code, text, None)
         response = web.Response(status=code, body=body, headers={"Content-Type": content_type})

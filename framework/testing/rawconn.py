@@ -55,7 +55,7 @@ def read_until_closed(sock: socket.socket, timeout: float = 10.0, limit: int = 1
             chunk = sock.recv(65536)
         except (ConnectionResetError, ssl.SSLError):
             return Closed(data, reset=True)
-        except (TimeoutError, socket.timeout) as error:
+        except TimeoutError as error:
             raise TimeoutError(f"the server kept the connection open; got {data[:200]!r}") from error
         if not chunk:
             return Closed(data, reset=False)

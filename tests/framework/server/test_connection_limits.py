@@ -59,8 +59,13 @@ def test_defaults_are_controller_runtimes() -> None:
 
 @pytest.mark.parametrize(
     "field, value",
-    [("idle_timeout", 0), ("read_header_timeout", -1), ("read_header_timeout", float("inf"))]
-    + [("max_header_bytes", 0), ("max_connections", 0)],
+    [
+        ("idle_timeout", 0),
+        ("read_header_timeout", -1),
+        ("read_header_timeout", float("inf")),
+        ("max_header_bytes", 0),
+        ("max_connections", 0),
+    ],
 )
 def test_limits_are_validated(field: str, value: float) -> None:
     with pytest.raises(ValueError, match=field):
@@ -121,7 +126,8 @@ def test_a_head_over_the_bound_gets_431(server: HTTPServer) -> None:
 
 def test_a_long_query_string_is_served(server: HTTPServer) -> None:
     with open_connection(server.port) as conn:
-        conn.sendall(b"GET /ping?q=" + b"x" * 70_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        query = b"x" * 70_000
+        conn.sendall(b"GET /ping?q=" + query + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         closed = read_until_closed(conn)
     assert closed.status == 200 and closed.body == b"pong\n"
 

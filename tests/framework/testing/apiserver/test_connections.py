@@ -61,7 +61,7 @@ def _status(closed: Closed) -> dict:
 
 def test_defaults_are_kube_apiservers() -> None:
     """secure_serving.go: IdleTimeout 90 s, ReadHeaderTimeout 32 s, MaxHeaderBytes 1 MiB."""
-    assert DEFAULT_LIMITS == ConnectionLimits(90.0, 32.0, 1 << 20, 1024)
+    assert ConnectionLimits(90.0, 32.0, 1 << 20, 1024) == DEFAULT_LIMITS
 
 
 def test_connection_without_a_request_is_closed_at_the_header_timeout(server: APIServer) -> None:
@@ -135,7 +135,9 @@ def test_a_head_just_under_the_bound_is_served(server: APIServer) -> None:
     ],
     ids=["request-line", "many-headers"],
 )
-def test_a_head_over_the_bound_gets_431_status(server: APIServer, extra_path: str, extra_headers: bytes) -> None:
+def test_a_head_over_the_bound_gets_431_status(
+    server: APIServer, extra_path: str, extra_headers: bytes
+) -> None:
     with _connect(server) as conn:
         conn.sendall(_get(server, "/version" + extra_path, extra_headers))
         closed = read_until_closed(conn)
