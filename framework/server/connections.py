@@ -48,7 +48,6 @@ __all__ = [
     "GuardedAppRunner",
     "GuardedServer",
     "GuardedSockSite",
-    "GuardedTCPSite",
     "plain_text_answer",
 ]
 
@@ -214,8 +213,6 @@ class _GuardedProtocol(RequestHandler):
         if self._discarding:
             return
         awaiting_head = self._body is None or self._body.is_eof()
-        if awaiting_head and data and self._head_timer is None:
-            self._arm_head_deadline()
         if awaiting_head and self._head_bytes + len(data) > self._guard.limits.head_limit:
             # Decided before parsing, so that a head over the bound never reaches a handler: it is
             # over unless it ends (CRLF CRLF, possibly begun in the last chunk) within the bound.
@@ -231,9 +228,12 @@ class _GuardedProtocol(RequestHandler):
             self._head_tail = b""
             self._disarm_head_deadline()
             self._body = self._messages[-1][1] if self._messages else None
-        elif awaiting_head:
+        elif awaiting_head and data:
+            # A head has begun and is not complete: its deadline runs from now (the same moment as its
+            # first byte's; a head that comes whole needs no timer).
             self._head_bytes += len(data)
             self._head_tail = data[-3:]
+            self._arm_head_deadline()
 
     def _arm_head_deadline(self) -> None:
         if self._head_timer is not None:
@@ -367,33 +367,5 @@ class GuardedSockSite(web.SockSite):
             sock=self._sock,
             ssl=tls,
             backlog=self._backlog,
-            ssl_handshake_timeout=self._handshake_timeout if tls else None,
-        )
-
-
-class GuardedTCPSite(web.TCPSite):
-    """aiohttp's site on a host and port, with a deadline for the TLS handshake (as
-    :class:`GuardedSockSite`)."""
-
-    def __init__(
-        self, runner: web.BaseRunner, host: str, port: int, *, handshake_timeout: float, **kwargs: Any
-    ):
-        super().__init__(runner, host, port, **kwargs)
-        self._handshake_timeout = handshake_timeout
-
-    async def start(self) -> None:
-        await web.BaseSite.start(self)
-        server = self._runner.server
-        assert server is not None
-        loop = asyncio.get_running_loop()
-        tls = self._ssl_context
-        self._server = await loop.create_server(
-            server,
-            self._host,
-            self._port,
-            ssl=tls,
-            backlog=self._backlog,
-            reuse_address=self._reuse_address,
-            reuse_port=self._reuse_port,
             ssl_handshake_timeout=self._handshake_timeout if tls else None,
         )

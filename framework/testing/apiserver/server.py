@@ -21,7 +21,8 @@ import yaml
 from aiohttp import web
 
 from framework import certs
-from framework.server.connections import ConnectionLimits, GuardedAppRunner, GuardedTCPSite
+from framework.server.address import bind_socket
+from framework.server.connections import ConnectionLimits, GuardedAppRunner, GuardedSockSite
 
 from . import allocators, gardener
 from .accounting import RequestAccounting, RequestKey
@@ -310,20 +311,17 @@ class APIServer:
             # Client certificates are optional and, when sent, must be signed by our CA (22-1).
             ctx.verify_mode = ssl.CERT_OPTIONAL
             ctx.load_verify_locations(cafile=str(self.ca_path))
+        sock = bind_socket(self.host, self.port)
+        self.port = sock.getsockname()[1]
         # Go gives the TLS handshake the header time (net/http's tlsHandshakeTimeout).
-        site = GuardedTCPSite(
-            self._runner,
-            self.host,
-            self.port,
-            ssl_context=ctx,
-            reuse_address=True,
-            handshake_timeout=self.connection_limits.read_header_timeout,
+        site = GuardedSockSite(
+            self._runner, sock, ssl_context=ctx, handshake_timeout=self.connection_limits.read_header_timeout
         )
-        await site.start()
-        # aiohttp types _server as asyncio.AbstractServer; it is the asyncio.Server that has sockets.
-        sockets = site._server.sockets if site._server else []  # type: ignore[attr-defined]
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        try:
+            await site.start()
+        except BaseException:
+            sock.close()
+            raise
 
     async def _stop_site(self) -> None:
         self.handler.drop_watches()
