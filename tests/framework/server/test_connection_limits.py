@@ -7,6 +7,7 @@ Deadlines are short (0.5 s); waiting for the server to close uses a generous cli
 from __future__ import annotations
 
 import select
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -130,6 +131,22 @@ def test_a_long_query_string_is_served(server: HTTPServer) -> None:
         conn.sendall(b"GET /ping?q=" + query + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         closed = read_until_closed(conn)
     assert closed.status == 200 and closed.body == b"pong\n"
+
+
+def test_a_body_over_the_head_bound_is_not_a_head(server: HTTPServer) -> None:
+    """The head bound is for the head: a 2 MiB body after a small head is read whole, even if it
+    arrives after the header deadline."""
+    server.route("/size", lambda r: Response.text(str(len(r.read_body()))))
+    body = b"b" * (1 << 21)
+    with open_connection(server.port) as conn:
+        conn.sendall(
+            b"POST /size HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+            % len(body)
+        )
+        time.sleep(4 * SHORT.read_header_timeout)  # well past the head deadline
+        conn.sendall(body)
+        closed = read_until_closed(conn)
+    assert closed.status == 200 and closed.body == str(len(body)).encode()
 
 
 def test_a_malformed_head_gets_a_plain_400(server: HTTPServer) -> None:

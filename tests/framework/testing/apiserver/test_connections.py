@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import select
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -107,6 +108,37 @@ def test_idle_connection_is_closed_after_its_request(server: APIServer) -> None:
         closed = read_until_closed(idle)
     assert closed.status == 200 and b"gitVersion" in closed.body
     assert closed.data.count(b"HTTP/1.1 ") == 1
+
+
+def test_a_tls_handshake_never_begun_is_cut(server: APIServer) -> None:
+    """Go gives the TLS handshake the header time: a client that connects and says nothing is closed."""
+    with open_connection(server.port) as plain:  # TCP only: no ClientHello is ever sent
+        assert _served(server)
+        closed = read_until_closed(plain)
+    assert closed.data == b""
+
+
+def test_pipelined_requests_are_all_served(server: APIServer) -> None:
+    with _connect(server) as conn:
+        conn.sendall(_get(server, "/version") + _get(server, "/healthz", b"Connection: close\r\n"))
+        closed = read_until_closed(conn)
+    assert closed.data.count(b"HTTP/1.1 200 OK\r\n") == 2
+    assert closed.data.endswith(b"ok")
+
+
+def test_a_slow_body_is_not_cut_by_the_header_timeout(server: APIServer) -> None:
+    """ReadHeaderTimeout ends with the head (kube-apiserver sets no ReadTimeout): a body may come later."""
+    body = json.dumps({"metadata": {"name": "slow-body"}, "data": {"k": "v"}}).encode()
+    extra = f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n"
+    with _connect(server) as conn:
+        conn.sendall(
+            _get(server, "/api/v1/namespaces/default/configmaps", extra.encode()).replace(b"GET", b"POST", 1)
+        )
+        time.sleep(4 * SHORT.read_header_timeout)  # well past the head deadline
+        conn.sendall(body)
+        closed = read_until_closed(conn)
+    assert closed.status == 201
+    assert json.loads(closed.body)["metadata"]["name"] == "slow-body"
 
 
 def test_a_70kb_query_string_is_served(server: APIServer) -> None:
