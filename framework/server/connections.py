@@ -23,7 +23,11 @@ has the same defaults. What aiohttp gives and what is built here:
   a server keeps at most ``max_connections``; a connection accepted beyond that is answered once, on
   its first request, with the server's ``refusal_status`` (with ``Retry-After: 1``) and closed, so it
   holds its descriptor at most for one header time. A TLS connection counts from the end of its
-  handshake; the handshake has its own deadline (the sites below).
+  handshake; the handshake has its own deadline (:class:`GuardedSockSite`).
+
+The protocol reads a few of aiohttp's private attributes (the parsed-request count and queue, the
+keep-alive close time); ``tests/framework/server/test_connection_limits.py`` and the API server's
+``test_connections.py`` fail if an aiohttp upgrade changes them.
 """
 
 from __future__ import annotations
