@@ -265,19 +265,8 @@ class APIServer:
             for obj in objs:
                 if self.storage.get(rt.storage, ("", obj["metadata"]["name"])) is None:
                     self.api.create(rt, None, obj)
-        await self._settle_controllers()
         await self._start_site()
         self._kubernetes_service()
-
-    async def _settle_controllers(self, timeout: float = 5.0) -> None:
-        """Let the in-process controllers finish what startup gave them (the system namespaces'
-        ServiceAccounts and ``kube-root-ca.crt``, aggregated ClusterRoles) before serving: as
-        kube-apiserver is ready only after its post-start hooks, a client's first request finds them
-        done. Bounded: a controller that keeps failing does not hold the server back."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while any(q.pending for q in self.controllers.queues) and loop.time() < deadline:
-            await asyncio.sleep(0)
 
     def _kubernetes_service(self) -> None:
         """``default/kubernetes``, the Service kube-apiserver keeps for itself (its first cluster IP)."""
@@ -300,7 +289,18 @@ class APIServer:
             },
         )
 
+    async def _settle_controllers(self, timeout: float = 5.0) -> None:
+        """Let the in-process controllers finish what startup gave them (the system namespaces'
+        ServiceAccounts and ``kube-root-ca.crt``, aggregated ClusterRoles) before serving: as
+        kube-apiserver is ready only after its post-start hooks, a client's first request finds them
+        done. Bounded: a controller that keeps failing does not hold the server back."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while any(q.pending for q in self.controllers.queues) and loop.time() < deadline:
+            await asyncio.sleep(0)
+
     async def _start_site(self) -> None:
+        await self._settle_controllers()
         app = web.Application(client_max_size=4 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self.handler.handle)
         # handler_cancellation: a client that disconnects cancels its handler, releasing watches (15-10).
