@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import structlog
 
-from framework.server import HTTPServer, Request, Response, parse_bind_address
+from framework.server import ConnectionLimits, HTTPServer, Request, Response, parse_bind_address
 
 __all__ = ["Checker", "Checks", "HealthProbeServer", "ping", "run_check"]
 
@@ -114,12 +114,17 @@ class HealthProbeServer(HTTPServer):
     """Plain-HTTP server for ``/healthz`` and ``/readyz`` on a controller-runtime style bind address."""
 
     def __init__(
-        self, bind_address: str = ":8081", *, name: str = "health-probe-server", shutdown_timeout: float = 5.0
+        self,
+        bind_address: str = ":8081",
+        *,
+        name: str = "health-probe-server",
+        shutdown_timeout: float = 5.0,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         parsed = parse_bind_address(bind_address)
         if parsed is None:
             raise ValueError(f"health probe bind address {bind_address!r} disables the server")
-        super().__init__(*parsed, name=name, shutdown_timeout=shutdown_timeout)
+        super().__init__(*parsed, name=name, shutdown_timeout=shutdown_timeout, limits=limits)
         self.healthz = Checks("healthz")
         self.readyz = Checks("readyz")
         for checks in (self.healthz, self.readyz):

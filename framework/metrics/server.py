@@ -7,7 +7,7 @@ import gzip
 from prometheus_client import REGISTRY, CollectorRegistry
 from prometheus_client.exposition import choose_encoder
 
-from framework.server import HTTPServer, Request, Response, RouteHandler, parse_bind_address
+from framework.server import ConnectionLimits, HTTPServer, Request, Response, RouteHandler, parse_bind_address
 
 __all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler"]
 
@@ -48,10 +48,11 @@ class MetricsServer(HTTPServer):
         path: str = "/metrics",
         name: str = "metrics-server",
         shutdown_timeout: float = 5.0,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         parsed = parse_bind_address(bind_address)
         if parsed is None:
             raise ValueError(f"metrics bind address {bind_address!r} disables the server")
-        super().__init__(*parsed, name=name, shutdown_timeout=shutdown_timeout)
+        super().__init__(*parsed, name=name, shutdown_timeout=shutdown_timeout, limits=limits)
         self.registry = REGISTRY if registry is None else registry
         self.route(path, metrics_handler(self.registry))

@@ -15,6 +15,10 @@ controller-runtime's servers:
   returns False when something outlived the bound. A server is single-use.
 - TLS (``ssl_context()`` in a subclass) picks the context per handshake (``select_context()``), so a
   rotated certificate reaches new connections without dropping existing ones.
+- Connections have controller-runtime's deadlines (idle 90 s, request head 32 s), a 1 MiB head and a
+  bound on how many are open (``limits``; see :mod:`framework.server.connections`): a slow or idle
+  client is closed, a head too large is answered 431 and a connection over the bound 503, all in
+  Go's plain-text words.
 
 Each server has its own loop thread (named after the server): servers start and stop independently,
 and a stop that waits for one server's handlers never delays another's requests.
@@ -39,6 +43,7 @@ from aiohttp import HttpVersion11, web
 from multidict import CIMultiDictProxy
 
 from framework.server.address import BindError, bind_socket
+from framework.server.connections import ConnectionLimits, GuardedServer, GuardedSockSite
 from framework.server.pool import WorkerPool
 
 __all__ = ["BodyTooLarge", "HTTPServer", "Request", "Response", "RouteHandler"]
@@ -47,6 +52,10 @@ log = structlog.get_logger("framework.server")
 
 _READ_CHUNK = 64 * 1024
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+
+# controller-runtime's deadlines and head size (pkg/internal/httpserver); the connection bound is ours:
+# metrics scrapes, probes and the API server's webhook calls need a few connections each.
+DEFAULT_LIMITS = ConnectionLimits(max_connections=256)
 
 
 class BodyTooLarge(Exception):
@@ -137,35 +146,13 @@ _NOT_FOUND = Response(404, b"404 page not found\n")
 _INTERNAL_ERROR = Response(500, b"Internal Server Error\n")
 
 
-class _Site(web.SockSite):
-    """aiohttp's socket site with a TLS handshake timeout (a client that never finishes its handshake
-    holds a connection only that long)."""
-
-    def __init__(self, runner: web.BaseRunner, sock: Any, *, handshake_timeout: float, **kwargs: Any) -> None:
-        super().__init__(runner, sock, **kwargs)
-        self._handshake_timeout = handshake_timeout
-
-    async def start(self) -> None:
-        await web.BaseSite.start(self)
-        server = self._runner.server
-        assert server is not None
-        loop = asyncio.get_running_loop()
-        tls = self._ssl_context
-        self._server = await loop.create_server(
-            server,
-            sock=self._sock,
-            ssl=tls,
-            backlog=self._backlog,
-            ssl_handshake_timeout=self._handshake_timeout if tls else None,
-        )
-
-
 class HTTPServer:
     """HTTP server with routes; see the module docstring. Subclasses add TLS and routes.
 
     ``max_workers`` bounds the handler threads (requests beyond it wait for a free thread);
-    ``idle_timeout`` closes keep-alive connections idle that long; ``handshake_timeout`` bounds a TLS
-    handshake.
+    ``limits`` sets the idle and header deadlines, the head size and the bound on open connections
+    (:class:`~framework.server.connections.ConnectionLimits`; default: controller-runtime's deadlines
+    and at most 256 connections); ``handshake_timeout`` bounds a TLS handshake.
     """
 
     scheme = "http"
@@ -177,7 +164,7 @@ class HTTPServer:
         *,
         name: str = "http-server",
         shutdown_timeout: float = 30.0,
-        idle_timeout: float = 120.0,
+        limits: ConnectionLimits | None = None,
         handshake_timeout: float = 10.0,
         max_workers: int = 16,
     ) -> None:
@@ -185,7 +172,7 @@ class HTTPServer:
         self.shutdown_timeout = shutdown_timeout
         self._host = host
         self._requested_port = port
-        self._idle_timeout = idle_timeout
+        self.limits = DEFAULT_LIMITS if limits is None else limits
         self._handshake_timeout = handshake_timeout
         self._max_workers = max_workers
         self._routes: dict[str, RouteHandler] = {}
@@ -301,10 +288,10 @@ class HTTPServer:
             loop.close()
 
     async def _start_site(self, sock: Any) -> None:
-        server = web.Server(self._handle, access_log=None, keepalive_timeout=self._idle_timeout)
+        server = GuardedServer(self._handle, name=self.name, limits=self.limits, access_log=None)
         self._runner = web.ServerRunner(server, shutdown_timeout=self.shutdown_timeout)
         await self._runner.setup()
-        site = _Site(
+        site = GuardedSockSite(
             self._runner, sock, ssl_context=self.ssl_context(), handshake_timeout=self._handshake_timeout
         )
         await site.start()

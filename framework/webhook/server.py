@@ -18,7 +18,7 @@ import orjson
 import structlog
 from prometheus_client import CollectorRegistry
 
-from framework.server import BodyTooLarge, HTTPServer, Request, Response, RouteHandler
+from framework.server import BodyTooLarge, ConnectionLimits, HTTPServer, Request, Response, RouteHandler
 from framework.webhook.admission import (
     MAX_REQUEST_SIZE,
     V1,
@@ -62,9 +62,15 @@ class WebhookServer(HTTPServer):
         name: str = "webhook-server",
         handshake_timeout: float = 10.0,
         shutdown_timeout: float = 30.0,
+        limits: ConnectionLimits | None = None,
     ) -> None:
         super().__init__(
-            host, port, name=name, shutdown_timeout=shutdown_timeout, handshake_timeout=handshake_timeout
+            host,
+            port,
+            name=name,
+            shutdown_timeout=shutdown_timeout,
+            handshake_timeout=handshake_timeout,
+            limits=limits,
         )
         self.cert_dir = Path(DEFAULT_CERT_DIR if cert_dir is None else cert_dir)
         self.certs = CertWatcher(self.cert_dir / cert_name, self.cert_dir / key_name, registry=registry)

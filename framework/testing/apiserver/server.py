@@ -21,6 +21,8 @@ import yaml
 from aiohttp import web
 
 from framework import certs
+from framework.server.address import bind_socket
+from framework.server.connections import ConnectionLimits, GuardedAppRunner, GuardedSockSite
 
 from . import allocators, gardener, tokens
 from .accounting import RequestAccounting, RequestKey
@@ -34,6 +36,7 @@ from .auth import (
 )
 from .bootstrap_policy import bootstrap_policy, reconcile
 from .builtin_admission import admit
+from .connections import DEFAULT_LIMITS, REFUSAL_STATUS, status_answer
 from .controllers import CRD_STORAGE, Controllers
 from .crd_install import install_crds
 from .errors import StatusError
@@ -79,6 +82,7 @@ class APIServer:
         gardener_admission: bool = False,
         fault_injection: bool = False,
         request_log: str | os.PathLike | None = None,
+        connection_limits: ConnectionLimits | None = None,
     ) -> None:
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
@@ -92,6 +96,8 @@ class APIServer:
         self.min_request_timeout = min_request_timeout
         self.watch_buffer = watch_buffer
         self.future_rv_wait = future_rv_wait
+        # Idle and request-head deadlines, head size and open connections (connections.py).
+        self.connection_limits = DEFAULT_LIMITS if connection_limits is None else connection_limits
         # With a data directory objects, tokens and certificates survive restarts (and kill -9);
         # without one everything lives in memory, and certificates and kubeconfigs in ``files_dir``
         # (default: a new temporary directory), removed on stop.
@@ -146,7 +152,7 @@ class APIServer:
         self.request_log = RequestLog(request_log) if request_log is not None else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._runner: web.AppRunner | None = None
+        self._runner: GuardedAppRunner | None = None
         self._started = False
 
     # -- durable state (data_dir) ---------------------------------------------------------------------
@@ -286,11 +292,31 @@ class APIServer:
             },
         )
 
+    async def _settle_controllers(self, timeout: float = 5.0) -> None:
+        """Let the in-process controllers finish what startup gave them (the system namespaces'
+        ServiceAccounts and ``kube-root-ca.crt``, aggregated ClusterRoles) before serving: as
+        kube-apiserver is ready only after its post-start hooks, a client's first request finds them
+        done. Bounded: a controller that keeps failing does not hold the server back."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while any(q.pending for q in self.controllers.queues) and loop.time() < deadline:
+            await asyncio.sleep(0)
+
     async def _start_site(self) -> None:
+        await self._settle_controllers()
         app = web.Application(client_max_size=4 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self.handler.handle)
         # handler_cancellation: a client that disconnects cancels its handler, releasing watches (15-10).
-        self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=1.0)
+        self._runner = GuardedAppRunner(
+            app,
+            name="apiserver",
+            limits=self.connection_limits,
+            answer=status_answer,
+            refusal_status=REFUSAL_STATUS,
+            handler_cancellation=True,
+            access_log=None,
+            shutdown_timeout=1.0,
+        )
         await self._runner.setup()
         ctx = None
         if self.scheme == "https":
@@ -299,12 +325,17 @@ class APIServer:
             # Client certificates are optional and, when sent, must be signed by our CA (22-1).
             ctx.verify_mode = ssl.CERT_OPTIONAL
             ctx.load_verify_locations(cafile=str(self.ca_path))
-        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx, reuse_address=True)
-        await site.start()
-        # aiohttp types _server as asyncio.AbstractServer; it is the asyncio.Server that has sockets.
-        sockets = site._server.sockets if site._server else []  # type: ignore[attr-defined]
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        sock = bind_socket(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        # Go gives the TLS handshake the header time (net/http's tlsHandshakeTimeout).
+        site = GuardedSockSite(
+            self._runner, sock, ssl_context=ctx, handshake_timeout=self.connection_limits.read_header_timeout
+        )
+        try:
+            await site.start()
+        except BaseException:
+            sock.close()
+            raise
 
     async def _stop_site(self) -> None:
         self.handler.drop_watches()
