@@ -183,10 +183,12 @@ def piece_allows(piece: tuple, verb: str, group: str, resource: str, namespace: 
     )
 
 
-def gcm_pieces() -> list[tuple]:
-    """Every piece of gcm's ClusterRole (any namespace) and Roles (their namespace) in manifests/deploy."""
+def gcm_pieces(*directories: Path) -> list[tuple]:
+    """Every piece of gcm's ClusterRoles (any namespace) and Roles (their namespace) in ``directories``
+    (default: manifests/deploy)."""
     pieces = []
-    for doc in embedded.load_documents(DEPLOY):
+    docs = [d for directory in directories or (DEPLOY,) for d in embedded.load_documents(directory)]
+    for doc in docs:
         if doc["kind"] == "ClusterRole":
             pieces += rule_pieces(doc["rules"], "")
         elif doc["kind"] == "Role":
@@ -194,7 +196,7 @@ def gcm_pieces() -> list[tuple]:
     return pieces
 
 
-def implied_checks(admin: Client, written: list[dict], roles: dict[str, dict]) -> list[tuple]:
+def implied_checks(written: list[dict], roles: dict[str, dict], pieces: list[tuple]) -> list[tuple]:
     """What kube-apiserver authorizes beyond the request for objects gcm wrote: (verb, group, resource,
     namespace, name) of the escalation, bind and owner-reference checks (see the module docstring)."""
     checks = []
@@ -205,12 +207,17 @@ def implied_checks(admin: Client, written: list[dict], roles: dict[str, dict]) -
             if ref.get("blockOwnerDeletion"):
                 group = ref["apiVersion"].rpartition("/")[0]
                 checks.append(("update", group, f"{ref['kind'].lower()}s/finalizers", "", ref["name"]))
+        if obj["kind"] == "ClusterRole" and obj.get("aggregationRule"):
+            # Only a requester with `escalate` (authorized without a name: a create names nothing) or
+            # full authority may write an aggregationRule.
+            checks.append(("escalate", RBAC_GROUP, "clusterroles", "", ""))
+            continue
         if obj["kind"] == "ClusterRole":
             rules = obj.get("rules") or []
         elif obj["kind"] in ("ClusterRoleBinding", "RoleBinding"):
             ref = obj["roleRef"]
             bind = ("bind", RBAC_GROUP, "clusterroles", ns, ref["name"])
-            if any(piece_allows(p, *bind) for p in gcm_pieces()):
+            if any(piece_allows(p, *bind) for p in pieces):
                 checks.append(bind)
                 continue
             rules = (roles.get(ref["name"]) or {}).get("rules") or []
@@ -446,18 +453,62 @@ def test_gcm_rbac_is_what_gcm_uses(garden):
     denied = sorted({r for r in records if not r.allowed})
     assert denied == [], "gcm's ServiceAccount was refused"
 
-    pieces = gcm_pieces()
+    assert_uses_every_piece(garden, written, records, gcm_pieces())
+
+
+def assert_uses_every_piece(
+    g: Garden, written: list[dict], records: list, pieces: list[tuple], required: list[tuple] | None = None
+) -> None:
+    """Every piece of ``required`` (default: all ``pieces``) is used by a recorded request or an implied
+    check; every implied check is allowed by ``pieces``."""
     used: set[tuple] = set()
     for r in records:
         resource = f"{r.resource}/{r.subresource}" if r.subresource else r.resource
         used.update(p for p in pieces if piece_allows(p, r.verb, r.group, resource, r.namespace, r.name))
-    roles = {r["metadata"]["name"]: r for r in garden.admin.list(RBAC, "ClusterRole")["items"]}
+    roles = {r["metadata"]["name"]: r for r in g.admin.list(RBAC, "ClusterRole")["items"]}
     roles |= {
         o["metadata"]["name"]: o for o in written if o["kind"] == "ClusterRole"
     }  # deleted with Projects
-    for check in implied_checks(garden.admin, written, roles):
+    for check in implied_checks(written, roles, pieces):
         matching = [p for p in pieces if piece_allows(p, *check)]
         assert matching, f"kube-apiserver would refuse gcm {check}"
         used.update(matching)
-    unused = [p for p in pieces if p not in used]
+    unused = [p for p in (pieces if required is None else required) if p not in used]
     assert unused == [], f"granted but never used: {unused}"
+
+
+def test_extension_roles_opt_in(tmp_path):
+    """With manifests/extension-roles and controllers.project.extensionRoles: true, extension roles are
+    written as Gardener writes them, and the opt-in's two grants are used; the price (docs/rbac.md) is
+    asserted too: gcm's ServiceAccount may then bind cluster-admin."""
+    g = Garden(tmp_path, deploy_config(extensionRoles=True))
+    try:
+        g.namespace("garden-ext", "ext", SKIP_STALE)
+        g.start()
+        members = [user("erin", role="extension:ops"), user("frank", roles=["viewer", "extension:audit"])]
+        spec = {"namespace": "garden-ext", "members": members}
+        g.admin.create({"apiVersion": CORE, "kind": "Project", "metadata": {"name": "ext"}, "spec": spec})
+        g.wait_ready("ext")
+        for role in ("ops", "audit"):
+            name = f"gardener.cloud:extension:project:ext:{role}"
+            selector = g.admin.get(RBAC, "ClusterRole", name)["aggregationRule"]["clusterRoleSelectors"]
+            assert selector == [{"matchLabels": {"rbac.gardener.cloud/aggregate-to-extension-role": role}}]
+            assert g.admin.get(RBAC, "RoleBinding", name, "garden-ext")["roleRef"]["name"] == name
+        assert not g.events("ExtensionRolesDisabled")
+        written = objects_gcm_owns(g.admin)
+        risk = {
+            "apiVersion": RBAC,
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "gcm-escalation"},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": embedded.SERVICE_ACCOUNT, "namespace": "garden"}],
+        }
+        assert g.gcm.create(risk, dry_run=True)["roleRef"]["name"] == "cluster-admin"
+        g.stop_gcm()
+        records = g.server.recorded_requests(GCM_USER)
+        assert sorted({r for r in records if not r.allowed}) == []
+        opt_in = gcm_pieces(ROOT / "manifests" / "extension-roles")
+        # escalate and bind are used by the implied checks of the extension objects
+        assert_uses_every_piece(g, written, records, gcm_pieces() + opt_in, required=opt_in)
+    finally:
+        g.close()
