@@ -130,7 +130,7 @@ def start(
     data_dir: str | os.PathLike | None = None,
     ephemeral: bool = False,
     gardener_admission: bool = False,
-    extension_roles: bool = True,
+    extension_roles: bool = False,
 ) -> Embedded:
     """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm.
 
