@@ -97,6 +97,10 @@ class Garden:
         self.thread = threading.Thread(target=self.mgr.start, name="gcm-manager", daemon=True)
         self.thread.start()
         eventually(self.mgr.is_leader, TIMEOUT, message="gcm leads")
+        secret_informers = [
+            k for k in self.mgr.cache.factory.informers() if k.kind in ("Secret", "InternalSecret")
+        ]
+        assert secret_informers and all(k.metadata_only for k in secret_informers), secret_informers
 
     def stop_gcm(self) -> None:
         """Stop gcm; its watches end, and a watch is recorded when it ends."""
