@@ -427,6 +427,11 @@ def test_deploy_renders_with_consistent_references(rendered_deploy):
     assert election["resourceNamespace"] == role["metadata"]["namespace"] == GCM_NS
     assert any(election["resourceName"] in (r.get("resourceNames") or []) for r in role["rules"])
     assert "event" in config["controllers"]  # the Event controller is on, and RBAC covers it
+    # extension roles need manifests/extension-roles (cluster-admin equivalent): off in the deploy
+    assert config["controllers"]["project"]["extensionRoles"] is False
+    rules = [r for (k, _), o in objs.items() if k in ("ClusterRole", "Role") for r in o["rules"]]
+    assert not [r for r in rules if "escalate" in r["verbs"] or "*" in r["verbs"]]
+    assert all(r.get("resourceNames") for r in rules if "bind" in r["verbs"])
 
     # Service → pods, webhook → Service.
     svc = objs["Service", GCM_SA]
