@@ -598,28 +598,19 @@ DENIED = [
     ("impersonate", "", "users", "", "", "admin"),
     # least privilege (issue 31): no escalate, bind only on the three global project roles, only the
     # verbs gcm's requests use (tests/gcm/e2e/test_rbac_usage.py)
-    ("escalate", "rbac.authorization.k8s.io", "clusterroles", "", "", ""),
-    ("escalate", "rbac.authorization.k8s.io", "clusterroles", "", "", "gardener.cloud:system:project:dev"),
-    (
-        "escalate",
-        "rbac.authorization.k8s.io",
-        "clusterroles",
-        "",
-        "",
-        "gardener.cloud:system:controller-manager",
-    ),
-    ("bind", "rbac.authorization.k8s.io", "clusterroles", "", "", "cluster-admin"),
-    ("bind", "rbac.authorization.k8s.io", "clusterroles", "", "kube-system", "admin"),
-    ("bind", "rbac.authorization.k8s.io", "clusterroles", "", "", "gardener.cloud:system:project:dev"),
-    ("bind", "rbac.authorization.k8s.io", "clusterroles", "", "", "gardener.cloud:system:controller-manager"),
-    (
-        "update",
-        "rbac.authorization.k8s.io",
-        "clusterroles",
-        "",
-        "",
-        "gardener.cloud:system:controller-manager",
-    ),
+    *[
+        (verb, "rbac.authorization.k8s.io", "clusterroles", "", ns, name)
+        for verb, ns, name in (
+            ("escalate", "", ""),
+            ("escalate", "", "gardener.cloud:system:project:dev"),
+            ("escalate", "", "gardener.cloud:system:controller-manager"),
+            ("bind", "", "cluster-admin"),
+            ("bind", "kube-system", "admin"),
+            ("bind", "", "gardener.cloud:system:project:dev"),
+            ("bind", "", "gardener.cloud:system:controller-manager"),
+            ("update", "", "gardener.cloud:system:controller-manager"),
+        )
+    ],
     ("update", CORE, "projects", "status", "", "dev"),
     ("patch", "", "namespaces", "", "", "garden-dev"),
     ("update", "", "resourcequotas", "", "garden-dev", "gardener"),
@@ -693,7 +684,9 @@ def test_sa_cannot_escalate(gcm_cluster, gcm_sa):
     assert not_held in _forbidden(lambda: rbac.create_cluster_role_binding(crb))
     for ns, role in (("kube-system", "cluster-admin"), ("kube-system", "admin"), ("default", "edit")):
         rb = {"metadata": {"name": "gcm-escalation"}, "roleRef": _role_ref(role), "subjects": [SA_SUBJECT]}
-        assert not_held in _forbidden(lambda: rbac.create_namespaced_role_binding(ns, rb, dry_run="All"))
+        assert not_held in _forbidden(
+            lambda ns=ns, rb=rb: rbac.create_namespaced_role_binding(ns, rb, dry_run="All")
+        )
     # its own ClusterRole: not to */*/*, not even one verb more (escalate); no new role with */*/*
     own = "gardener.cloud:system:controller-manager"
     before = client.RbacAuthorizationV1Api(admin).read_cluster_role(own).rules
