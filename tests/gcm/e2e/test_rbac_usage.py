@@ -13,7 +13,9 @@ request itself does not show, and the test counts them from the objects gcm wrot
 - OwnerReferencesPermissionEnforcement (not implemented by the test server): an owner reference with
   ``blockOwnerDeletion: true`` needs ``update`` on the owner's ``finalizers`` subresource.
 
-The second test proves what the design promises gcm's ServiceAccount cannot do.
+The second test runs extension roles with the opt-in grants of ``manifests/extension-roles`` and checks
+those grants the same way. What the ServiceAccount must not be able to do is asserted in
+``tests/gcm/manifests/test_manifests.py`` (``test_sa_cannot_escalate``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,6 @@ CORE = "core.gardener.cloud/v1beta1"
 RBAC = "rbac.authorization.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 EVENTS = "events.k8s.io/v1"
-CLUSTER_ROLE = "gardener.cloud:system:controller-manager"
 PROJECT_LABELS = {"gardener.cloud/role": "project"}
 SKIP_STALE = {"project.gardener.cloud/skip-stale-check": "true"}
 KEEP = {"namespace.gardener.cloud/keep-after-project-deletion": "true"}
