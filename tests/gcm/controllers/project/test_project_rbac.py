@@ -403,3 +403,22 @@ def test_deploy_collects_every_error(live):
 def test_rbac_needs_namespace():
     with pytest.raises(ValueError):
         ProjectRBAC(None, {"metadata": {"name": "p", "uid": "u"}, "spec": {}})
+
+
+def test_extension_roles_off_writes_none_and_removes_leftovers(live):
+    """controllers.project.extensionRoles: false (docs/rbac.md): the 11 standard objects only, and the
+    extension objects written while it was on are deleted although a member still uses the role."""
+    _, client, project = live
+    ProjectRBAC(client, project).deploy()
+    selector = "gardener.cloud/role=extension-project-role,project.gardener.cloud/name=foobar"
+    assert _names(client, "ClusterRole", None, selector) == {"gardener.cloud:extension:project:foobar:foo"}
+    off = ProjectRBAC(client, project, extension_roles=False)
+    off.deploy()
+    off.delete_stale_extension_roles()
+    assert _names(client, "ClusterRole", None, selector) == set()
+    assert _names(client, "RoleBinding", "garden-foobar", selector) == set()
+    assert len(_names(client, "RoleBinding", "garden-foobar")) == 3
+    assert {n for n in _names(client, "ClusterRole") if n.endswith(":foobar")} == {
+        f"gardener.cloud:system:{role}:foobar"
+        for role in ("project", "project-uam", "project-member", "project-viewer")
+    }
