@@ -47,8 +47,8 @@ class RequestRecord(NamedTuple):
 
     ``name`` is the URL's: empty for a create (POST to the collection) and for collection requests, as
     in kube-apiserver's RequestInfo (a list whose field selector pins ``metadata.name`` is authorized
-    with that name, but recorded without it); ``code`` is 0 for a request the client gave up before its answer (a
-    watch it closed); ``allowed`` is False only for a 403.
+    with that name, but recorded without it); ``code`` is 0 for a request the client gave up before
+    its answer (a watch it closed); ``allowed`` is False only for a 403.
     """
 
     user: str
