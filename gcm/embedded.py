@@ -31,7 +31,7 @@ from typing import Any
 import structlog
 import yaml
 
-from framework.client import AlreadyExists, Client
+from framework.client import AlreadyExists, Client, NotFound
 from framework.testing import APIServer
 from framework.testing.apiserver.persistence import (
     LOCK_NAME,
@@ -130,8 +130,13 @@ def start(
     data_dir: str | os.PathLike | None = None,
     ephemeral: bool = False,
     gardener_admission: bool = False,
+    extension_roles: bool = False,
 ) -> Embedded:
     """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm.
+
+    ``extension_roles`` (``controllers.project.extensionRoles``): also grant gcm the opt-in RBAC of
+    ``manifests/extension-roles`` (equivalent to cluster-admin, docs/rbac.md); without it those objects
+    are removed, should an earlier run in the same data directory have created them.
 
     ``data_dir`` defaults to ``data`` next to the admin kubeconfig (the CLI passes ``.gcm/data``).
     ``gardener_admission``: the Gardener API server's Project and Shoot rules (createdBy, owner,
@@ -179,6 +184,15 @@ def start(
         for obj in load_documents(manifests / "deploy"):
             if obj["kind"] in IDENTITY_KINDS:
                 apply(admin, obj)
+        for obj in load_documents(manifests / "extension-roles"):
+            if extension_roles:
+                apply(admin, obj)
+            else:
+                meta = obj["metadata"]
+                try:
+                    admin.delete(obj["apiVersion"], obj["kind"], meta["name"], meta.get("namespace"))
+                except NotFound:
+                    pass
         token = admin.request(
             "POST",
             f"/api/v1/namespaces/{NAMESPACE}/serviceaccounts/{SERVICE_ACCOUNT}/token",

@@ -96,3 +96,5 @@ PROJECT_EVENT_NAMESPACE_RECONCILE_SUCCESSFUL = "NamespaceReconcileSuccessful"
 PROJECT_EVENT_NAMESPACE_NOT_EMPTY = "NamespaceNotEmpty"
 PROJECT_EVENT_NAMESPACE_DELETION_FAILED = "NamespaceDeletionFailed"
 PROJECT_EVENT_NAMESPACE_MARKED_FOR_DELETION = "NamespaceMarkedForDeletion"
+# gcm's own: members use extension roles while controllers.project.extensionRoles is false.
+PROJECT_EVENT_EXTENSION_ROLES_DISABLED = "ExtensionRolesDisabled"

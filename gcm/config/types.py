@@ -176,6 +176,12 @@ class ProjectControllerConfiguration:
     stale_expiration_time_days: int | None = None
     stale_sync_period: Duration | None = None
     quotas: list[QuotaConfiguration] = field(default_factory=list)
+    extension_roles: bool | None = None
+    """gcm's addition: whether members' ``extension:<r>`` roles get their aggregating ClusterRole and
+    RoleBinding (defaulted to true, as Gardener always does). Writing a ClusterRole with an
+    ``aggregationRule`` needs rights equivalent to cluster-admin, which ``manifests/deploy`` does not
+    grant: it sets this to false (docs/rbac.md). False: no extension objects are written, leftovers of
+    the project are deleted, and a Project whose members use extension roles gets a Warning event."""
 
     @property
     def workers(self) -> int:

@@ -86,6 +86,9 @@ class Handler:
         except StatusError as e:
             resp = status_response(e)
         except asyncio.CancelledError:
+            # The client went away (e.g. a watch it closed): nothing was answered, so nothing is counted,
+            # but a test recording every request still sees that it was made and authorized.
+            self.server.accounting.record_unanswered(info)
             raise
         except Exception as e:  # a bug in the emulator: answer 500 like the real server, and log it
             log.exception("internal error", path=request.path)
@@ -160,11 +163,11 @@ class Handler:
         # Go's query decoding: any value but "0"/"false" is true (watch=maybe watches).
         is_watch = t.watch_path or (method == "GET" and bool(query.query_bool(q, "watch")))
         verb = request_verb(method, t, is_watch)
+        info = request[REQUEST_INFO]
+        info.namespace, info.name = t.namespace, t.name  # set first: a refused request is accounted too
         self.auth.authorize_resource(request, t, verb)
         rt = t.rt
         check_faults(self.faults, verb, rt.resource, rt.group, t.namespace, rt.qualified)
-        info = request[REQUEST_INFO]
-        info.namespace, info.name = t.namespace, t.name
         if self.server.fault_control is not None:
             await self.server.fault_control.before(info.user.name if info.user else "", verb, rt.resource)
         if t.name is None and t.namespace is None and rt.namespaced and verb not in ("list", "watch"):

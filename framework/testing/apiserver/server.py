@@ -25,7 +25,7 @@ from framework.server.address import bind_socket
 from framework.server.connections import ConnectionLimits, GuardedAppRunner, GuardedSockSite
 
 from . import allocators, gardener, tokens
-from .accounting import RequestAccounting, RequestKey
+from .accounting import RequestAccounting, RequestKey, RequestRecord
 from .admission import Admission
 from .auth import (
     MASTERS,
@@ -476,6 +476,14 @@ class APIServer:
 
     def reset_request_counts(self) -> None:
         self.call(self.accounting.reset)
+
+    def record_requests(self) -> None:
+        """Record every resource request from now on (:meth:`recorded_requests`); off by default."""
+        self.call(self.accounting.start_recording)
+
+    def recorded_requests(self, user: str | None = None) -> list[RequestRecord]:
+        """The requests recorded since :meth:`record_requests`, of ``user`` only if given."""
+        return self.call(lambda: self.accounting.records(user))
 
     # -- CRDs ----------------------------------------------------------------------------------------
 

@@ -327,10 +327,16 @@ class ProjectRBAC:
     """Deploys and cleans up the member RBAC of one Project.
 
     ``client`` reads (normally the manager's cache) and writes; ``api_reader`` reads live (defaults to
-    ``client``). Raises ``ValueError`` when the Project has no ``spec.namespace`` yet.
+    ``client``). ``extension_roles=False`` (``controllers.project.extensionRoles``) leaves out the
+    extension objects: their ClusterRole's ``aggregationRule`` can only be written with rights
+    equivalent to cluster-admin (docs/rbac.md), so a least-privilege gcm does not write them and
+    :meth:`delete_stale_extension_roles` removes every one of the project.
+    Raises ``ValueError`` when the Project has no ``spec.namespace`` yet.
     """
 
-    def __init__(self, client: Any, project: dict, api_reader: Any = None) -> None:
+    def __init__(
+        self, client: Any, project: dict, api_reader: Any = None, *, extension_roles: bool = True
+    ) -> None:
         namespace = (project.get("spec") or {}).get("namespace")
         if not namespace:
             raise ValueError("spec.namespace is not set")
@@ -339,13 +345,18 @@ class ProjectRBAC:
         self.project = project
         self.name = project["metadata"]["name"]
         self.namespace = namespace
+        self.extension_roles = extension_roles
 
     # -- deploy ---------------------------------------------------------------------------------------
 
     def deploy(self) -> None:
         """Create or patch every object; raises :class:`RBACError` with all failures."""
         errors: list[Exception] = []
-        for obj in desired_objects(self.project):
+        buckets = subject_buckets(self.project)
+        objects = standard_objects(self.project, buckets)
+        if self.extension_roles:
+            objects += extension_objects(self.project, buckets)
+        for obj in objects:
             try:
                 self.apply(obj)
             except Exception as e:  # collected: the other objects are still applied
@@ -395,10 +406,10 @@ class ProjectRBAC:
         """Delete extension RoleBindings and ClusterRoles whose role no member uses any more.
 
         RoleBindings are listed in the namespace, ClusterRoles cluster-wide (they are cluster-scoped).
-        A list or delete error aborts and is raised.
+        A list or delete error aborts and is raised. Without ``extension_roles`` no role is wanted.
         """
         if wanted is None:
-            wanted = extension_role_names(self.project)
+            wanted = extension_role_names(self.project) if self.extension_roles else set()
         labels = extension_labels(self.project)
         prefix = f"{NAME_PREFIX_EXTENSION}:{self.name}:"
         for kind, namespace in (("RoleBinding", self.namespace), ("ClusterRole", None)):

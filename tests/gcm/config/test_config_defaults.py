@@ -60,6 +60,7 @@ def assert_all_defaults(cfg: ControllerManagerConfiguration) -> None:
     assert p.stale_expiration_time_days == 90
     assert str(p.stale_sync_period) == "12h0m0s" and p.stale_sync_period == 12 * 3600
     assert p.quotas == []
+    assert p.extension_roles is True  # gcm's switch: Gardener writes extension roles
     assert ctrl.event is None  # Event controller disabled
     assert ctrl.unimplemented == {}
     assert cfg.debugging is not None
@@ -196,6 +197,20 @@ def test_scenario_100_explicit_values_are_never_overwritten():
     assert p.stale_expiration_time_days == 100
     assert p.stale_sync_period == 12 * 3600
     assert p.quotas[0].project_selector == LabelSelector(match_labels={"a": "b"})
+
+
+def test_extension_roles_switch():
+    """gcm's own field (docs/rbac.md): false is kept, anything else defaults to true; the deploy turns
+    it off, since its RBAC does not allow extension roles."""
+    assert (
+        load("controllers:\n  project:\n    extensionRoles: false\n").controllers.project.extension_roles
+        is False
+    )
+    assert (
+        load("controllers:\n  project:\n    extensionRoles: true\n").controllers.project.extension_roles
+        is True
+    )
+    assert load("controllers:\n  project: {}\n").controllers.project.extension_roles is True
 
 
 def test_explicit_zero_project_values_are_kept():

@@ -71,6 +71,7 @@ from gcm.apis.constants import (
     SHOOT,
 )
 from gcm.apis.constants import LABEL_ROLE_PROJECT as ROLE_PROJECT
+from gcm.apis.constants import PROJECT_EVENT_EXTENSION_ROLES_DISABLED as REASON_EXTENSION_ROLES_DISABLED
 from gcm.apis.constants import PROJECT_EVENT_NAMESPACE_DELETION_FAILED as REASON_DELETION_FAILED
 from gcm.apis.constants import PROJECT_EVENT_NAMESPACE_MARKED_FOR_DELETION as REASON_MARKED_FOR_DELETION
 from gcm.apis.constants import PROJECT_EVENT_NAMESPACE_NOT_EMPTY as REASON_NOT_EMPTY
@@ -85,7 +86,7 @@ from gcm.apis.constants import PROJECT_READY as PHASE_READY
 from gcm.apis.constants import PROJECT_TERMINATING as PHASE_TERMINATING
 from gcm.apis.constants import RESOURCE_QUOTA_NAME as QUOTA_NAME
 from gcm.controllers.errors import error_text
-from gcm.controllers.project.rbac import ProjectRBAC
+from gcm.controllers.project.rbac import ProjectRBAC, extension_role_names
 
 log = structlog.get_logger("gcm.controllers.project")
 
@@ -267,11 +268,22 @@ class ProjectReconciler:
             project,
             f'Error while preparing for reconciling RBAC resources for namespace "{spec_namespace}": ',
         ):
-            rbac = ProjectRBAC(self.client, project, self.api_reader)
+            rbac = ProjectRBAC(
+                self.client, project, self.api_reader, extension_roles=self._extension_roles_enabled()
+            )
         with self._failing(project, f'Error while reconciling RBAC resources for namespace "{ns_name}": '):
             rbac.deploy()
         with self._failing(project, "Error while deleting stale RBAC rules for extension roles: "):
             rbac.delete_stale_extension_roles()
+        if not rbac.extension_roles and (ignored := sorted(extension_role_names(project))):
+            self._event(
+                project,
+                WARNING,
+                REASON_EXTENSION_ROLES_DISABLED,
+                ACTION_RECONCILE,
+                "Extension roles are disabled in gcm (controllers.project.extensionRoles), members' "
+                f"roles {', '.join('extension:' + r for r in ignored)} grant nothing",
+            )
 
         with self._failing(project, "Error while trying to mark project as ready: ", phase=None):
             self._set_phase(project, PHASE_READY)
@@ -505,6 +517,9 @@ class ProjectReconciler:
             if phase is not None:
                 self._try_phase(project, phase)
             raise
+
+    def _extension_roles_enabled(self) -> bool:
+        return getattr(self.config, "extension_roles", None) is not False  # unset: Gardener's default
 
     def _event(self, project: dict, type_: str, reason: str, action: str, note: str) -> None:
         self.recorder.eventf(project, type_, reason, action, note)

@@ -12,10 +12,10 @@ dictionary lookups per Project instead of a cluster-wide list per Project:
 A reference without a namespace means the binding's own namespace (what Gardener's API server
 defaults it to); this can only make a Project count as *in use*, never stale.
 
-Secrets (and InternalSecrets) are cached metadata-only: :func:`secret_metadata_only` keeps
-``apiVersion``, ``kind`` and ``metadata`` and drops everything else (``data``, ``stringData``,
-``type``), plus ``managedFields`` and kubectl's ``last-applied-configuration`` annotation (which would
-hold the data again).
+Secrets (and InternalSecrets) are listed and watched as ``PartialObjectMetadata``, so their data never
+reaches gcm; :func:`secret_metadata_only` also drops ``managedFields`` and kubectl's
+``last-applied-configuration`` annotation (which would hold the data again), and everything but
+``apiVersion``, ``kind`` and ``metadata`` should a full object arrive.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def secret_metadata_only(obj: Any) -> Any:
 def cache_options() -> dict[tuple[str, str], CacheOptions]:
     """The Manager's cache options these controllers need (fixed when the Manager is constructed)."""
     return {
-        SECRET: CacheOptions(transform=secret_metadata_only),
-        INTERNAL_SECRET: CacheOptions(transform=secret_metadata_only),
+        SECRET: CacheOptions(transform=secret_metadata_only, metadata_only=True),
+        INTERNAL_SECRET: CacheOptions(transform=secret_metadata_only, metadata_only=True),
     }
 
 

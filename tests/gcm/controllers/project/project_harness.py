@@ -2,7 +2,8 @@
 
 Every :class:`Env` is an RBAC-enforcing API server bootstrapped like ``python -m gcm --embedded``
 (``gcm.embedded.start``: CRDs, ``manifests/global``, gcm's ServiceAccount and least-privilege RBAC from
-``manifests/deploy``), with the ``project`` and ``project-resourcequota`` controllers running in a
+``manifests/deploy``; plus ``manifests/extension-roles`` for tests that turn extension roles on, the
+``ext_env`` fixture), with the ``project`` and ``project-resourcequota`` controllers running in a
 Manager *as that ServiceAccount*, so every test also proves gcm's RBAC suffices.
 
 Test modules load it by path (the test folders are not packages; see the top of each module).
@@ -35,7 +36,12 @@ CONFIRM = {"confirmation.gardener.cloud/deletion": "true"}
 
 
 def make_config(**project: Any) -> Any:
-    """A defaulted configuration; ``project`` holds ``controllers.project`` fields in their JSON names."""
+    """A defaulted configuration; ``project`` holds ``controllers.project`` fields in their JSON names.
+
+    ``extensionRoles`` is false unless a test asks for it, as in manifests/deploy: then gcm runs with
+    exactly the deploy's least-privilege RBAC; with it, :class:`Env` adds manifests/extension-roles.
+    """
+    project.setdefault("extensionRoles", False)
     raw = {
         "apiVersion": API_VERSION,
         "kind": KIND,
@@ -61,10 +67,12 @@ class Env:
     ) -> None:
         self.tmp_path = tmp_path
         self.controllers = controllers
-        self.embedded = embedded.start(0, tmp_path / "admin.kubeconfig")
+        self.cfg = cfg or make_config()
+        self.embedded = embedded.start(
+            0, tmp_path / "admin.kubeconfig", extension_roles=self.cfg.controllers.project.extension_roles
+        )
         self.server = self.embedded.server
         self.admin = Client.from_kubeconfig(self.embedded.admin_kubeconfig, qps=0)
-        self.cfg = cfg or make_config()
         self.mgr: Manager | None = None
         self.controller: Any = None
         self._thread: threading.Thread | None = None
@@ -229,6 +237,16 @@ def user(name: str, **roles: Any) -> dict:
 @pytest.fixture
 def env(tmp_path):
     e = Env(tmp_path)
+    try:
+        yield e
+    finally:
+        e.close()
+
+
+@pytest.fixture
+def ext_env(tmp_path):
+    """An :class:`Env` with extension roles on (and manifests/extension-roles granted)."""
+    e = Env(tmp_path, make_config(extensionRoles=True))
     try:
         yield e
     finally:

@@ -29,7 +29,7 @@ def _harness():
 
 
 h = _harness()
-env = h.env
+env, ext_env = h.env, h.ext_env
 P, RBAC = h.P, h.RBAC
 ROOT = Path(__file__).resolve().parents[4]
 KUBECTL = "/usr/bin/kubectl"
@@ -157,7 +157,8 @@ def test_d31_member_access_with_kubectl_token(env, tmp_path):
     h.wait_for(lambda: not ok("alice", "get", "namespace", "garden-p1"), message="admin access revoked")
 
 
-def test_d32_worked_example_subjects_and_rules(env):
+def test_d32_worked_example_subjects_and_rules(ext_env):
+    env = ext_env
     env.create_project(
         "foobar", namespace="garden-foobar", members=WORKED_EXAMPLE_MEMBERS, owner=u("member3")
     )
@@ -212,7 +213,8 @@ def test_d32_worked_example_subjects_and_rules(env):
             assert obj["roleRef"] == {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": key[1]}
 
 
-def test_d39_member_changes_update_bindings_exactly(env):
+def test_d39_member_changes_update_bindings_exactly(ext_env):
+    env = ext_env
     env.create_project("p1", namespace="garden-p1", members=WORKED_EXAMPLE_MEMBERS)
     env.wait_phase("p1", "Ready")
     # member2 loses every role, member5 arrives, member1's extension role changes foo -> bar.
@@ -401,3 +403,22 @@ def test_deploy_collects_every_error(live):
 def test_rbac_needs_namespace():
     with pytest.raises(ValueError):
         ProjectRBAC(None, {"metadata": {"name": "p", "uid": "u"}, "spec": {}})
+
+
+def test_extension_roles_off_writes_none_and_removes_leftovers(live):
+    """controllers.project.extensionRoles: false (docs/rbac.md): the 11 standard objects only, and the
+    extension objects written while it was on are deleted although a member still uses the role."""
+    _, client, project = live
+    ProjectRBAC(client, project).deploy()
+    selector = "gardener.cloud/role=extension-project-role,project.gardener.cloud/name=foobar"
+    assert _names(client, "ClusterRole", None, selector) == {"gardener.cloud:extension:project:foobar:foo"}
+    off = ProjectRBAC(client, project, extension_roles=False)
+    off.deploy()
+    off.delete_stale_extension_roles()
+    assert _names(client, "ClusterRole", None, selector) == set()
+    assert _names(client, "RoleBinding", "garden-foobar", selector) == set()
+    assert len(_names(client, "RoleBinding", "garden-foobar")) == 3
+    assert {n for n in _names(client, "ClusterRole") if n.endswith(":foobar")} == {
+        f"gardener.cloud:system:{role}:foobar"
+        for role in ("project", "project-uam", "project-member", "project-viewer")
+    }

@@ -22,7 +22,7 @@ def _harness():
 
 
 h = _harness()
-env, make_env = h.env, h.make_env
+env, ext_env, make_env = h.env, h.ext_env, h.make_env
 P, RBAC = h.P, h.RBAC
 MEMBER_RB = "gardener.cloud:system:project-member"
 VIEWER_RB = "gardener.cloud:system:project-viewer"
@@ -66,7 +66,8 @@ def test_c27_deleted_member_rolebindings_are_recreated(env):
     assert [s["name"] for s in objs[MEMBER_RB]["subjects"]] == ["alice"]
 
 
-def test_c28_extension_rolebinding_recreated(env):
+def test_c28_extension_rolebinding_recreated(ext_env):
+    env = ext_env
     env.create_project("p1", namespace="garden-p1", members=[h.user("alice", role="extension:test")])
     env.wait_phase("p1", "Ready")
     name = "gardener.cloud:extension:project:p1:test"
