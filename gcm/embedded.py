@@ -6,9 +6,10 @@ so every end-to-end run exercises the permissions a real deployment gets.
 
 ``enable_webhooks`` makes gcm serve its admission webhooks to the embedded server: a self-signed
 certificate (the only place gcm makes one) unless the configuration names certificates, the
-ValidatingWebhookConfiguration of ``manifests/deploy`` with that CA as ``caBundle``, and the Service
-``garden/gardener-controller-manager`` mapped to gcm's webhook listener, so ``kubectl delete namespace
-garden-<project>`` is refused as in a real Gardener.
+ValidatingWebhookConfigurations of ``manifests/deploy`` with that CA as ``caBundle`` (without the
+webhooks the configuration turns off), and the Service ``garden/gardener-controller-manager`` mapped to
+gcm's webhook listener, so ``kubectl delete namespace garden-<project>`` and a Secret in a project
+namespace holding a kubeconfig with an exec plugin are refused as in a real Gardener.
 
 Everything embedded mode writes lives in its data directory (default ``.gcm/data``, mode 0700,
 files 0600), besides the admin kubeconfig it is asked for: ``apiserver/`` (the API server's SQLite
@@ -60,6 +61,7 @@ __all__ = [
     "DataDirError",
     "Embedded",
     "ReadyLine",
+    "disabled_webhooks",
     "enable_webhooks",
     "local_servers",
     "start",
@@ -241,10 +243,14 @@ def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PO
     host = listener.bind_address if listener.bind_address not in ("", "0.0.0.0", "::") else "127.0.0.1"
     address = _host_port(host, listener.port)
     admin = Client.from_kubeconfig(embedded.server.kubeconfig, qps=0)
+    off = disabled_webhooks(cfg)
     for obj in load_documents(manifests_dir() / "deploy"):
         if obj["kind"] != "ValidatingWebhookConfiguration":
             continue
-        for hook in obj.get("webhooks") or []:
+        obj["webhooks"] = [h for h in obj.get("webhooks") or [] if h.get("name") not in off]
+        if not obj["webhooks"]:
+            continue  # turned off in the configuration: nobody would answer (failurePolicy Fail)
+        for hook in obj["webhooks"]:
             cc = hook.setdefault("clientConfig", {})
             cc["caBundle"] = base64.b64encode(ca_pem).decode()
             svc = cc.get("service")
@@ -254,6 +260,17 @@ def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PO
                 )
         apply(admin, obj)
         log.info("registered admission webhooks", configuration=obj["metadata"]["name"], address=address)
+
+
+def disabled_webhooks(cfg: Any) -> set[str]:
+    """The names of the webhooks ``cfg`` turns off (``webhooks.<name>.enabled: false``)."""
+    from gcm.webhooks import kubeconfigsecret, namespacedeletion
+
+    return {
+        module.WEBHOOK_NAME
+        for module in (namespacedeletion, kubeconfigsecret)
+        if not cfg.webhook_enabled(module.CONFIG_SWITCH)
+    }
 
 
 def local_servers(cfg: Any, offset: int) -> None:

@@ -3,8 +3,8 @@
 Served by the manager's webhook server (``server.webhooks`` or legacy ``server.https``) on every replica,
 leader or not: the path is registered only once the Namespace and Project caches have synced (until
 then the server answers 404, which ``failurePolicy: Fail`` turns into a refused deletion), and the
-readiness check ``webhook-namespace-deletion`` fails until then. Without a webhook server the webhook is
-off (logged at info).
+readiness check ``webhook-namespace-deletion`` fails until then. Without a webhook server, or with
+``webhooks.namespaceDeletion.enabled: false``, the webhook is off (logged at info).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __all__ = ["PATH", "WEBHOOK_NAME", "NamespaceDeletionHandler", "WebhookRegistrar
 log = structlog.get_logger("gcm.webhooks.namespacedeletion")
 
 READYZ_CHECK = "webhook-namespace-deletion"
+CONFIG_SWITCH = "namespace_deletion"  # webhooks.namespaceDeletion.enabled
 
 
 class WebhookRegistrar:
@@ -84,6 +85,12 @@ def add_to_manager(mgr: Any, cfg: Any) -> WebhookRegistrar | None:
     if server is None:
         log.info(
             "webhook server not configured (server.webhooks): the namespace-deletion webhook is off",
+            webhook=WEBHOOK_NAME,
+        )
+        return None
+    if not cfg.webhook_enabled(CONFIG_SWITCH):
+        log.info(
+            "webhooks.namespaceDeletion.enabled is false: the namespace-deletion webhook is off",
             webhook=WEBHOOK_NAME,
         )
         return None

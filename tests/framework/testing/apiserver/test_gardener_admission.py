@@ -122,7 +122,10 @@ def test_owner_handed_to_a_member_moves_the_owner_role(alice, admin):
     _hand_over(admin, "p-give", user("bob"))
     spec = admin.json("get", "project", "p-give")["spec"]
     assert spec["owner"] == user("bob")
-    assert spec["members"] == [user("bob", role="viewer", roles=["owner"]), user("alice@example.com", role="admin")]
+    assert spec["members"] == [
+        user("bob", role="viewer", roles=["owner"]),
+        user("alice@example.com", role="admin"),
+    ]
 
 
 def test_owner_handed_to_a_non_member_makes_them_a_member_with_the_owner_role(alice, admin):
