@@ -78,14 +78,35 @@ class Embedded:
     files: Path  # where gcm's own files go: the data dir, or its ephemeral/ part
     lock_fd: int = -1
     cleanup: list[Path] = field(default_factory=list)  # removed on stop (ephemeral files)
+    ephemeral: bool = False
+    # What this start made, so that a start that fails leaves nothing behind: the directories (the
+    # data directory's missing parents and itself, outermost first), whether the lock file and the
+    # admin kubeconfig were there before.
+    created_dirs: list[Path] = field(default_factory=list)
+    lock_existed: bool = True
+    kubeconfig_existed: bool = True
 
-    def stop(self) -> None:
+    def stop(self, discard: bool = False) -> None:
+        """Stop the API server and let go of the data directory.
+
+        ``discard`` (a start that failed): everything this start created goes (a data directory it
+        made, with its parents, and the admin kubeconfig it wrote); a data directory that was there
+        keeps its objects. An ephemeral garden always removes its files and its lock file.
+        """
         self.server.stop()
         for path in self.cleanup:
             shutil.rmtree(path, ignore_errors=True)
+        made_root = self.data_dir in self.created_dirs
+        if discard and made_root:
+            shutil.rmtree(self.data_dir, ignore_errors=True)  # all of it is ours, written just now
         if self.lock_fd >= 0:
-            unlock_directory(self.data_dir, self.lock_fd, remove=False)
+            remove = self.ephemeral or (discard and not self.lock_existed)
+            unlock_directory(self.data_dir, self.lock_fd, remove=remove)
             self.lock_fd = -1
+        if discard and not self.kubeconfig_existed and self.admin_kubeconfig:
+            Path(self.admin_kubeconfig).unlink(missing_ok=True)
+        if discard or self.ephemeral:
+            _remove_empty(self.created_dirs)  # those left empty (an ephemeral run keeps the kubeconfig)
 
 
 def manifests_dir() -> Path:
@@ -143,9 +164,16 @@ def start(
     """
     manifests = manifests_dir()
     root = Path(data_dir) if data_dir is not None else Path(admin_kubeconfig).parent / "data"
-    _private_parent(root)
-    check_directory(root, DATA_ENTRIES, "gcm --embedded")
-    lock_fd = lock_directory(root, "gcm --embedded")
+    created = [p for p in reversed((root, *root.parents)) if not p.exists()]
+    lock_existed = (root / LOCK_NAME).exists()
+    kubeconfig_existed = Path(admin_kubeconfig).exists()
+    try:
+        _private_parent(root)
+        check_directory(root, DATA_ENTRIES, "gcm --embedded")
+        lock_fd = lock_directory(root, "gcm --embedded")
+    except BaseException:
+        _remove_empty(created)
+        raise
     try:
         if ephemeral:
             files = root / "ephemeral"
@@ -168,9 +196,24 @@ def start(
                 gardener_admission=gardener_admission,
             )
     except BaseException:
-        unlock_directory(root, lock_fd, remove=False)
+        if root in created:
+            shutil.rmtree(root, ignore_errors=True)
+        unlock_directory(root, lock_fd, remove=not lock_existed)
+        _remove_empty(created)
         raise
-    embedded = Embedded(server, "", "", root, files, lock_fd, [files] if ephemeral else [])
+    embedded = Embedded(
+        server,
+        "",
+        "",
+        root,
+        files,
+        lock_fd,
+        [files] if ephemeral else [],
+        ephemeral=ephemeral,
+        created_dirs=created,
+        lock_existed=lock_existed,
+        kubeconfig_existed=kubeconfig_existed,
+    )
     try:
         server.start()
         admin = Client.from_kubeconfig(server.kubeconfig, qps=0)
@@ -203,9 +246,21 @@ def start(
         tmp.replace(gcm_path)
         embedded.gcm_kubeconfig = str(gcm_path)
     except BaseException:
-        embedded.stop()
+        embedded.admin_kubeconfig = embedded.admin_kubeconfig or str(admin_kubeconfig)
+        embedded.stop(discard=True)
         raise
     return embedded
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    """Remove ``directories`` (outermost first) that are empty, innermost first."""
+    for directory in reversed(directories):
+        try:
+            directory.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty: it and its parents stay
+            return
 
 
 def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PORT) -> None:
