@@ -21,6 +21,7 @@ from gcm.webhooks.kubeconfigsecret.handler import (
     KubeconfigSecretValidator,
     rejected_resources,
 )
+from gcm.webhooks.switch import webhook_server_for
 
 __all__ = [
     "CONFIG_SWITCH",
@@ -39,18 +40,8 @@ CONFIG_SWITCH = "kubeconfig_secrets"  # webhooks.kubeconfigSecrets.enabled
 
 def add_to_manager(mgr: Any, cfg: Any) -> KubeconfigSecretValidator | None:
     """Register the validator on ``mgr.webhook_server``; None (and a log line) when it is off."""
-    server = getattr(mgr, "webhook_server", None)
+    server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)
     if server is None:
-        log.info(
-            "webhook server not configured (server.webhooks): the kubeconfig-secret webhook is off",
-            webhook=WEBHOOK_NAME,
-        )
-        return None
-    if not cfg.webhook_enabled(CONFIG_SWITCH):
-        log.info(
-            "webhooks.kubeconfigSecrets.enabled is false: the kubeconfig-secret webhook is off",
-            webhook=WEBHOOK_NAME,
-        )
         return None
     validator = KubeconfigSecretValidator(mgr.registry)
     server.register(PATH, validator.handler)

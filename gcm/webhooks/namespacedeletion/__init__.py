@@ -20,6 +20,7 @@ from gcm.webhooks.namespacedeletion.handler import (
     WEBHOOK_NAME,
     NamespaceDeletionHandler,
 )
+from gcm.webhooks.switch import webhook_server_for
 
 __all__ = ["PATH", "WEBHOOK_NAME", "NamespaceDeletionHandler", "WebhookRegistrar", "add_to_manager"]
 
@@ -81,18 +82,8 @@ class WebhookRegistrar:
 
 
 def add_to_manager(mgr: Any, cfg: Any) -> WebhookRegistrar | None:
-    server = getattr(mgr, "webhook_server", None)
+    server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)
     if server is None:
-        log.info(
-            "webhook server not configured (server.webhooks): the namespace-deletion webhook is off",
-            webhook=WEBHOOK_NAME,
-        )
-        return None
-    if not cfg.webhook_enabled(CONFIG_SWITCH):
-        log.info(
-            "webhooks.namespaceDeletion.enabled is false: the namespace-deletion webhook is off",
-            webhook=WEBHOOK_NAME,
-        )
         return None
     handler = NamespaceDeletionHandler(mgr.client, mgr.api_reader)
     informers = [mgr.cache.informer("v1", "Namespace"), mgr.cache.informer(*PROJECT)]

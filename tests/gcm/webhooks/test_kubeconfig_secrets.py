@@ -7,8 +7,9 @@
 - end to end: the RBAC-enforcing API server set up like ``gcm --embedded`` (``enable_webhooks``) with
   the webhook served by a Manager, driven through kubectl and the official client: every refused field,
   a valid kubeconfig, malformed ones, an update from valid to invalid, Secrets outside project
-  namespaces, DELETE, the rejected-resources metric, the configuration switch;
-- ``python -m gcm --embedded``: ``kubectl create secret generic --from-file=kubeconfig=...``.
+  namespaces, DELETE, the rejected-resources metric, the configuration switch (``python -m gcm
+  --embedded`` with ``kubectl create secret generic --from-file=kubeconfig=...``:
+  test_gcm_embedded_webhooks.py).
 """
 
 from __future__ import annotations
@@ -18,9 +19,7 @@ import json
 import os
 import ssl
 import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -706,90 +705,3 @@ def test_on_by_default_and_off_without_a_webhook_server():
         webhook_server = None
 
     assert kubeconfigsecret.add_to_manager(NoWebhooks(), cfg) is None
-
-
-# --- python -m gcm --embedded -----------------------------------------------------------------------------
-
-
-def test_gcm_embedded_refuses_an_exec_kubeconfig_in_a_project_namespace(tmp_path):
-    probes = free_port()
-    cfg = tmp_path / "config.yaml"
-    cfg.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
-                "kind": "ControllerManagerConfiguration",
-                "server": {
-                    "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
-                    "metrics": {"bindAddress": "127.0.0.1", "port": free_port()},
-                    "webhooks": {"bindAddress": "127.0.0.1", "port": free_port()},
-                },
-            }
-        )
-    )
-    # PYTHONPATH: this checkout's gcm, whatever the interpreter has installed.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {
-        "HOME": str(tmp_path),
-        "PYTHONPATH": str(ROOT),
-    }
-    log = tmp_path / "gcm.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gcm", "--embedded", "--embedded-ephemeral",
-         "--embedded-port", str(free_port()), "--config", str(cfg)],
-        cwd=tmp_path, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    kubeconfig_path = tmp_path / ".gcm" / "kubeconfig"
-
-    def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["kubectl", "--kubeconfig", str(kubeconfig_path), *args],
-            capture_output=True, text=True, timeout=30, env=env, cwd=tmp_path, input=stdin,
-        )  # fmt: skip
-
-    http = urllib3.PoolManager(retries=False)
-
-    def wait(fn, what: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while not fn():
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, what
-            time.sleep(0.1)
-
-    def ready() -> bool:
-        try:
-            return http.request("GET", f"http://127.0.0.1:{probes}/readyz", timeout=1).status == 200
-        except urllib3.exceptions.HTTPError:
-            return False
-
-    try:
-        wait(ready, "gcm --embedded ready")
-        project = {
-            "apiVersion": CORE,
-            "kind": "Project",
-            "metadata": {"name": "demo"},
-            "spec": {"namespace": "garden-demo"},
-        }
-        out = kubectl("apply", "-f", "-", stdin=yaml.safe_dump(project))
-        assert out.returncode == 0, out.stderr
-        wait(lambda: kubectl("get", "namespace", "garden-demo").returncode == 0, "gcm made the namespace")
-        bad, good = tmp_path / "exec.kubeconfig", tmp_path / "cert.kubeconfig"
-        bad.write_text(kubeconfig(EXEC))
-        good.write_text(kubeconfig())
-        out = kubectl(
-            "create", "secret", "generic", "x", "-n", "garden-demo", f"--from-file=kubeconfig={bad}"
-        )
-        assert out.returncode != 0
-        assert out.stderr.strip() == f"error: failed to create secret {denied('x', REFUSED['exec'][1])}"
-        assert kubectl("get", "secret", "x", "-n", "garden-demo").returncode != 0  # nothing stored
-        out = kubectl(
-            "create", "secret", "generic", "x", "-n", "garden-demo", f"--from-file=kubeconfig={good}"
-        )
-        assert out.returncode == 0, out.stderr
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
