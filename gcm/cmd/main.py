@@ -55,7 +55,8 @@ def _version() -> str:
 
 DESCRIPTION = (
     "Gardener Controller Manager: reconciles Projects (namespaces, member RBAC, quotas), marks and "
-    "deletes stale Projects, expires non-Shoot Events and guards project namespaces against deletion."
+    "deletes stale Projects, expires non-Shoot Events, guards project namespaces against deletion and "
+    "refuses kubeconfigs in project Secrets that run commands or read files."
 )
 EXIT_CODES = (
     "exit codes: 0 after SIGTERM/SIGINT (graceful), 1 when leadership was lost or gcm failed at runtime, "
