@@ -4,8 +4,9 @@
 anything the kubeconfig names (no ``exec`` command, no certificate or token file, no auth provider).
 The YAML goes through libyaml's safe loader (``yaml.CSafeLoader`` when PyYAML was built with it), after
 a pass over the parser's events that refuses, before anything is built, more than
-:data:`MAX_ALIASES` aliases, nesting deeper than :data:`MAX_DEPTH` and more than one document: an alias
-bomb or a deeply nested document costs a bounded scan, never memory or the recursion limit. Timestamps
+:data:`MAX_ALIASES` aliases, nesting deeper than :data:`MAX_DEPTH` and more than one document (and more
+than :data:`MAX_BYTES` is not read at all): an alias bomb or a deeply nested document costs a bounded
+scan, never memory or the recursion limit. Timestamps
 stay strings, as in client-go's decoding (sigs.k8s.io/yaml hands untyped values to encoding/json).
 
 What client-go's ``clientcmd.Load`` would refuse is refused as :class:`KubeconfigError` with a text in
@@ -35,6 +36,7 @@ from framework.meta.field import go_quote
 __all__ = [
     "ALLOWED_FIELDS",
     "MAX_ALIASES",
+    "MAX_BYTES",
     "MAX_DEPTH",
     "KubeconfigError",
     "load_kubeconfig",
@@ -47,6 +49,7 @@ ALLOWED_FIELDS = ("client-certificate-data", "client-key-data", "token", "userna
 CLIENT_CERTIFICATE, CLIENT_KEY, TOKEN_FILE = "client-certificate", "client-key", "tokenFile"
 IMPERSONATE, AUTH_PROVIDER, EXEC = "act-as", "auth-provider", "exec"
 
+MAX_BYTES = 1024 * 1024  # a Secret holds at most 1 MiB (kube-apiserver's MaxSecretSize)
 MAX_ALIASES = 64  # a kubeconfig has none or a few; a billion-laughs document needs many
 MAX_DEPTH = 64  # a kubeconfig nests about 7 levels (users[].user.exec.env[].name)
 
@@ -120,6 +123,8 @@ def _unmarshal_error(value: Any, where: str, go_type: str) -> KubeconfigError:
 
 def load_kubeconfig(data: bytes) -> dict[str, Any]:
     """The kubeconfig in ``data`` as plain data (``{}`` for an empty one); raises KubeconfigError."""
+    if len(data) > MAX_BYTES:  # only a caller other than the API server can send more
+        raise KubeconfigError(f"the kubeconfig is larger than a Secret can be ({MAX_BYTES} bytes)")
     if not data.strip():
         return {}
     _check_events(data)
@@ -178,6 +183,9 @@ def _check_shape(doc: dict[str, Any]) -> None:
         for item in items:
             if item is not None and not isinstance(item, dict):
                 raise _unmarshal_error(item, f"Config.{key}", f"v1.{named}")
+            name = (item or {}).get("name")
+            if name is not None and not isinstance(name, str):
+                raise _unmarshal_error(name, f"Config.{key}.name", "string")
     for key in ("current-context",):
         if doc.get(key) is not None and not isinstance(doc[key], str):
             raise _unmarshal_error(doc[key], f"Config.{key}", "string")

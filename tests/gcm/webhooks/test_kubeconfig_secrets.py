@@ -44,6 +44,7 @@ from gcm.webhooks import kubeconfigsecret
 from gcm.webhooks.kubeconfigsecret import PATH, WEBHOOK_NAME
 from gcm.webhooks.kubeconfigsecret.kubeconfig import (
     MAX_ALIASES,
+    MAX_BYTES,
     MAX_DEPTH,
     KubeconfigError,
     load_kubeconfig,
@@ -219,6 +220,10 @@ def test_json_kubeconfig_is_read_as_yaml():
             "cannot unmarshal string into Go struct field Config.users of type v1.NamedAuthInfo",
         ),
         (
+            b"users:\n- name: [a]\n",
+            "cannot unmarshal array into Go struct field Config.users.name of type string",
+        ),
+        (
             b"users:\n- name: u\n  user: [a]\n",
             "cannot unmarshal array into Go struct field Config.users.user",
         ),
@@ -297,6 +302,13 @@ def test_deep_nesting_is_refused(style):
     # Far beyond Python's recursion limit: still one cheap refusal.
     with pytest.raises(KubeconfigError):
         load_kubeconfig(b"[" * 100_000 + b"]" * 100_000)
+
+
+def test_more_than_a_secret_can_hold_is_refused_unread():
+    data = b"users: []\n" + b"#" * MAX_BYTES
+    with pytest.raises(KubeconfigError) as e:
+        load_kubeconfig(data)
+    assert str(e.value) == f"the kubeconfig is larger than a Secret can be ({MAX_BYTES} bytes)"
 
 
 def test_a_second_document_is_refused():
