@@ -57,17 +57,17 @@ def lock_directory(directory: Path, what: str) -> int:
 
     A holder may remove the file when it lets go (:func:`unlock_directory` with ``remove``): a lock
     taken on a file that was unlinked meanwhile locks nothing, so it is taken again on the new file.
+    A refused attempt leaves the file alone: it belongs to the holder.
     """
     path = directory / LOCK_NAME
-    existed = path.exists()
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            # The file is the holder's now, even if this call created it: removing it would let a
+            # third process lock a new file next to the holder's.
             os.close(fd)
-            if not existed:
-                path.unlink(missing_ok=True)
             raise DataDirError(f"{path}: the data directory is in use by another {what}") from None
         try:
             current = os.stat(path).st_ino
