@@ -6,9 +6,10 @@ so every end-to-end run exercises the permissions a real deployment gets.
 
 ``enable_webhooks`` makes gcm serve its admission webhooks to the embedded server: a self-signed
 certificate (the only place gcm makes one) unless the configuration names certificates, the
-ValidatingWebhookConfiguration of ``manifests/deploy`` with that CA as ``caBundle``, and the Service
-``garden/gardener-controller-manager`` mapped to gcm's webhook listener, so ``kubectl delete namespace
-garden-<project>`` is refused as in a real Gardener.
+ValidatingWebhookConfigurations of ``manifests/deploy`` with that CA as ``caBundle`` (without the
+webhooks the configuration turns off), and the Service ``garden/gardener-controller-manager`` mapped to
+gcm's webhook listener, so ``kubectl delete namespace garden-<project>`` and a Secret in a project
+namespace holding a kubeconfig with an exec plugin are refused as in a real Gardener.
 
 Everything embedded mode writes lives in its data directory (default ``.gcm/data``, mode 0700,
 files 0600), besides the admin kubeconfig it is asked for: ``apiserver/`` (the API server's SQLite
@@ -60,6 +61,7 @@ __all__ = [
     "DataDirError",
     "Embedded",
     "ReadyLine",
+    "disabled_webhooks",
     "enable_webhooks",
     "local_servers",
     "start",
@@ -76,14 +78,35 @@ class Embedded:
     files: Path  # where gcm's own files go: the data dir, or its ephemeral/ part
     lock_fd: int = -1
     cleanup: list[Path] = field(default_factory=list)  # removed on stop (ephemeral files)
+    ephemeral: bool = False
+    # What this start made, so that a start that fails leaves nothing behind: the directories (the
+    # data directory's missing parents and itself, outermost first), whether the lock file and the
+    # admin kubeconfig were there before.
+    created_dirs: list[Path] = field(default_factory=list)
+    lock_existed: bool = True
+    kubeconfig_existed: bool = True
 
-    def stop(self) -> None:
+    def stop(self, discard: bool = False) -> None:
+        """Stop the API server and let go of the data directory.
+
+        ``discard`` (a start that failed): everything this start created goes (a data directory it
+        made, with its parents, and the admin kubeconfig it wrote); a data directory that was there
+        keeps its objects. An ephemeral garden always removes its files and its lock file.
+        """
         self.server.stop()
         for path in self.cleanup:
             shutil.rmtree(path, ignore_errors=True)
+        made_root = self.data_dir in self.created_dirs
+        if discard and made_root:
+            shutil.rmtree(self.data_dir, ignore_errors=True)  # all of it is ours, written just now
         if self.lock_fd >= 0:
-            unlock_directory(self.data_dir, self.lock_fd, remove=False)
+            remove = self.ephemeral or (discard and not self.lock_existed)
+            unlock_directory(self.data_dir, self.lock_fd, remove=remove)
             self.lock_fd = -1
+        if discard and not self.kubeconfig_existed and self.admin_kubeconfig:
+            Path(self.admin_kubeconfig).unlink(missing_ok=True)
+        if discard or self.ephemeral:
+            _remove_empty(self.created_dirs)  # those left empty (an ephemeral run keeps the kubeconfig)
 
 
 def manifests_dir() -> Path:
@@ -146,9 +169,16 @@ def start(
     """
     manifests = manifests_dir()
     root = Path(data_dir) if data_dir is not None else Path(admin_kubeconfig).parent / "data"
-    _private_parent(root)
-    check_directory(root, DATA_ENTRIES, "gcm --embedded")
-    lock_fd = lock_directory(root, "gcm --embedded")
+    created = [p for p in reversed((root, *root.parents)) if not p.exists()]
+    lock_existed = (root / LOCK_NAME).exists()
+    kubeconfig_existed = Path(admin_kubeconfig).exists()
+    try:
+        _private_parent(root)
+        check_directory(root, DATA_ENTRIES, "gcm --embedded")
+        lock_fd = lock_directory(root, "gcm --embedded")
+    except BaseException:
+        _remove_empty(created)
+        raise
     try:
         if ephemeral:
             files = root / "ephemeral"
@@ -171,9 +201,24 @@ def start(
                 gardener_admission=gardener_admission,
             )
     except BaseException:
-        unlock_directory(root, lock_fd, remove=False)
+        if root in created:
+            shutil.rmtree(root, ignore_errors=True)
+        unlock_directory(root, lock_fd, remove=not lock_existed)
+        _remove_empty(created)
         raise
-    embedded = Embedded(server, "", "", root, files, lock_fd, [files] if ephemeral else [])
+    embedded = Embedded(
+        server,
+        "",
+        "",
+        root,
+        files,
+        lock_fd,
+        [files] if ephemeral else [],
+        ephemeral=ephemeral,
+        created_dirs=created,
+        lock_existed=lock_existed,
+        kubeconfig_existed=kubeconfig_existed,
+    )
     try:
         server.start()
         admin = Client.from_kubeconfig(server.kubeconfig, qps=0)
@@ -215,9 +260,21 @@ def start(
         tmp.replace(gcm_path)
         embedded.gcm_kubeconfig = str(gcm_path)
     except BaseException:
-        embedded.stop()
+        embedded.admin_kubeconfig = embedded.admin_kubeconfig or str(admin_kubeconfig)
+        embedded.stop(discard=True)
         raise
     return embedded
+
+
+def _remove_empty(directories: list[Path]) -> None:
+    """Remove ``directories`` (outermost first) that are empty, innermost first."""
+    for directory in reversed(directories):
+        try:
+            directory.rmdir()
+        except FileNotFoundError:
+            continue
+        except OSError:  # not empty: it and its parents stay
+            return
 
 
 def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PORT) -> None:
@@ -255,10 +312,14 @@ def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PO
     host = listener.bind_address if listener.bind_address not in ("", "0.0.0.0", "::") else "127.0.0.1"
     address = _host_port(host, listener.port)
     admin = Client.from_kubeconfig(embedded.server.kubeconfig, qps=0)
+    off = disabled_webhooks(cfg)
     for obj in load_documents(manifests_dir() / "deploy"):
         if obj["kind"] != "ValidatingWebhookConfiguration":
             continue
-        for hook in obj.get("webhooks") or []:
+        obj["webhooks"] = [h for h in obj.get("webhooks") or [] if h.get("name") not in off]
+        if not obj["webhooks"]:
+            continue  # turned off in the configuration: nobody would answer (failurePolicy Fail)
+        for hook in obj["webhooks"]:
             cc = hook.setdefault("clientConfig", {})
             cc["caBundle"] = base64.b64encode(ca_pem).decode()
             svc = cc.get("service")
@@ -268,6 +329,17 @@ def enable_webhooks(embedded: Embedded, cfg: Any, port: int = DEFAULT_WEBHOOK_PO
                 )
         apply(admin, obj)
         log.info("registered admission webhooks", configuration=obj["metadata"]["name"], address=address)
+
+
+def disabled_webhooks(cfg: Any) -> set[str]:
+    """The names of the webhooks ``cfg`` turns off (``webhooks.<name>.enabled: false``)."""
+    from gcm.webhooks import kubeconfigsecret, namespacedeletion
+
+    return {
+        module.WEBHOOK_NAME
+        for module in (namespacedeletion, kubeconfigsecret)
+        if not cfg.webhook_enabled(module.CONFIG_SWITCH)
+    }
 
 
 def local_servers(cfg: Any, offset: int) -> None:

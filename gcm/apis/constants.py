@@ -66,6 +66,7 @@ CLUSTER_ROLE_PROJECT_SERVICEACCOUNTMANAGER = "gardener.cloud:system:project-serv
 CLUSTER_ROLE_PREFIX_EXTENSION_PROJECT = "gardener.cloud:extension:project"
 
 WEBHOOK_NAMESPACE_DELETION = "validate-namespace-deletion.gardener.cloud"
+WEBHOOK_KUBECONFIG_SECRETS = "validate-kubeconfig-secrets.gardener.cloud"
 
 # --- Project member roles ---------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
+from prometheus_client import CollectorRegistry
 
 from framework.manager import LeaderElectionOptions, Manager
 from framework.webhook import WebhookServer
@@ -31,8 +32,11 @@ def bind(address: str, port: int) -> str:
     return f"{host}:{port}"
 
 
-def webhook_server(cfg: ControllerManagerConfiguration) -> WebhookServer | None:
-    """The listener of ``server.webhooks`` (or legacy ``server.https``); its certificates must exist."""
+def webhook_server(
+    cfg: ControllerManagerConfiguration, registry: CollectorRegistry | None = None
+) -> WebhookServer | None:
+    """The listener of ``server.webhooks`` (or legacy ``server.https``); its certificates must exist.
+    Its metrics go to ``registry`` (the manager's, so ``/metrics`` serves them)."""
     listener = cfg.server.webhook_listener()
     if listener is None:
         return None
@@ -59,6 +63,7 @@ def webhook_server(cfg: ControllerManagerConfiguration) -> WebhookServer | None:
         cert_dir=str(cert_dir),
         cert_name=cert,
         key_name=key,
+        registry=registry,
     )
     try:
         server.certs.read()  # not PEM, key not matching: the operator's files, so exit 2 naming them
@@ -95,8 +100,11 @@ def build_manager(
     server = cfg.server
     if cfg.controllers.cache_sync_timeout is not None:
         manager_options.setdefault("cache_sync_timeout", float(cfg.controllers.cache_sync_timeout))
+    # One registry for the manager and its webhook server: /metrics serves the webhooks' metrics too.
+    registry = manager_options.pop("registry", None) or CollectorRegistry()
     mgr = Manager(
         client,
+        registry=registry,
         leader_election=election,
         metrics_bind_address=bind(server.metrics.bind_address, server.metrics.port)
         if server.metrics
@@ -106,7 +114,7 @@ def build_manager(
             if server.health_probes
             else None
         ),
-        webhook_server=webhook_server(cfg),
+        webhook_server=webhook_server(cfg, registry),
         **manager_options,
     )
     # Waits for the API server in the open: the first contact is logged, /readyz says what is missing.

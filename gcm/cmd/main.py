@@ -25,6 +25,7 @@ from framework.leaderelection import LeaderElectionLost
 from framework.manager import CacheSyncTimeout
 from framework.server import BindError
 from gcm.cmd.options import (
+    EMBEDDED_KUBECONFIG,
     EXIT_OK,
     EXIT_RUNTIME,
     EXIT_USAGE,
@@ -54,7 +55,8 @@ def _version() -> str:
 
 DESCRIPTION = (
     "Gardener Controller Manager: reconciles Projects (namespaces, member RBAC, quotas), marks and "
-    "deletes stale Projects, expires non-Shoot Events and guards project namespaces against deletion."
+    "deletes stale Projects, expires non-Shoot Events, guards project namespaces against deletion and "
+    "refuses kubeconfigs in project Secrets that run commands or read files."
 )
 EXIT_CODES = (
     "exit codes: 0 after SIGTERM/SIGINT (graceful), 1 when leadership was lost or gcm failed at runtime, "
@@ -150,13 +152,18 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--embedded-kubeconfig",
-        default=".gcm/kubeconfig",
+        default=EMBEDDED_KUBECONFIG,
         metavar="FILE",
         help="where to write an admin kubeconfig for the built-in API server (default .gcm/kubeconfig)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.embedded and args.kubeconfig:
+        raise StartupError(
+            f"--kubeconfig {args.kubeconfig} and --embedded conflict: --embedded runs gcm against its own "
+            "API server (its admin kubeconfig goes to --embedded-kubeconfig); drop one of them"
+        )
     ignored: list[IgnoredField] = []
     cfg = load_configuration(args.config, ignored)
     configure_logging(args.log_level or cfg.log_level or "info", cfg.log_format or "json")
@@ -193,8 +200,11 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         source = KubeconfigSource(embedded.gcm_kubeconfig, "--embedded")
         embedded_mode.local_servers(cfg, offset)
-        # namespace-deletion webhook (issue 10)
-        embedded_mode.enable_webhooks(embedded, cfg, DEFAULT_WEBHOOK_PORT + offset)
+        try:  # gcm's webhooks, served to the embedded API server (issues 10 and 35)
+            embedded_mode.enable_webhooks(embedded, cfg, DEFAULT_WEBHOOK_PORT + offset)
+        except BaseException:
+            embedded.stop(discard=True)
+            raise
         ready = embedded_mode.ReadyLine(
             kubeconfig=embedded.admin_kubeconfig,
             data_dir="(memory)" if args.embedded_ephemeral else str(embedded.data_dir),
@@ -206,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
         if found is None:
             raise StartupError(NO_KUBECONFIG)
         source = found
+    failed_start = False  # an embedded garden made by a start that fails leaves nothing behind
     try:
         from gcm.chaos_hooks import install_threads_dump
         from gcm.cmd.app import build_manager
@@ -215,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             mgr = build_manager(cfg, client)
         except ConfigError as e:
+            failed_start = True
             raise StartupError("\n".join(e.errors)) from None
         if embedded is not None:
             mgr.add(ready, need_leader_election=False)
@@ -224,6 +236,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             mgr.start()
         except BindError as e:
+            failed_start = True
             raise bind_error(e, cfg, embedded=embedded is not None) from None
     except LeaderElectionLost:
         log.error("leader election lost, exiting")
@@ -232,7 +245,7 @@ def run(args: argparse.Namespace) -> int:
         raise StartupError(f"{e}; the wait is controllers.cacheSyncTimeout", EXIT_RUNTIME) from None
     finally:
         if embedded is not None:
-            embedded.stop()
+            embedded.stop(discard=failed_start)
     log.info("gcm stopped")
     return EXIT_OK
 

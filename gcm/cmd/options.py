@@ -20,10 +20,12 @@ from framework.server import BindError
 from gcm.config import ConfigError, ControllerManagerConfiguration, IgnoredField, load_config
 
 __all__ = [
+    "EMBEDDED_KUBECONFIG",
     "EXIT_OK",
     "EXIT_RUNTIME",
     "EXIT_USAGE",
     "NO_KUBECONFIG",
+    "NO_KUBECONFIG_NOR_EMBEDDED",
     "KubeconfigSource",
     "StartupError",
     "bind_error",
@@ -38,6 +40,14 @@ _SA_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 NO_KUBECONFIG = (
     "no kubeconfig found (--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, in-cluster, "
     "~/.kube/config); to try gcm without a cluster run: python -m gcm --embedded"
+)
+# Where `gcm --embedded` writes its admin kubeconfig (--embedded-kubeconfig's default), relative to where
+# it was started: the tools next to it (stale-report) find that garden there.
+EMBEDDED_KUBECONFIG = ".gcm/kubeconfig"
+EMBEDDED_ORIGIN = "the garden of a gcm --embedded started here"
+NO_KUBECONFIG_NOR_EMBEDDED = (
+    "no kubeconfig found (--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, in-cluster, "
+    f"{EMBEDDED_KUBECONFIG}, ~/.kube/config); start a garden with: python -m gcm --embedded"
 )
 
 
@@ -76,8 +86,13 @@ class KubeconfigSource:
         return "in-cluster credentials" if not self.path else f"kubeconfig {self.path} (from {self.origin})"
 
 
-def resolve_kubeconfig(flag: str | None, cfg: ControllerManagerConfiguration) -> KubeconfigSource | None:
-    """--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, in-cluster, ~/.kube/config."""
+def resolve_kubeconfig(
+    flag: str | None, cfg: ControllerManagerConfiguration, *, embedded: bool = False
+) -> KubeconfigSource | None:
+    """--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, in-cluster, ~/.kube/config.
+
+    ``embedded``: a ``.gcm/kubeconfig`` in the current directory (a ``gcm --embedded`` started here
+    wrote it) comes before ``~/.kube/config``, which more often names another cluster."""
     for candidate, origin in (
         (flag, "--kubeconfig"),
         (os.environ.get("KUBECONFIG"), "$KUBECONFIG"),
@@ -87,6 +102,8 @@ def resolve_kubeconfig(flag: str | None, cfg: ControllerManagerConfiguration) ->
             return KubeconfigSource(candidate, origin)
     if os.environ.get("KUBERNETES_SERVICE_HOST") and _SA_TOKEN.exists():
         return KubeconfigSource("", "in-cluster")
+    if embedded and Path(EMBEDDED_KUBECONFIG).is_file():
+        return KubeconfigSource(EMBEDDED_KUBECONFIG, EMBEDDED_ORIGIN)
     home = Path.home() / ".kube" / "config"
     return KubeconfigSource(str(home), "~/.kube/config") if home.is_file() else None
 

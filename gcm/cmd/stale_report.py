@@ -236,7 +236,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config", metavar="FILE", help="ControllerManagerConfiguration (its controllers.project)"
     )
-    p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig of the garden cluster")
+    p.add_argument(
+        "--kubeconfig",
+        metavar="FILE",
+        help="kubeconfig of the garden cluster (else $KUBECONFIG, gardenClientConnection.kubeconfig, "
+        "in-cluster, .gcm/kubeconfig of a gcm --embedded started here, ~/.kube/config)",
+    )
     p.add_argument("-o", "--output", choices=("table", "json"), default="table", help="output format")
 
 
@@ -244,7 +249,7 @@ def run(args: argparse.Namespace, clock: Clock | None = None, out: Any = None) -
     """The ``stale-report`` command: 0 on success, 2 for a bad config or kubeconfig, 1 on API errors."""
     from gcm.cmd.options import (
         EXIT_RUNTIME,
-        NO_KUBECONFIG,
+        NO_KUBECONFIG_NOR_EMBEDDED,
         StartupError,
         load_configuration,
         make_client,
@@ -253,9 +258,9 @@ def run(args: argparse.Namespace, clock: Clock | None = None, out: Any = None) -
 
     out = out or sys.stdout
     cfg = load_configuration(args.config)
-    source = resolve_kubeconfig(args.kubeconfig, cfg)
+    source = resolve_kubeconfig(args.kubeconfig, cfg, embedded=True)
     if source is None:
-        raise StartupError(NO_KUBECONFIG)
+        raise StartupError(NO_KUBECONFIG_NOR_EMBEDDED)
     settings = StaleSettings.from_config(cfg)
     sources = settings_sources(args.config)
     now = (clock or RealClock()).now()
@@ -263,7 +268,7 @@ def run(args: argparse.Namespace, clock: Clock | None = None, out: Any = None) -
     try:
         rows = build_report(client, settings, now)
     except (APIError, NoKindMatchError, OSError) as e:
-        sys.stderr.write(f"gcm: stale-report failed against {client.host}: {e}\n")
+        sys.stderr.write(f"gcm: stale-report failed against {client.host} ({source.describe()}): {e}\n")
         return EXIT_RUNTIME
     if args.output == "json":
         out.write(render_json(rows, settings, now, sources))

@@ -48,7 +48,9 @@ from gcm.config.types import (
     Server,
     ServerConfiguration,
     WebhookListener,
+    WebhooksConfiguration,
     WebhookServer,
+    WebhookSwitch,
     WebhookTLS,
 )
 from gcm.config.validation import validate
@@ -77,7 +79,9 @@ __all__ = [
     "ServerConfiguration",
     "WebhookListener",
     "WebhookServer",
+    "WebhookSwitch",
     "WebhookTLS",
+    "WebhooksConfiguration",
     "apply_env_overrides",
     "decode_config",
     "default_config",

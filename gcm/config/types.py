@@ -46,7 +46,9 @@ __all__ = [
     "ServerConfiguration",
     "WebhookListener",
     "WebhookServer",
+    "WebhookSwitch",
     "WebhookTLS",
+    "WebhooksConfiguration",
     "to_dict",
     "workers",
 ]
@@ -310,6 +312,28 @@ class ServerConfiguration:
         return None
 
 
+# --- webhooks ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class WebhookSwitch:
+    """One webhook's switch: ``enabled: false`` turns it off; absent or ``true`` = on."""
+
+    enabled: bool | None = None
+
+
+@dataclass
+class WebhooksConfiguration:
+    """``webhooks`` (gcm's addition, in the manner of gardener-resource-manager's
+    ``webhooks.<name>.enabled``): which of the webhooks the listener (``server.webhooks`` or legacy
+    ``server.https``) serves. Without a listener every webhook is off anyway."""
+
+    namespace_deletion: WebhookSwitch | None = None
+    """``/webhooks/validate-namespace-deletion``."""
+    kubeconfig_secrets: WebhookSwitch | None = None
+    """``/webhooks/validate-kubeconfig-secrets``."""
+
+
 # --- the configuration -------------------------------------------------------------------------------
 
 
@@ -331,6 +355,13 @@ class ControllerManagerConfiguration:
     server: ServerConfiguration = field(default_factory=ServerConfiguration)
     debugging: DebuggingConfiguration | None = None
     feature_gates: dict[str, bool] | None = None
+    webhooks: WebhooksConfiguration | None = None
+    """Per-webhook switches (gcm's addition); absent = every webhook on."""
+
+    def webhook_enabled(self, name: str) -> bool:
+        """Whether ``webhooks.<name>`` (the attribute name, e.g. ``kubeconfig_secrets``) is on."""
+        switch = getattr(self.webhooks, name, None) if self.webhooks is not None else None
+        return switch is None or switch.enabled is not False
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON/YAML form (camelCase keys, Go duration strings, ``None`` fields omitted)."""

@@ -12,7 +12,14 @@ turns this module on (``APIServer(gardener_admission=True)``) so its garden beha
   namespace reserved by Gardener, immutable once set), ``spec.createdBy`` immutable once set, the
   owner cannot be reset, members (subjects, no duplicates, known or ``extension:`` roles, one
   owner at most), description and purpose not empty;
-- the strategy's canonicalisation: exactly the member that is the owner carries the ``owner`` role;
+- the canonicalisation: exactly the member that is the owner carries the ``owner`` role, applied when
+  the request is decoded, before the mutator and validation, as gardener-apiserver did up to v1.148
+  (gardener ``pkg/apis/core/v1beta1/conversions.go``, ``Convert_v1beta1_ProjectSpec_To_core_ProjectSpec``):
+  a new ``spec.owner`` takes the role from the previous owner, so handing a Project to someone who is
+  not a member yet succeeds (the mutator adds them with ``admin`` and ``owner``). Gardener v1.149 moved
+  it into the strategy's ``Canonicalize`` (gardener/gardener#15410), which runs after validation: there
+  that edit is refused (two members with the owner role) unless it also takes the role from the old
+  owner. Applied once more after the mutator, as the strategy does;
 - the DeletionConfirmation plugin (gardener ``plugin/pkg/global/deletionconfirmation``): DELETE of a
   Project or Shoot without the annotation ``confirmation.gardener.cloud/deletion=true`` is
   forbidden, and Shoots carry ``deletion.gardener.cloud/confirmed-by`` (who confirmed).
@@ -62,6 +69,7 @@ def admit(rt: ResourceType, new: dict, old: dict | None, user: Any) -> None:
         return
     spec = new.setdefault("spec", {})
     members = [_internal(m) for m in spec.get("members") or []]
+    _canonicalize(members, spec.get("owner"))  # at decoding (see the module docstring)
     if old is None and user is not None:
         spec["createdBy"] = {"apiGroup": RBAC_GROUP, "kind": "User", "name": user.name}
         if not spec.get("owner"):

@@ -53,17 +53,29 @@ class DataDirError(Exception):
 
 
 def lock_directory(directory: Path, what: str) -> int:
-    """Take the directory's lock file (``flock``, released by the kernel even on kill -9); its fd."""
+    """Take the directory's lock file (``flock``, released by the kernel even on kill -9); its fd.
+
+    A holder may remove the file when it lets go (:func:`unlock_directory` with ``remove``): a lock
+    taken on a file that was unlinked meanwhile locks nothing, so it is taken again on the new file.
+    A refused attempt leaves the file alone: it belongs to the holder.
+    """
     path = directory / LOCK_NAME
-    existed = path.exists()
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        if not existed:
-            path.unlink(missing_ok=True)
-        raise DataDirError(f"{path}: the data directory is in use by another {what}") from None
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            # The file is the holder's now, even if this call created it: removing it would let a
+            # third process lock a new file next to the holder's.
+            os.close(fd)
+            raise DataDirError(f"{path}: the data directory is in use by another {what}") from None
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = -1
+        if current == os.fstat(fd).st_ino:
+            break
+        os.close(fd)  # the previous holder removed the file between our open and our lock
     os.ftruncate(fd, 0)
     os.write(fd, f"{os.getpid()}\n".encode())
     return fd

@@ -3,8 +3,8 @@
 Served by the manager's webhook server (``server.webhooks`` or legacy ``server.https``) on every replica,
 leader or not: the path is registered only once the Namespace and Project caches have synced (until
 then the server answers 404, which ``failurePolicy: Fail`` turns into a refused deletion), and the
-readiness check ``webhook-namespace-deletion`` fails until then. Without a webhook server the webhook is
-off (logged at info).
+readiness check ``webhook-namespace-deletion`` fails until then. Without a webhook server, or with
+``webhooks.namespaceDeletion.enabled: false``, the webhook is off (logged at info).
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from gcm.webhooks.namespacedeletion.handler import (
     WEBHOOK_NAME,
     NamespaceDeletionHandler,
 )
+from gcm.webhooks.switch import webhook_server_for
 
 __all__ = ["PATH", "WEBHOOK_NAME", "NamespaceDeletionHandler", "WebhookRegistrar", "add_to_manager"]
 
 log = structlog.get_logger("gcm.webhooks.namespacedeletion")
 
 READYZ_CHECK = "webhook-namespace-deletion"
+CONFIG_SWITCH = "namespace_deletion"  # webhooks.namespaceDeletion.enabled
 
 
 class WebhookRegistrar:
@@ -80,12 +82,8 @@ class WebhookRegistrar:
 
 
 def add_to_manager(mgr: Any, cfg: Any) -> WebhookRegistrar | None:
-    server = getattr(mgr, "webhook_server", None)
+    server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)
     if server is None:
-        log.info(
-            "webhook server not configured (server.webhooks): the namespace-deletion webhook is off",
-            webhook=WEBHOOK_NAME,
-        )
         return None
     handler = NamespaceDeletionHandler(mgr.client, mgr.api_reader)
     informers = [mgr.cache.informer("v1", "Namespace"), mgr.cache.informer(*PROJECT)]

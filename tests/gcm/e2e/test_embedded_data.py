@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -197,20 +198,42 @@ def test_kill_9_in_a_burst_of_writes_loses_no_acknowledged_write(tmp_path):
     assert list(garden.tmp.iterdir()) == []
 
 
+def stale_report(home: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m gcm stale-report`` started in ``home`` (no $KUBECONFIG, no ~/.kube/config)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(home)}
+    return subprocess.run(
+        [sys.executable, "-m", "gcm", "stale-report", *args],
+        capture_output=True, text=True, timeout=60, cwd=home, env=env,
+    )  # fmt: skip
+
+
 def test_ephemeral_keeps_nothing(tmp_path):
+    """...not even its data directory or lock file; and stale-report started next to it finds its
+    kubeconfig (.gcm/kubeconfig), as it finds $KUBECONFIG."""
+    res = stale_report(tmp_path)
+    assert res.returncode == 2 and ".gcm/kubeconfig" in res.stderr and "--embedded" in res.stderr, res.stderr
     cfg = write_config(tmp_path)
     garden = Garden(tmp_path, "--config", str(cfg), "--embedded-ephemeral")
     try:
         assert garden.ready()["data_dir"] == "(memory)"
         client.CoreV1Api(garden.api()).create_namespaced_config_map("default", {"metadata": {"name": "x"}})
         assert (tmp_path / ".gcm" / "data" / "ephemeral").is_dir()
+        client.CustomObjectsApi(garden.api()).create_cluster_custom_object(
+            CORE, "v1beta1", "projects", project("demo")
+        )
+        res = stale_report(tmp_path, "-o", "json")
+        assert res.returncode == 0, res.stderr
+        assert [p["project"] for p in json.loads(res.stdout)["projects"]] == ["demo"]
         assert garden.stop() == 0
     finally:
         if garden.proc.poll() is None:
             garden.proc.kill()
             garden.proc.wait()
-    assert not (tmp_path / ".gcm" / "data" / "ephemeral").exists()
-    assert not (tmp_path / ".gcm" / "data" / "apiserver").exists()
+    assert not (tmp_path / ".gcm" / "data").exists()  # no ephemeral/, apiserver/ or lock file
+    # With the garden gone, the report names the kubeconfig it tried and where it came from.
+    res = stale_report(tmp_path)
+    assert res.returncode == 1
+    assert "kubeconfig .gcm/kubeconfig (from the garden of a gcm --embedded started here)" in res.stderr
     garden = Garden(tmp_path, "--config", str(write_config(tmp_path)), "--embedded-ephemeral")
     try:
         garden.ready()
@@ -219,6 +242,40 @@ def test_ephemeral_keeps_nothing(tmp_path):
             for c in client.CoreV1Api(garden.api()).list_namespaced_config_map("default").items
         ]
         assert "x" not in names
+    finally:
+        garden.stop()
+
+
+def test_a_failed_start_keeps_an_existing_garden(tmp_path):
+    """A start that fails removes only what it made: the data of an earlier run stays, usable."""
+    garden = Garden(tmp_path, "--config", str(write_config(tmp_path)))
+    try:
+        garden.ready()
+        client.CoreV1Api(garden.api()).create_namespace({"metadata": {"name": "kept"}})
+        assert garden.stop() == 0
+    finally:
+        if garden.proc.poll() is None:
+            garden.proc.kill()
+            garden.proc.wait()
+
+    def files() -> list[str]:
+        # SQLite's -wal/-shm come and go with the connection; Garden removes the admin kubeconfig.
+        found = (str(p.relative_to(tmp_path)) for p in (tmp_path / ".gcm").rglob("*"))
+        return sorted(p for p in found if not p.endswith(("-wal", "-shm", "/kubeconfig")))
+
+    before = files()
+    cfg = write_config(tmp_path)
+    probes = yaml.safe_load(cfg.read_text())["server"]["healthProbes"]["port"]
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", probes))
+        taken.listen()
+        garden = Garden(tmp_path, "--config", str(cfg))
+        assert garden.proc.wait(timeout=60) == 2, garden.log.read_text()
+    assert files() == before
+    garden = Garden(tmp_path, "--config", str(write_config(tmp_path)))
+    try:
+        garden.ready()
+        assert client.CoreV1Api(garden.api()).read_namespace("kept").metadata.name == "kept"
     finally:
         garden.stop()
 

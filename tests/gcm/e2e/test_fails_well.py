@@ -191,14 +191,26 @@ def test_port_in_use_names_the_port_and_the_field(garden, tmp_path, server):
 
 
 def test_embedded_api_server_port_in_use(tmp_path):
-    """A second ``--embedded`` (here: its API server port taken): one line, no asyncio noise."""
+    """A second ``--embedded`` (here: its API server port taken): one line, no asyncio noise, and no
+    data directory, lock file or kubeconfig left behind."""
     port = free_port()
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", port))
-        taken.listen()
-        res = run_gcm(tmp_path, "--embedded", "--embedded-ephemeral", "--embedded-port", str(port))
-    assert_one_line(res, 2, f"port {port}", "already in use", "--embedded-port-offset")
-    assert "Task was destroyed" not in res.stderr
+    for ephemeral in (("--embedded-ephemeral",), ()):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", port))
+            taken.listen()
+            res = run_gcm(tmp_path, "--embedded", *ephemeral, "--embedded-port", str(port))
+        assert_one_line(res, 2, f"port {port}", "already in use", "--embedded-port-offset")
+        assert "Task was destroyed" not in res.stderr
+        assert not (tmp_path / ".gcm").exists(), sorted(map(str, (tmp_path / ".gcm").rglob("*")))
+
+
+def test_embedded_with_kubeconfig_is_one_line(tmp_path):
+    other = tmp_path / "other.kubeconfig"
+    other.write_text("apiVersion: v1\nkind: Config\n")
+    res = run_gcm(tmp_path, "--embedded", "--kubeconfig", str(other), "--embedded-port", str(free_port()))
+    line = assert_one_line(res, 2, f"--kubeconfig {other} and --embedded conflict", "drop one of them")
+    assert line.startswith("gcm: --kubeconfig")
+    assert not (tmp_path / ".gcm").exists()  # nothing started, nothing written
 
 
 def test_embedded_files_that_cannot_be_written(tmp_path):
@@ -232,21 +244,19 @@ def test_embedded_files_that_cannot_be_written(tmp_path):
 
 
 def test_embedded_probe_port_in_use_names_the_offset_flag(tmp_path):
+    """...and leaves nothing behind: the garden was made before the probe server failed, and is gone
+    again (data directory, database, lock file, admin kubeconfig)."""
     cfg, probes, _ = write_config(tmp_path)
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", probes))
-        taken.listen()
-        res = run_gcm(
-            tmp_path,
-            "--embedded",
-            "--embedded-ephemeral",
-            "--embedded-port",
-            str(free_port()),
-            "--config",
-            str(cfg),
-        )
-    line = assert_one_line(res, 2, f"127.0.0.1:{probes}", "set server.healthProbes.port")
-    assert line.endswith("or pass --embedded-port-offset N to move every embedded port")
+    for ephemeral in (("--embedded-ephemeral",), ()):
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", probes))
+            taken.listen()
+            res = run_gcm(
+                tmp_path, "--embedded", *ephemeral, "--embedded-port", str(free_port()), "--config", str(cfg)
+            )
+        line = assert_one_line(res, 2, f"127.0.0.1:{probes}", "set server.healthProbes.port")
+        assert line.endswith("or pass --embedded-port-offset N to move every embedded port")
+        assert not (tmp_path / ".gcm").exists(), sorted(map(str, (tmp_path / ".gcm").rglob("*")))
 
 
 def test_webhook_certificate_that_does_not_load(garden, tmp_path):

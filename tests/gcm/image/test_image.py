@@ -99,7 +99,8 @@ class Pod:
 
     def webhook_target(self) -> tuple[str, str, int, int]:
         """(namespace, service, service port, container port) of the webhook configuration's Service."""
-        (config,) = [o for (kind, _), o in self.objects.items() if kind == "ValidatingWebhookConfiguration"]
+        # Every webhook configuration of manifests/deploy points at the same Service.
+        config = self.objects[("ValidatingWebhookConfiguration", "validate-namespace-deletion")]
         ref = config["webhooks"][0]["clientConfig"]["service"]
         service = self.objects[("Service", ref["name"])]
         (port,) = [p for p in service["spec"]["ports"] if p["port"] == ref.get("port", 443)]

@@ -6,8 +6,8 @@
   self-signed certificate, the ValidatingWebhookConfiguration of manifests/deploy, the Service mapped to
   gcm's listener) with gcm's webhook running as its ServiceAccount, driven through kubectl and the
   official client; a standby replica serves too; failurePolicy Fail/Ignore with the webhook down;
-- configuration: missing certificates exit 2 naming the setting, no listener → off, certificate reload;
-- ``python -m gcm --embedded`` refusing ``kubectl delete namespace`` of a project namespace.
+- configuration: missing certificates exit 2 naming the setting, no listener → off, certificate reload
+  (``python -m gcm --embedded`` refusing ``kubectl delete namespace``: test_gcm_embedded_webhooks.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import json
 import os
 import ssl
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -649,89 +648,3 @@ def test_certificates_reloaded_on_change(tmp_path):
             post((f"{server.url}{PATH}", first.cert_pem), review)
     finally:
         server.stop(5)
-
-
-# --- python -m gcm --embedded -----------------------------------------------------------------------------
-
-
-def test_gcm_embedded_refuses_project_namespace_deletion(tmp_path):
-    probes, metrics = free_port(), free_port()
-    cfg = tmp_path / "config.yaml"
-    cfg.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
-                "kind": "ControllerManagerConfiguration",
-                "server": {
-                    "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
-                    "metrics": {"bindAddress": "127.0.0.1", "port": metrics},
-                    # Not the default 2721: tests run next to each other.
-                    "webhooks": {"bindAddress": "127.0.0.1", "port": free_port()},
-                },
-            }
-        )
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
-    log = tmp_path / "gcm.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gcm", "--embedded", "--embedded-port", "0", "--config", str(cfg)],
-        cwd=tmp_path,
-        env=env,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-    )
-    kubeconfig = tmp_path / ".gcm" / "kubeconfig"
-
-    def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            ["kubectl", "--kubeconfig", str(kubeconfig), *args],
-            capture_output=True, text=True, timeout=30, env=env, cwd=tmp_path, input=stdin,
-        )  # fmt: skip
-
-    http = urllib3.PoolManager(retries=False)
-
-    def ready() -> bool:
-        assert proc.poll() is None, log.read_text()
-        try:
-            return http.request("GET", f"http://127.0.0.1:{probes}/readyz", timeout=1).status == 200
-        except urllib3.exceptions.HTTPError:
-            return False
-
-    try:
-        wait_for(ready, 30)
-        manifest = [
-            {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {
-                    "name": "garden-demo",
-                    "labels": {"gardener.cloud/role": "project", "project.gardener.cloud/name": "demo"},
-                },
-            },
-            {
-                "apiVersion": CORE,
-                "kind": "Project",
-                "metadata": {"name": "demo"},
-                "spec": {"namespace": "garden-demo"},
-            },
-        ]
-        out = kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all(manifest))
-        assert out.returncode == 0, out.stderr
-        out = kubectl("delete", "namespace", "garden-demo", "--wait=false")
-        assert out.returncode != 0
-        assert out.stderr.strip() == (
-            f'Error from server (Forbidden): admission webhook "{WEBHOOK_NAME}" denied the request: '
-            + direct("garden-demo", "demo")
-        )
-        out = kubectl("create", "namespace", "scratch")
-        assert out.returncode == 0, out.stderr
-        out = kubectl("delete", "namespace", "scratch", "--wait=false")
-        assert out.returncode == 0, out.stderr
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()

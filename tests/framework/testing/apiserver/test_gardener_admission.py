@@ -109,6 +109,47 @@ def test_only_the_owner_carries_the_owner_role(alice, admin):
     assert got == [user("bob", role="viewer"), user("carol", role="owner")]
 
 
+def _hand_over(admin: Kubectl, name: str, new_owner: dict) -> None:
+    """What ``kubectl edit`` sends when only ``spec.owner`` is changed: the whole Project, the members
+    (the old owner still with the owner role) as read."""
+    obj = admin.json("get", "project", name)
+    obj["spec"]["owner"] = new_owner
+    admin.ok("replace", "-f", "-", input=yaml.safe_dump(obj))
+
+
+def test_owner_handed_to_a_member_moves_the_owner_role(alice, admin):
+    alice.ok("create", "-f", "-", input=project("p-give", members=[user("bob", role="viewer")]))
+    _hand_over(admin, "p-give", user("bob"))
+    spec = admin.json("get", "project", "p-give")["spec"]
+    assert spec["owner"] == user("bob")
+    assert spec["members"] == [
+        user("bob", role="viewer", roles=["owner"]),
+        user("alice@example.com", role="admin"),
+    ]
+
+
+def test_owner_handed_to_a_non_member_makes_them_a_member_with_the_owner_role(alice, admin):
+    """The old owner's role is dropped before validation (gardener-apiserver up to v1.148): no
+    "cannot have more than one member having the owner role" for an index the user never wrote."""
+    alice.ok("create", "-f", "-", input=project("p-hand", members=[user("bob", role="viewer")]))
+    _hand_over(admin, "p-hand", user("erin"))
+    spec = admin.json("get", "project", "p-hand")["spec"]
+    assert spec["owner"] == user("erin")
+    assert spec["members"] == [
+        user("bob", role="viewer"),
+        user("alice@example.com", role="admin"),
+        user("erin", role="admin", roles=["owner"]),
+    ]
+    # Handed back to the first owner, still a member: the role moves back, nobody is added.
+    _hand_over(admin, "p-hand", user("alice@example.com"))
+    members = admin.json("get", "project", "p-hand")["spec"]["members"]
+    assert members == [
+        user("bob", role="viewer"),
+        user("alice@example.com", role="admin", roles=["owner"]),
+        user("erin", role="admin"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("name", "spec", "expected"),
     [

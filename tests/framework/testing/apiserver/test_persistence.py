@@ -8,6 +8,7 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,12 @@ from kubernetes.client.rest import ApiException
 from framework.cache import SharedIndexInformer
 from framework.client import Client
 from framework.testing import APIServer, eventually, free_port
-from framework.testing.apiserver.persistence import DataDirError
+from framework.testing.apiserver.persistence import (
+    LOCK_NAME,
+    DataDirError,
+    lock_directory,
+    unlock_directory,
+)
 
 SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
 CRD = {
@@ -276,6 +282,37 @@ def test_a_second_server_on_the_same_directory_is_refused(tmp_path):
         core(server).create_namespaced_config_map("default", {"metadata": {"name": "still-served"}})
     with APIServer(data_dir=tmp_path) as server:  # released on stop
         assert core(server).read_namespaced_config_map("still-served", "default")
+
+
+def test_a_lock_file_removed_by_its_holder_never_lets_two_in(tmp_path):
+    """Holders that remove the lock file when they let go (an ephemeral ``gcm --embedded``): a lock
+    taken on the removed file locks nothing, so it is taken again on the new one; never two holders."""
+    holders: list[int] = []
+    overlaps: list[int] = []
+    guard = threading.Lock()
+
+    def contend(n: int) -> None:
+        for _ in range(200):
+            try:
+                fd = lock_directory(tmp_path, "test")
+            except DataDirError:
+                continue
+            with guard:
+                holders.append(n)
+                if len(holders) > 1:
+                    overlaps.append(len(holders))
+            time.sleep(0)  # hold it across a thread switch
+            with guard:
+                holders.remove(n)
+            unlock_directory(tmp_path, fd, remove=True)
+
+    threads = [threading.Thread(target=contend, args=(n,), name=f"locker-{n}") for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert overlaps == []
+    assert not (tmp_path / LOCK_NAME).exists()  # the last holder removed it
 
 
 def _start_cli(data: Path, kc: Path) -> subprocess.Popen:
