@@ -28,6 +28,7 @@ from .errors import StatusError
 from .faults import Fault, check_faults
 from .health import health, is_health_path
 from .list_serving import serve_list, validate_list_options
+from .managed_fields.apply_config import apply_body_as_json
 from .negotiation import (
     JSON_FORM,
     METADATA_FORM,
@@ -214,6 +215,8 @@ class Handler:
         else:  # patch
             raw = await read_raw(request)
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+            if ctype == "application/apply-patch+yaml":
+                raw = await apply_body_as_json(raw)  # YAML is decoded off the loop
             res = await admission.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
         return respond(request, res.code, res.body, warning_headers(res.warnings))
 
@@ -223,7 +226,7 @@ class Handler:
         if verb == "deletecollection":
             validate_list_options(q, rt, for_watch=False)
         raw = await read_raw(request)
-        options = query.delete_options(raw, request.headers.get("Content-Type", ""), q)
+        options = await query.delete_options(raw, request.headers.get("Content-Type", ""), q)
         # dryRun comes with the options, wherever they came from (kubectl sends it in the body).
         dry_run = bool(options.get("dryRun"))
         user = request[REQUEST_INFO].user
