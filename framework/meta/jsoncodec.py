@@ -26,6 +26,7 @@ import orjson
 __all__ = [
     "DEEP_RECURSION_LIMIT",
     "MAX_DEPTH",
+    "WRAPPED_MAX_DEPTH",
     "DepthError",
     "allow_deep_values",
     "copy",
@@ -37,6 +38,10 @@ __all__ = [
 
 MAX_DEPTH = 10_000
 """Go's ``maxNestingDepth``: the deepest JSON document ``encoding/json`` decodes."""
+
+WRAPPED_MAX_DEPTH = MAX_DEPTH + 8
+"""The depth a client (or webhook) accepts: objects of :data:`MAX_DEPTH` levels inside the few levels a
+List, watch event, Table or AdmissionReview adds around them."""
 
 DEEP_RECURSION_LIMIT = 40_000
 """The recursion limit :func:`allow_deep_values` sets (see there)."""
