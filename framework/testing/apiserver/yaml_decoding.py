@@ -18,9 +18,12 @@ Every YAML body the server reads (create and update bodies, DeleteOptions, apply
   ``.inf``/``.nan`` are refused as ``encoding/json`` refuses them.
 
 Parsing is libyaml's C parser (PyYAML's ``CParser``); building the value is an iterative loop over
-its events, so no depth recurses. libyaml itself stops at 1,000 levels: a deeper document is parsed
-again by PyYAML's pure-Python parser (also iterative), up to the cap. Building is Python work per node:
-the server runs it off its event loop (:func:`decode_async`).
+its events, so no depth recurses. libyaml refuses nesting beyond a process-wide limit, 1,000 levels by
+default: :func:`_allow_libyaml_nesting` raises it to Go's 10,000 (PyYAML's C composer, the one
+recursive reader of libyaml's events elsewhere in the process, was measured to handle 10,000 levels
+on an 8 MiB thread stack; it crashes near 30,000). Where that setting is not available the document
+is parsed again by PyYAML's pure-Python parser (also iterative, but quadratic in the nesting depth).
+Building is Python work per node: the server runs it off its event loop.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import ctypes
 import math
 from collections.abc import Iterator
 from typing import Any
 
+import structlog
 import yaml
 from yaml.constructor import SafeConstructor
 from yaml.events import (
@@ -53,6 +58,8 @@ from framework.meta.jsoncodec import MAX_DEPTH
 from framework.meta.jsoncodec import copy as copy_value
 
 __all__ = ["YAMLDecodeError", "decode", "decode_async"]
+
+log = structlog.get_logger(__name__)
 
 _TAG = "tag:yaml.org,2002:"
 # goyaml.v2 decode.go: the range over which the allowed share of alias decodes scales down.
@@ -300,14 +307,40 @@ def _go_text(e: yaml.YAMLError) -> str:
     return f"yaml: {e}"
 
 
+_libyaml_nesting: bool | None = None  # whether libyaml's limit is raised (None: not tried yet)
+
+
+def _allow_libyaml_nesting() -> bool:
+    """Raise libyaml's nesting limit to :data:`MAX_DEPTH` (once); False where it cannot be set."""
+    global _libyaml_nesting
+    if _libyaml_nesting is None:
+        try:
+            from yaml import _yaml  # the C extension, with libyaml linked in or loaded
+
+            lib = ctypes.CDLL(_yaml.__file__)
+            # One more than Go: libyaml counts a block level more than goyaml.v2 does; the builder
+            # enforces the limit exactly.
+            lib.yaml_set_max_nest_level(ctypes.c_int(MAX_DEPTH + 1))
+            _libyaml_nesting = True
+        except (ImportError, OSError, AttributeError):
+            log.warning("libyaml's nesting limit cannot be raised: deep YAML is parsed in Python")
+            _libyaml_nesting = False
+    return _libyaml_nesting
+
+
 def decode(raw: bytes) -> Any:
     """The JSON value of a YAML document (None for an empty one). Raises :class:`YAMLDecodeError`."""
+    deep_in_c = _allow_libyaml_nesting()
     try:
         return _Builder().build(_events(raw, yaml.CSafeLoader))
     except yaml.YAMLError as e:
         if getattr(e, "problem", None) != "exceeded maximum nesting depth":
             raise YAMLDecodeError(_go_text(e)) from None
-    # libyaml's own limit (1,000 levels) is below Go's: read it again with the Python parser.
+        if deep_in_c:  # libyaml counts block and flow levels apart: each is beyond Go's limit
+            line = e.problem_mark.line + 1 if e.problem_mark is not None else 0
+            where = f"line {line}: " if line > 1 else ""
+            raise YAMLDecodeError(f"yaml: {where}exceeded max depth of {MAX_DEPTH}") from None
+    # libyaml's default limit (1,000 levels) is below Go's: read it again with the Python parser.
     try:
         return _Builder().build(_events(raw, yaml.SafeLoader))
     except yaml.YAMLError as e:
