@@ -271,10 +271,8 @@ def test_deep_object_survives_a_restart_with_a_data_dir(tmp_path):
 def test_deep_unknown_field_of_a_project_is_pruned_not_a_500(apiserver, raw):
     apiserver.install_crds(MANIFESTS)
     projects = "/apis/core.gardener.cloud/v1beta1/projects"
-    body = (
-        '{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Project","metadata":{"name":"p"},"zz":%s}'
-        % nested(251)
-    )
+    body = '{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Project","metadata":{"name":"p"},"zz":'
+    body += nested(251) + "}"
     strict = send(raw, "POST", projects + "?fieldValidation=Strict", body)
     assert strict.status == 400 and message(strict) == 'strict decoding error: unknown field "zz"'
     r = send(raw, "POST", projects, body)
@@ -287,10 +285,9 @@ def test_deep_unknown_field_of_a_project_is_pruned_not_a_500(apiserver, raw):
 def test_deep_value_a_secret_binding_preserves_is_stored_and_listed(apiserver, raw):
     apiserver.install_crds(MANIFESTS)  # its schema keeps unknown fields at the top level
     bindings = "/apis/core.gardener.cloud/v1beta1/namespaces/default/secretbindings"
-    body = (
-        '{"apiVersion":"core.gardener.cloud/v1beta1","kind":"SecretBinding","metadata":{"name":"b"},'
-        '"provider":{"type":"local"},"secretRef":{"name":"s","namespace":"default"},"zz":%s}' % nested(251)
-    )
+    body = '{"apiVersion":"core.gardener.cloud/v1beta1","kind":"SecretBinding","metadata":{"name":"b"},'
+    body += '"provider":{"type":"local"},"secretRef":{"name":"s","namespace":"default"},"zz":'
+    body += nested(251) + "}"
     r = send(raw, "POST", bindings + "?fieldValidation=Strict", body)
     assert r.status == 201, r.data[:300]
     listed = raw.request("GET", bindings)
