@@ -34,6 +34,7 @@ from .negotiation import (
     METADATA_FORM,
     TABLE_FORM,
     aggregated_discovery,
+    json_error,
     negotiate,
     read_body,
     read_raw,
@@ -51,6 +52,7 @@ from .responses import (
     warning_headers,
 )
 from .rest.options import WriteOptions
+from .rest.patch import PATCH_TYPES_BUILTIN, PATCH_TYPES_CUSTOM
 from .reviews import create_review
 from .routing import Target, request_verb, resolve_target
 from .table import parse_include_object, partial_metadata
@@ -217,6 +219,12 @@ class Handler:
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
             if ctype == "application/apply-patch+yaml":
                 raw = await apply_body_as_json(raw)  # YAML is decoded off the loop
+            elif raw and ctype in (PATCH_TYPES_CUSTOM if rt.smp is None else PATCH_TYPES_BUILTIN):
+                # The patch is decoded by the synchronous patch code; a malformed one is worded here,
+                # off the loop (Go's words come from a Python walk of the text).
+                problem = await json_error(raw)
+                if problem is not None:
+                    raise errors.bad_request(f"error decoding patch: {problem}")
             res = await admission.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
         return respond(request, res.code, res.body, warning_headers(res.warnings))
 

@@ -175,6 +175,7 @@ async def decode_body(raw: bytes, is_yaml: bool) -> Any:
     depth limit is below Go's, or a syntax error to be worded as Go words it) and all YAML (built
     node by node in Python) is handled on the loop's executor. Raises :class:`BodyError`.
     """
+    jsoncodec.allow_deep_values()  # again: a test tool (hypothesis) may have put the limit back
     loop = asyncio.get_running_loop()
     if is_yaml:
         return await loop.run_in_executor(None, _decode_yaml, raw)
@@ -183,6 +184,16 @@ async def decode_body(raw: bytes, is_yaml: bool) -> Any:
     except orjson.JSONDecodeError as e:
         first = e
     return await loop.run_in_executor(None, _decode_json_slowly, raw, first)
+
+
+async def json_error(raw: bytes) -> str | None:
+    """Why a JSON body does not decode, in Go's words (None if it decodes), found as :func:`decode_body`
+    finds it: for a synchronous decoder that follows, so that a malformed body is worded off the loop."""
+    try:
+        await decode_body(raw, is_yaml=False)
+    except BodyError as e:
+        return str(e)
+    return None
 
 
 def _decode_yaml(raw: bytes) -> Any:
