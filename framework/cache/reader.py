@@ -8,12 +8,10 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-import orjson
-
 from framework.client import NotFound, RESTMapping
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.client.selectors import exact_field_matches
-from framework.meta import labels
+from framework.meta import jsoncodec, labels
 from framework.meta.object import get_metadata
 
 from .store import Indexer
@@ -23,7 +21,7 @@ __all__ = ["CacheReader", "deep_copy"]
 
 def deep_copy(obj: Any) -> Any:
     """A private copy of a cached object (orjson round trip: faster than ``copy.deepcopy``)."""
-    return orjson.loads(orjson.dumps(obj))
+    return jsoncodec.copy(obj)
 
 
 def _exact_label(selector: labels.Selector) -> tuple[str, str] | None:

@@ -19,6 +19,7 @@ import orjson
 import structlog
 import urllib3
 
+from framework.meta import jsoncodec
 from framework.meta.object import get_metadata
 
 from . import decode, errors
@@ -233,7 +234,7 @@ class Client:
         query = _query(params)
         target = path + "?" + query if query else path
         url = self.host + target
-        payload = body if body is None or isinstance(body, bytes) else orjson.dumps(body)
+        payload = body if body is None or isinstance(body, bytes) else jsoncodec.dumps(body)
         t = timeout if isinstance(timeout, urllib3.Timeout) else (_timeout(timeout) or self.timeout)
         attempt = 0
         while True:

@@ -1,4 +1,5 @@
-"""JSON decoding with the cyclic GC paused for big bodies.
+"""JSON decoding with the cyclic GC paused for big bodies, for objects nested as deep as the API server
+accepts (``jsoncodec.loads``: orjson, and beyond its 1,024 levels the ``json`` module).
 
 Decoding a large LIST allocates hundreds of thousands of dicts at once. With the GC running, those
 allocations trigger many young collections and, once enough objects were promoted, full collections
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import orjson
+from framework.meta import jsoncodec
 
 __all__ = ["DEFAULT_GC_PAUSE_BYTES", "gc_paused", "loads"]
 
@@ -52,8 +53,9 @@ def gc_paused() -> Iterator[None]:
 
 
 def loads(data: bytes, pause_gc_above: int | None = DEFAULT_GC_PAUSE_BYTES) -> Any:
-    """``orjson.loads``, with the GC paused when ``len(data) >= pause_gc_above`` (``None``: never)."""
+    """``orjson.loads`` (deeper documents too: up to ``jsoncodec.WRAPPED_MAX_DEPTH`` levels), with the
+    GC paused when ``len(data) >= pause_gc_above`` (``None``: never)."""
     if pause_gc_above is not None and len(data) >= pause_gc_above:
         with gc_paused():
-            return orjson.loads(data)
-    return orjson.loads(data)
+            return jsoncodec.loads(data, jsoncodec.WRAPPED_MAX_DEPTH)
+    return jsoncodec.loads(data, jsoncodec.WRAPPED_MAX_DEPTH)

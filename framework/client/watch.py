@@ -19,6 +19,7 @@ import orjson
 import structlog
 import urllib3
 
+from framework.meta import jsoncodec
 from framework.meta.object import get_resource_version
 
 from . import errors
@@ -182,7 +183,7 @@ class Watch:
 
     def _event(self, line: bytes) -> tuple[str, dict[str, Any]]:
         try:
-            ev = orjson.loads(line)
+            ev = jsoncodec.loads(line, jsoncodec.WRAPPED_MAX_DEPTH)
             etype = ev["type"]
             obj = ev["object"]
         except (orjson.JSONDecodeError, KeyError, TypeError) as e:

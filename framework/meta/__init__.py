@@ -7,7 +7,8 @@
 - :mod:`framework.meta.schema` — GroupVersion / GroupVersionKind / GroupVersionResource;
 - :mod:`framework.meta.validation` — name and label rules (``pkg/util/validation``);
 - :mod:`framework.meta.object` — accessors for objects as dicts (``get_name``, ``get_labels``, ...);
-- :mod:`framework.meta.conditions` — ``SetStatusCondition`` and friends.
+- :mod:`framework.meta.conditions` — ``SetStatusCondition`` and friends;
+- :mod:`framework.meta.jsoncodec` — JSON in and out up to ``encoding/json``'s nesting limit (orjson first).
 
 The accessors and condition helpers are re-exported here: ``from framework import meta;
 meta.get_name(obj)``, ``meta.set_status_condition(conditions, {...})``.

@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 import structlog
 
+from framework.meta import jsoncodec
 from framework.meta.schema import GroupVersionKind, GroupVersionResource
 
 __all__ = [
@@ -189,7 +190,7 @@ class AdmissionResponse:
             status["code"] = 200
         response: dict[str, Any] = {"uid": uid, "allowed": self.allowed, "status": status}
         if self.patch:
-            response["patch"] = base64.b64encode(orjson.dumps(list(self.patch))).decode()
+            response["patch"] = base64.b64encode(jsoncodec.dumps(list(self.patch))).decode()
             response["patchType"] = "JSONPatch"
         if self.warnings:
             response["warnings"] = list(self.warnings)
@@ -258,7 +259,7 @@ def encode_review(api_version: str, uid: str, response: AdmissionResponse) -> di
 def _peek(body: bytes) -> tuple[str, str]:
     """Best-effort apiVersion and uid of a body that is rejected for another reason."""
     try:
-        doc = orjson.loads(body)
+        doc = jsoncodec.loads(body, jsoncodec.WRAPPED_MAX_DEPTH)
     except orjson.JSONDecodeError:
         return V1, ""
     if not isinstance(doc, dict):
@@ -278,7 +279,7 @@ def decode_review(body: bytes, content_type: str = "application/json") -> tuple[
         version, uid = _peek(body)
         raise ReviewError(400, f"contentType={content_type}, expected application/json", version, uid)
     try:
-        doc = orjson.loads(body)
+        doc = jsoncodec.loads(body, jsoncodec.WRAPPED_MAX_DEPTH)
     except orjson.JSONDecodeError as error:
         raise ReviewError(400, f"couldn't decode the AdmissionReview: {error}") from None
     if not isinstance(doc, dict):

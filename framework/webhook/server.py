@@ -14,10 +14,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import orjson
 import structlog
 from prometheus_client import CollectorRegistry
 
+from framework.meta import jsoncodec
 from framework.server import BodyTooLarge, ConnectionLimits, HTTPServer, Request, Response, RouteHandler
 from framework.webhook.admission import (
     MAX_REQUEST_SIZE,
@@ -113,7 +113,7 @@ class WebhookServer(HTTPServer):
                     doc = encode_review(V1, "", errored(400, f"unable to read the request body: {error}"))
                 else:
                     doc = review(body, request.content_type, handler, webhook=path)
-                response = Response(200, orjson.dumps(doc), "application/json")
+                response = Response(200, jsoncodec.dumps(doc), "application/json")
                 code = 200
                 return response
             finally:

@@ -23,9 +23,7 @@ import contextvars
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import orjson
-
-from framework.meta import field
+from framework.meta import field, jsoncodec
 from framework.meta.object import get_metadata
 from framework.meta.schema import GroupKind, GroupVersionKind, parse_group_version
 from framework.webhook.admission import (
@@ -204,7 +202,7 @@ class CustomDefaulter(_Typed):
         if req.object is None:
             return errored(400, f"{req.operation} request has no object to default")
         original = req.object
-        obj = orjson.loads(orjson.dumps(original))  # a deep copy of plain JSON, faster than deepcopy
+        obj = jsoncodec.copy(original)  # a deep copy of plain JSON, faster than deepcopy
         returned = self.fn(obj)
         if returned is not None:
             raise TypeError(

@@ -4,7 +4,9 @@ kube-apiserver decodes bodies with Go's JSON decoder (``sigs.k8s.io/json``, a fo
 ``encoding/json``), so a malformed body is answered with, e.g., ``couldn't get version/kind; json parse
 error: invalid character 'x' looking for beginning of value``. Clients and tests compare these
 texts; orjson's own messages differ. :func:`syntax_error` walks the document the way Go's scanner does
-(``encoding/json/scanner.go``) and reports the first error it would report.
+(``encoding/json/scanner.go``), with its nesting limit (``maxNestingDepth``), and reports the first
+error it would report. The walk is iterative (a stack of open containers), so no document, however
+deep, recurses here; strings and whitespace are skipped by regular expressions.
 """
 
 from __future__ import annotations
@@ -12,8 +14,17 @@ from __future__ import annotations
 import json
 import re
 
+from framework.meta.jsoncodec import MAX_DEPTH, allow_deep_values
+
 _SPACE = b" \t\r\n"
+_SPACES = re.compile(rb"[ \t\r\n]*")
+# A well-formed string (the common case, skipped at once); anything else is walked byte by byte.
+_GOOD_STRING = re.compile(rb'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"')
+# A well-formed number not followed by what would continue it (a fraction or exponent gone wrong).
+_GOOD_NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![.eE0-9])")
+_LITERALS = (b"true", b"false", b"null")
 _TYPE_NAMES = {str: "string", int: "number", float: "number", bool: "bool", list: "array", dict: "object"}
+_OBJECT, _ARRAY = 0, 1
 
 
 def json_type(value: object) -> str:
@@ -41,16 +52,18 @@ class _Error(Exception):
 
 
 class _Scanner:
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, max_depth: int = MAX_DEPTH) -> None:
         self.data = data
         self.pos = 0
+        self.max_depth = max_depth
 
     def _peek(self) -> int | None:
         return self.data[self.pos] if self.pos < len(self.data) else None
 
     def _skip_space(self) -> None:
-        while self.pos < len(self.data) and self.data[self.pos] in _SPACE:
-            self.pos += 1
+        m = _SPACES.match(self.data, self.pos)
+        assert m is not None  # ``*`` always matches
+        self.pos = m.end()
 
     def _fail(self, context: str) -> _Error:
         c = self._peek()
@@ -59,15 +72,51 @@ class _Scanner:
         return _Error(f"invalid character {_quote_char(c)} {context}")
 
     def value(self) -> None:
+        """One JSON value and everything nested in it; ``stack`` holds the containers still open."""
+        stack: list[int] = []
+        while True:
+            if self._begin_value(stack):
+                continue  # a container opened: its first value (or key) comes next
+            # A value ended: close the containers it ends, up to the next value (or the end).
+            while stack:
+                self._skip_space()
+                c = self._peek()
+                if c == ord(","):
+                    self.pos += 1
+                    if stack[-1] == _OBJECT:
+                        self._key()
+                    break
+                if c == (ord("}") if stack[-1] == _OBJECT else ord("]")):
+                    self.pos += 1
+                    stack.pop()
+                    continue
+                raise self._fail(
+                    "after object key:value pair" if stack[-1] == _OBJECT else "after array element"
+                )
+            else:
+                return
+
+    def _begin_value(self, stack: list[int]) -> bool:
+        """Scan the start of a value: True if it opened a non-empty container, False if the value
+        ended (a scalar or an empty container)."""
         self._skip_space()
         c = self._peek()
         if c is None:
             raise _Error(_END)
-        if c == ord("{"):
-            self._object()
-        elif c == ord("["):
-            self._array()
-        elif c == ord('"'):
+        if c in b"{[":
+            self.pos += 1
+            stack.append(_OBJECT if c == ord("{") else _ARRAY)
+            if len(stack) > self.max_depth:
+                raise _Error(f"invalid character {_quote_char(c)} exceeded max depth")
+            self._skip_space()
+            if self._peek() == (ord("}") if c == ord("{") else ord("]")):
+                self.pos += 1
+                stack.pop()
+                return False
+            if c == ord("{"):
+                self._key()
+            return True
+        if c == ord('"'):
             self._string()
         elif c == ord("-") or ord("0") <= c <= ord("9"):
             self._number()
@@ -75,52 +124,24 @@ class _Scanner:
             self._literal()
         else:
             raise self._fail("looking for beginning of value")
+        return False
 
-    def _object(self) -> None:
-        self.pos += 1
+    def _key(self) -> None:
+        """An object key and its colon."""
         self._skip_space()
-        if self._peek() == ord("}"):
-            self.pos += 1
-            return
-        while True:
-            self._skip_space()
-            if self._peek() != ord('"'):
-                raise self._fail("looking for beginning of object key string")
-            self._string()
-            self._skip_space()
-            if self._peek() != ord(":"):
-                raise self._fail("after object key")
-            self.pos += 1
-            self.value()
-            self._skip_space()
-            c = self._peek()
-            if c == ord(","):
-                self.pos += 1
-                continue
-            if c == ord("}"):
-                self.pos += 1
-                return
-            raise self._fail("after object key:value pair")
-
-    def _array(self) -> None:
-        self.pos += 1
+        if self._peek() != ord('"'):
+            raise self._fail("looking for beginning of object key string")
+        self._string()
         self._skip_space()
-        if self._peek() == ord("]"):
-            self.pos += 1
-            return
-        while True:
-            self.value()
-            self._skip_space()
-            c = self._peek()
-            if c == ord(","):
-                self.pos += 1
-                continue
-            if c == ord("]"):
-                self.pos += 1
-                return
-            raise self._fail("after array element")
+        if self._peek() != ord(":"):
+            raise self._fail("after object key")
+        self.pos += 1
 
     def _string(self) -> None:
+        m = _GOOD_STRING.match(self.data, self.pos)
+        if m is not None:
+            self.pos = m.end()
+            return
         self.pos += 1
         while True:
             c = self._peek()
@@ -157,6 +178,10 @@ class _Scanner:
         return self.pos - start
 
     def _number(self) -> None:
+        m = _GOOD_NUMBER.match(self.data, self.pos)
+        if m is not None:
+            self.pos = m.end()
+            return
         if self._peek() == ord("-"):
             self.pos += 1
             c = self._peek()
@@ -184,6 +209,9 @@ class _Scanner:
                 raise self._fail("in exponent of numeric literal")
 
     def _literal(self) -> None:
+        if self.data.startswith(_LITERALS, self.pos):
+            self.pos += 4 if self.data[self.pos] != ord("f") else 5
+            return
         word = {ord("t"): b"true", ord("f"): b"false", ord("n"): b"null"}[self.data[self.pos]]
         name = word.decode()
         self.pos += 1
@@ -228,14 +256,22 @@ def _pairs(pairs: list[tuple[str, object]]) -> _Object:
     return obj
 
 
-def _duplicate_paths(value: object, path: str, out: list[str]) -> None:
-    if isinstance(value, _Object):
-        out.extend(f"{path}.{k}" if path else k for k in dict.fromkeys(value.duplicates))
-        for k, v in value.items():
-            _duplicate_paths(v, f"{path}.{k}" if path else k, out)
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _duplicate_paths(v, f"{path}[{i}]", out)
+def _duplicate_paths(root: object) -> list[str]:
+    """The repeated keys' paths, each object's before those of the values in it (document order);
+    iterative, for documents nested up to Go's limit."""
+    out: list[str] = []
+    stack: list[tuple[object, str]] = [(root, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, _Object):
+            out.extend(f"{path}.{k}" if path else k for k in dict.fromkeys(value.duplicates))
+            children = [(v, f"{path}.{k}" if path else k) for k, v in value.items()]
+        elif isinstance(value, list):
+            children = [(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return out
 
 
 # A string token followed by a colon: in valid JSON, exactly the object keys.
@@ -243,11 +279,17 @@ _KEY_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"\s*:')
 
 
 def _key_count(value: object) -> int:
-    if isinstance(value, dict):
-        return len(value) + sum(_key_count(v) for v in value.values() if isinstance(v, (dict, list)))
-    if isinstance(value, list):
-        return sum(_key_count(v) for v in value if isinstance(v, (dict, list)))
-    return 0
+    """How many keys the objects in ``value`` hold (iterative, as :func:`_duplicate_paths`)."""
+    count = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            count += len(v)
+            stack.extend(x for x in v.values() if isinstance(x, dict | list))
+        elif isinstance(v, list):
+            stack.extend(x for x in v if isinstance(x, dict | list))
+    return count
 
 
 def _may_repeat_keys(data: bytes, parsed: object) -> bool:
@@ -264,6 +306,5 @@ def duplicate_fields(data: bytes, parsed: object = None) -> list[str]:
     decoded from ``data``, lets a body that repeats nothing skip the second, slow parse."""
     if parsed is not None and not _may_repeat_keys(data, parsed):
         return []
-    out: list[str] = []
-    _duplicate_paths(json.loads(data, object_pairs_hook=_pairs), "", out)
-    return out
+    allow_deep_values()  # ``json`` recurses in C once per level (the value was bounded when decoded)
+    return _duplicate_paths(json.loads(data, object_pairs_hook=_pairs))

@@ -28,12 +28,14 @@ from .errors import StatusError
 from .faults import Fault, check_faults
 from .health import health, is_health_path
 from .list_serving import serve_list, validate_list_options
+from .managed_fields.apply_config import apply_body_as_json
 from .negotiation import (
     JSON_FORM,
     METADATA_FORM,
     RAW_BODY,
     TABLE_FORM,
     aggregated_discovery,
+    json_error,
     negotiate,
     read_body,
     read_raw,
@@ -51,6 +53,7 @@ from .responses import (
     warning_headers,
 )
 from .rest.options import WriteOptions
+from .rest.patch import PATCH_TYPES_BUILTIN, PATCH_TYPES_CUSTOM
 from .reviews import create_review
 from .routing import Target, request_verb, resolve_target
 from .table import parse_include_object, partial_metadata
@@ -219,6 +222,14 @@ class Handler:
         else:  # patch
             raw = await read_raw(request)
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
+            if ctype == "application/apply-patch+yaml":
+                raw = await apply_body_as_json(raw)  # YAML is decoded off the loop
+            elif raw and ctype in (PATCH_TYPES_CUSTOM if rt.smp is None else PATCH_TYPES_BUILTIN):
+                # The patch is decoded by the synchronous patch code; a malformed one is worded here,
+                # off the loop (Go's words come from a Python walk of the text).
+                problem = await json_error(raw)
+                if problem is not None:
+                    raise errors.bad_request(f"error decoding patch: {problem}")
             res = await admission.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
         return respond(request, res.code, res.body, warning_headers(res.warnings))
 
@@ -228,7 +239,7 @@ class Handler:
         if verb == "deletecollection":
             validate_list_options(q, rt, for_watch=False)
         raw = await read_raw(request)
-        options = query.delete_options(raw, request.headers.get("Content-Type", ""), q)
+        options = await query.delete_options(raw, request.headers.get("Content-Type", ""), q)
         # dryRun comes with the options, wherever they came from (kubectl sends it in the body).
         dry_run = bool(options.get("dryRun"))
         user = request[REQUEST_INFO].user

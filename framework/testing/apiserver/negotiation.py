@@ -12,10 +12,11 @@ import asyncio
 from typing import Any
 
 import orjson
-import yaml
 from aiohttp import web
 
-from . import errors, gojson
+from framework.meta import jsoncodec
+
+from . import errors, gojson, yaml_decoding
 from .errors import StatusError
 from .kinds.strategy import ResourceType
 from .table import TableConverter
@@ -142,23 +143,19 @@ async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str
     raw = await read_raw(request)
     request[RAW_BODY] = raw
     ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
-    if ctype in ("", "application/json", "*/*"):
+    if ctype in ("", "application/json", "*/*", "application/yaml", "application/x-yaml"):
+        is_yaml = ctype.endswith("yaml")
         try:
-            body = orjson.loads(raw)
-            if duplicates is not None and isinstance(body, dict):
-                duplicates.extend(gojson.duplicate_fields(raw, body))
-            return body
-        except orjson.JSONDecodeError as e:
+            body = await decode_body(raw, is_yaml)
+        except BodyError as e:
             # transformDecodeError: no kind could be read, so the object is "unrecognized".
+            cause = str(e) if is_yaml else f"couldn't get version/kind; json parse error: {e}"
             raise errors.bad_request(
-                f"the object provided is unrecognized (must be of type {rt.kind}): couldn't get "
-                f"version/kind; json parse error: {gojson.error_text(raw, e)} ({summarize(raw)})"
+                f"the object provided is unrecognized (must be of type {rt.kind}): {cause} ({summarize(raw)})"
             ) from None
-    if ctype in ("application/yaml", "application/x-yaml"):
-        try:
-            return yaml.safe_load(raw)
-        except yaml.YAMLError as e:
-            raise errors.bad_request(f"couldn't get version/kind; yaml parse error: {e}") from None
+        if duplicates is not None and isinstance(body, dict) and not is_yaml:
+            duplicates.extend(gojson.duplicate_fields(raw, body))
+        return body
     from . import protobuf  # local: protobuf's tables load only when a protobuf body arrives
 
     decodable = protobuf.decodable(rt.api_version, rt.kind)
@@ -167,6 +164,56 @@ async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str
         # never retry in JSON; the answer stays JSON (1-9). Other kinds: 415 below (24-2).
         return protobuf.decode(raw, rt.api_version, rt.kind)
     raise errors.unsupported_media_type([*BODY_MEDIA, protobuf.CONTENT_TYPE] if decodable else BODY_MEDIA)
+
+
+class BodyError(ValueError):
+    """A JSON or YAML body that does not decode; its text is Go's (``invalid character 'x' looking for
+    beginning of value``, ``yaml: document contains excessive aliasing``)."""
+
+
+async def decode_body(raw: bytes, is_yaml: bool) -> Any:
+    """A JSON or YAML request body, decoded within kube-apiserver's bounds without stalling the loop.
+
+    JSON is read by orjson on the loop (a few milliseconds per megabyte); what orjson refuses (its
+    depth limit is below Go's, or a syntax error to be worded as Go words it) and all YAML (built
+    node by node in Python) is handled on the loop's executor. Raises :class:`BodyError`.
+    """
+    jsoncodec.allow_deep_values()  # again: a test tool (hypothesis) may have put the limit back
+    loop = asyncio.get_running_loop()
+    if is_yaml:
+        return await loop.run_in_executor(None, _decode_yaml, raw)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as e:
+        first = e
+    return await loop.run_in_executor(None, _decode_json_slowly, raw, first)
+
+
+async def json_error(raw: bytes) -> str | None:
+    """Why a JSON body does not decode, in Go's words (None if it decodes), found as :func:`decode_body`
+    finds it: for a synchronous decoder that follows, so that a malformed body is worded off the loop."""
+    try:
+        await decode_body(raw, is_yaml=False)
+    except BodyError as e:
+        return str(e)
+    return None
+
+
+def _decode_yaml(raw: bytes) -> Any:
+    try:
+        return yaml_decoding.decode(raw)
+    except yaml_decoding.YAMLDecodeError as e:
+        raise BodyError(str(e)) from None
+
+
+def _decode_json_slowly(raw: bytes, first: orjson.JSONDecodeError) -> Any:
+    """What orjson refused: a deep document decoded up to Go's limit, or the error in Go's words."""
+    try:
+        if jsoncodec.is_depth_error(first):
+            return jsoncodec.loads(raw)
+        raise first
+    except orjson.JSONDecodeError as e:
+        raise BodyError(gojson.error_text(raw, e)) from None
 
 
 def summarize(data: bytes, limit: int = 30) -> str:

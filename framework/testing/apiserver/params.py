@@ -13,10 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import orjson
-import yaml
-
 from . import errors, gojson
+from .negotiation import BodyError, decode_body
 
 _INT = re.compile(r"[+-]?[0-9]+")
 INT64_MAX = 2**63 - 1
@@ -69,13 +67,18 @@ def _type_error(value: Any, field: str, go_type: str) -> errors.StatusError:
     )
 
 
-def delete_options(body: bytes, content_type: str, q: Any) -> dict:
+async def delete_options(body: bytes, content_type: str, q: Any) -> dict:
     """The request's ``DeleteOptions``: the body's when it has one, else the query's (never both).
 
     ``null`` fields count as absent; unknown fields are dropped (the decoder is not strict).
     """
     if body.strip():
-        return _body_delete_options(body, content_type)
+        ctype = content_type.split(";")[0].strip().lower()
+        try:
+            raw = await decode_body(body, ctype in ("application/yaml", "application/x-yaml"))
+        except BodyError as e:
+            raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from None
+        return _body_delete_options(raw)
     options: dict[str, Any] = {}
     if "gracePeriodSeconds" in q:
         options["gracePeriodSeconds"] = query_int(q, "gracePeriodSeconds")
@@ -88,17 +91,7 @@ def delete_options(body: bytes, content_type: str, q: Any) -> dict:
     return options
 
 
-def _body_delete_options(body: bytes, content_type: str) -> dict:
-    ctype = content_type.split(";")[0].strip().lower()
-    try:
-        if ctype in ("application/yaml", "application/x-yaml"):
-            raw = yaml.safe_load(body)
-        else:
-            raw = orjson.loads(body)
-    except (orjson.JSONDecodeError, yaml.YAMLError) as e:
-        raise errors.bad_request(
-            f"couldn't get version/kind; json parse error: {gojson.error_text(body, e)}"
-        ) from None
+def _body_delete_options(raw: Any) -> dict:
     if not isinstance(raw, dict):
         raise errors.bad_request(
             f"json: cannot unmarshal {gojson.json_type(raw)} into Go value of type v1.DeleteOptions"

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import orjson
 
+from framework.meta import jsoncodec
+
 ObjKey = tuple[str, str]
 
 DB_NAME = "storage.db"
@@ -173,7 +175,7 @@ class SQLiteStore:
         try:
             rv = self._meta_int("rv")
             rows = self.db.execute("SELECT resource, namespace, name, rv, data FROM objects")
-            loads = orjson.loads
+            loads = jsoncodec.loads
             for resource, namespace, name, obj_rv, data in rows:
                 objs = tables.get(resource)
                 if objs is None:
@@ -210,7 +212,7 @@ class SQLiteStore:
     # -- writes (each one committed before it returns) -----------------------------------------------
 
     def put(self, resource: str, k: ObjKey, rv: int, obj: dict) -> None:
-        row = (resource, k[0], k[1], rv, orjson.dumps(obj))
+        row = (resource, k[0], k[1], rv, jsoncodec.dumps(obj))
         self.db.execute("INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)", row)
 
     def delete(self, resource: str, k: ObjKey, rv: int) -> None:

@@ -16,6 +16,8 @@ from typing import IO, Any
 
 import orjson
 
+from framework.meta import jsoncodec
+
 from .gardener import GROUP as GARDENER_CORE_GROUP
 from .jsonvalues import as_dict
 
@@ -67,7 +69,7 @@ class RequestLog:
 
 def _load(body: bytes) -> dict | None:
     try:
-        obj = orjson.loads(body)
+        obj = jsoncodec.loads(body)
     except orjson.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
 import yaml
 from aiohttp import web
+
+from framework.meta import jsoncodec
 
 from .errors import StatusError
 from .negotiation import wants_yaml
@@ -21,7 +22,7 @@ JSON = "application/json"
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     """A JSON document ending with a newline, as Go's json.Encoder writes it (clients compare bodies)."""
     return web.Response(
-        body=orjson.dumps(body, option=orjson.OPT_APPEND_NEWLINE),
+        body=jsoncodec.dumps(body, newline=True),
         status=status,
         headers={"Content-Type": JSON, **(headers or {})},
     )

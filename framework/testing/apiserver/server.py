@@ -12,6 +12,7 @@ import ssl
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -21,6 +22,7 @@ import yaml
 from aiohttp import web
 
 from framework import certs
+from framework.meta import jsoncodec
 from framework.server.address import bind_socket
 from framework.server.connections import ConnectionLimits, GuardedAppRunner, GuardedSockSite
 
@@ -89,6 +91,9 @@ class APIServer:
         if authorization not in ("AlwaysAllow", "RBAC"):
             raise ValueError(f"authorization must be AlwaysAllow or RBAC, not {authorization!r}")
         self.authorization = authorization
+        # Objects may nest up to Go's 10,000 levels (jsoncodec.MAX_DEPTH); the recursive code that
+        # stores, copies, walks and encodes them needs a higher recursion limit (see its docstring).
+        jsoncodec.allow_deep_values()
         self.host = host
         self.port = port
         self.scheme = scheme
@@ -247,6 +252,11 @@ class APIServer:
         return self
 
     async def _start_async(self) -> None:
+        # Slow request decoding (YAML bodies, deep JSON) runs on the loop's default executor: its
+        # threads are named, and joined by ``_shutdown_async``.
+        asyncio.get_running_loop().set_default_executor(
+            ThreadPoolExecutor(max_workers=4, thread_name_prefix="apiserver-worker")
+        )
         if self.store is not None:
             self._serve_stored_crds()
             # The controllers resume where they were: terminating namespaces, CRDs, owner references.
@@ -351,6 +361,7 @@ class APIServer:
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.get_running_loop().shutdown_default_executor()
 
     def stop(self) -> None:
         if not self._started or self._loop is None:

@@ -17,8 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
+from framework.meta import jsoncodec
 from framework.meta.object import get_metadata
 from framework.meta.time import parse_time_or_none
 
@@ -208,7 +207,7 @@ def _text(value: Any) -> str:
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    return orjson.dumps(value).decode()
+    return jsoncodec.dumps(value).decode()
 
 
 Printer = tuple[list[dict], Callable[[dict, datetime], list[Any]]]

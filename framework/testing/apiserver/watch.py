@@ -7,7 +7,7 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
-import orjson
+from framework.meta import jsoncodec
 
 from .kinds.strategy import ResourceType
 from .storage import WatchEvent
@@ -120,7 +120,7 @@ def _resolve(waiter: asyncio.Future[None]) -> None:
 
 
 def _line(etype: str, obj: dict) -> bytes:
-    return orjson.dumps({"type": etype, "object": obj}) + b"\n"
+    return jsoncodec.dumps({"type": etype, "object": obj}, newline=True)
 
 
 def bookmark(rt: ResourceType, rv: int, initial_end: bool = False) -> bytes:

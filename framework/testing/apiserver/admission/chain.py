@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-import orjson
+from framework.meta import jsoncodec
 
 from .. import errors, patch
 from ..errors import StatusError
@@ -284,7 +284,7 @@ class Admission:
         if not raw_patch:
             return None
         try:
-            ops = orjson.loads(base64.b64decode(raw_patch, validate=True))
+            ops = jsoncodec.loads(base64.b64decode(raw_patch, validate=True))
         except (binascii.Error, ValueError, TypeError) as e:
             raise errors.internal_error(str(e)) from None
         current = self.client.versioned(rt, obj)

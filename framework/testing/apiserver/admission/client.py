@@ -15,6 +15,8 @@ import aiohttp
 import orjson
 import structlog
 
+from framework.meta import jsoncodec
+
 from .. import errors
 from ..errors import StatusError
 from ..kinds.strategy import ResourceType
@@ -146,7 +148,7 @@ class WebhookClient:
         try:
             async with session.post(
                 connect_url,
-                data=orjson.dumps(review),
+                data=jsoncodec.dumps(review),
                 headers=headers,
                 ssl=context,
                 server_hostname=server_hostname,
@@ -167,7 +169,7 @@ class WebhookClient:
         if not 200 <= status < 300:
             raise CallError(f"failed to call webhook: {_http_error(status, body)}")
         try:
-            doc = orjson.loads(body)
+            doc = jsoncodec.loads(body)
             if not isinstance(doc, dict):
                 raise ValueError("not a JSON object")
         except ValueError as e:

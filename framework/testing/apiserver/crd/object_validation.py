@@ -15,8 +15,7 @@ import math
 import re
 from typing import Any
 
-import orjson
-
+from framework.meta import jsoncodec
 from framework.meta.field import go_float, too_long, too_many
 from framework.meta.validation import is_dns1035_label
 
@@ -169,7 +168,7 @@ class SchemaValidator:
                     type_invalid(
                         self.field(name),
                         data,
-                        f"{name} in body must be of type {fmt}: {orjson.dumps(data).decode()}",
+                        f"{name} in body must be of type {fmt}: {jsoncodec.dumps(data).decode()}",
                     )
                 )
         elif isinstance(data, int | float) and not isinstance(data, bool):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import orjson
+from framework.meta import jsoncodec
 
 PRESERVE = "x-kubernetes-preserve-unknown-fields"
 EMBEDDED = "x-kubernetes-embedded-resource"
@@ -25,7 +25,7 @@ def json_text(v: Any) -> str:
     """``json.Marshal`` of a decoded JSON value (enum values are float64 in Go, so 1.0 is ``1``)."""
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
         return str(int(v))
-    return orjson.dumps(v, option=orjson.OPT_SORT_KEYS).decode()
+    return jsoncodec.dumps(v, sort_keys=True).decode()
 
 
 def is_json_integer(f: float) -> bool:

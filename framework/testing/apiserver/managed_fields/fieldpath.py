@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import orjson
+from framework.meta import jsoncodec
 
 if TYPE_CHECKING:
     from .schema import Schema
@@ -35,7 +35,7 @@ class TypedError(Exception):
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return jsoncodec.dumps(value, sort_keys=True).decode()
 
 
 def item_pe(
@@ -75,10 +75,10 @@ def pe_string(pe: PathElement) -> str:
     if kind == "f":
         return "." + value
     if kind == "k":
-        key = orjson.loads(value)
+        key = jsoncodec.loads(value)
         return "[" + ",".join(f"{k}={_go_value(v)}" for k, v in key.items()) + "]"
     if kind == "v":
-        return f"[={_go_value(orjson.loads(value))}]"
+        return f"[={_go_value(jsoncodec.loads(value))}]"
     return f"[{value}]"
 
 
@@ -140,7 +140,7 @@ def from_fields_v1(tree: Any) -> PathSet:
             elif kind == "i":
                 pe = ("i", int(value))
             else:
-                parsed = orjson.loads(value)
+                parsed = jsoncodec.loads(value)
                 if kind == "k" and not isinstance(parsed, dict):
                     raise ValueError(f"invalid key {value!r}")
                 pe = (kind, _json(parsed))

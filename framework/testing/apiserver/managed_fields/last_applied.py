@@ -7,6 +7,7 @@ import json
 
 import orjson
 
+from framework.meta import jsoncodec
 from framework.meta.object import get_annotations, get_metadata
 
 from .fieldpath import PathSet, TypedError
@@ -29,7 +30,7 @@ def allowed_by_last_applied(live: dict | None, s: Schema) -> PathSet:
     if not raw:
         return set()
     try:
-        last = orjson.loads(raw)
+        last = jsoncodec.loads(raw)
         if not isinstance(last, dict):
             return set()
         last_set = field_set(last, s, lenient=True)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
+from framework.meta import jsoncodec
 
 from .fieldpath import MISSING, Path, PathElement, PathSet, TypedError, item_pe, path_string, pe_string
 from .schema import Schema
@@ -157,7 +157,7 @@ def _equal(a: Any, b: Any) -> bool:
 
 
 def copy_value(v: Any) -> Any:
-    return orjson.loads(orjson.dumps(v))
+    return jsoncodec.copy(v)
 
 
 def merge(live: Any, config: Any, s: Schema) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from framework.meta import jsoncodec
 from framework.meta.schema import parse_group_version
 from framework.meta.time import format_time
 
@@ -200,7 +201,7 @@ def _raw_json(raw: bytes, message: str) -> Any:
     if not data:
         return None
     try:
-        return orjson.loads(data)
+        return jsoncodec.loads(data)
     except orjson.JSONDecodeError as e:
         raise Malformed(f"{short_name(message)} is not JSON: {e}") from None
 

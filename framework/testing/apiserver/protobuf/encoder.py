@@ -7,8 +7,7 @@ import base64
 import struct
 from typing import Any
 
-import orjson
-
+from framework.meta import jsoncodec
 from framework.meta.time import parse_time
 
 from ..protowire import put_len as _put_len
@@ -80,7 +79,7 @@ def _encode_value(message: str, value: Any, go_zeros: bool) -> bytes:
             _put_varint(out, 2 << 3 | VARINT)
             _put_varint(out, int(value))
     elif message in RAW_JSON:
-        _put_len(out, 1, orjson.dumps(value))
+        _put_len(out, 1, jsoncodec.dumps(value))
     elif message == PROPS_OR_BOOL:
         if isinstance(value, bool):
             _put_varint(out, 1 << 3 | VARINT)

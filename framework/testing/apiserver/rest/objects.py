@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
+from framework.meta import jsoncodec
 from framework.meta.conditions import set_status_condition
 
 from ..storage import ObjKey
@@ -13,7 +12,7 @@ from ..storage import ObjKey
 
 def deep_copy(obj: Any) -> Any:
     """A deep copy of a JSON value (storage keeps what it is given: never hand out its dicts)."""
-    return orjson.loads(orjson.dumps(obj))
+    return jsoncodec.copy(obj)
 
 
 def object_key(ns: str | None, name: str) -> ObjKey:

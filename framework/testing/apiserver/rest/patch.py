@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import orjson
 
+from framework.meta import jsoncodec
+
 from .. import errors, gojson, patch, scale
 from ..kinds.strategy import ResourceType
 from .apply import Apply
@@ -46,7 +48,7 @@ class Patch(Apply):
                 raise errors.unsupported_media_type([t for t in accepted if t != content_type])
             return self._apply(rt, ns, name, raw, opts, subresource)
         try:
-            doc = orjson.loads(raw) if raw else None
+            doc = jsoncodec.loads(raw) if raw else None
         except orjson.JSONDecodeError as e:
             raise errors.bad_request(f"error decoding patch: {gojson.error_text(raw, e)}") from None
         old = self.storage.get(rt.storage, object_key(ns, name))
