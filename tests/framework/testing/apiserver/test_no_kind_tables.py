@@ -38,6 +38,13 @@ ALLOWED = {
     ("tokens.py", "Pod"),  # the kinds a bound ServiceAccount token may be bound to
     ("tokens.py", "Secret"),
     ("tokens.py", "Node"),
+    ("reviews.py", "Pod"),  # a TokenRequest's boundObjectRef kinds
+    ("reviews.py", "Secret"),
+    ("reviews.py", "Node"),
+    ("rbac_escalation.py", "ClusterRole"),  # a binding's roleRef.kind, for the bind check
+    ("rbac_escalation.py", "Role"),
+    ("bootstrap_policy.py", "ClusterRole"),  # the default bindings' roleRef.kind
+    ("bootstrap_policy.py", "ServiceAccount"),  # the default bindings' subject kinds
 }
 
 
