@@ -601,9 +601,14 @@ def deep_nesting_shoot(g: Garden) -> Outcome:
     return _deep_shoots(g, (251, 252), (251, 252))
 
 
-@attack("deep-nesting-limit", "10,000 levels: 201 and listed; 10,001 levels: 400 and not stored")
+@attack(
+    "deep-nesting-limit",
+    "a body 10,000 levels deep (spec.x 9,998 arrays, inside the object and spec): 201 and listed; "
+    "10,001 levels: 400 and not stored",
+)
 def deep_nesting_limit(g: Garden) -> Outcome:
-    return _deep_shoots(g, (10_000, 10_001), (10_000,))
+    # Go's JSON scanner (maxNestingDepth) counts every object and array of the whole body.
+    return _deep_shoots(g, (9_998, 9_999), (9_998,))
 
 
 @attack("deep-nesting-project", "200 for the member's own Project with spec.x 251 arrays deep, LIST 200")

@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
                 data_dir=args.embedded_data_dir,
                 ephemeral=args.embedded_ephemeral,
                 gardener_admission=True,  # a garden's gardener-apiserver rules for Projects and Shoots
-                extension_roles=cfg.controllers.project.extension_roles is not False,
+                extension_roles=cfg.controllers.project.extension_roles is True,
             )
         except embedded_mode.DataDirError as e:
             raise StartupError(f"--embedded-data-dir: {e}") from None

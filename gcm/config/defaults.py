@@ -10,7 +10,7 @@ election durations ``0s``, which component-base treats as unset).
 3. ``controllers.project`` := {} when absent (``event`` stays absent = disabled); ``cacheSyncTimeout`` := 2m;
 4. project: concurrentSyncs 5, minimumLifetimeDays 30, staleGracePeriodDays 14, staleExpirationTimeDays
    90, staleSyncPeriod 12h, quota entries without ``projectSelector`` get ``{}``, gcm's
-   ``extensionRoles`` true; event (only if present): concurrentSyncs 5, ttlNonShootEvents 1h;
+   ``extensionRoles`` false (secure by default: writing them needs cluster-admin-equivalent RBAC); event (only if present): concurrentSyncs 5, ttlNonShootEvents 1h;
 5. leader election: resourceLock := leases; leaderElect := true, leaseDuration 15s, renewDeadline 10s,
    retryPeriod 2s; resourceNamespace := garden, resourceName := gardener-controller-manager-leader-election;
 6. server: healthProbes := {} and port 2718, metrics := {} and port 2719; bind addresses stay empty;
@@ -120,7 +120,7 @@ def _default_project(p: ProjectControllerConfiguration) -> None:
     if p.stale_sync_period is None:
         p.stale_sync_period = DEFAULT_STALE_SYNC_PERIOD
     if p.extension_roles is None:
-        p.extension_roles = True
+        p.extension_roles = False
     for quota in p.quotas:
         if quota.project_selector is None:
             quota.project_selector = LabelSelector()

@@ -60,7 +60,7 @@ def assert_all_defaults(cfg: ControllerManagerConfiguration) -> None:
     assert p.stale_expiration_time_days == 90
     assert str(p.stale_sync_period) == "12h0m0s" and p.stale_sync_period == 12 * 3600
     assert p.quotas == []
-    assert p.extension_roles is True  # gcm's switch: Gardener writes extension roles
+    assert p.extension_roles is False  # gcm's switch: off unless asked for (docs/rbac.md)
     assert ctrl.event is None  # Event controller disabled
     assert ctrl.unimplemented == {}
     assert cfg.debugging is not None
@@ -200,8 +200,8 @@ def test_scenario_100_explicit_values_are_never_overwritten():
 
 
 def test_extension_roles_switch():
-    """gcm's own field (docs/rbac.md): false is kept, anything else defaults to true; the deploy turns
-    it off, since its RBAC does not allow extension roles."""
+    """gcm's own field (docs/rbac.md): unset defaults to false (writing extension roles needs RBAC
+    equivalent to cluster-admin); true and false are kept."""
     assert (
         load("controllers:\n  project:\n    extensionRoles: false\n").controllers.project.extension_roles
         is False
@@ -210,7 +210,7 @@ def test_extension_roles_switch():
         load("controllers:\n  project:\n    extensionRoles: true\n").controllers.project.extension_roles
         is True
     )
-    assert load("controllers:\n  project: {}\n").controllers.project.extension_roles is True
+    assert load("controllers:\n  project: {}\n").controllers.project.extension_roles is False
 
 
 def test_explicit_zero_project_values_are_kept():

@@ -519,7 +519,7 @@ class ProjectReconciler:
             raise
 
     def _extension_roles_enabled(self) -> bool:
-        return getattr(self.config, "extension_roles", None) is not False  # unset: Gardener's default
+        return getattr(self.config, "extension_roles", None) is True  # unset: off, as defaulting sets it
 
     def _event(self, project: dict, type_: str, reason: str, action: str, note: str) -> None:
         self.recorder.eventf(project, type_, reason, action, note)
