@@ -10,7 +10,8 @@ election durations ``0s``, which component-base treats as unset).
 3. ``controllers.project`` := {} when absent (``event`` stays absent = disabled); ``cacheSyncTimeout`` := 2m;
 4. project: concurrentSyncs 5, minimumLifetimeDays 30, staleGracePeriodDays 14, staleExpirationTimeDays
    90, staleSyncPeriod 12h, quota entries without ``projectSelector`` get ``{}``, gcm's
-   ``extensionRoles`` false (secure by default: writing them needs cluster-admin-equivalent RBAC); event (only if present): concurrentSyncs 5, ttlNonShootEvents 1h;
+   ``extensionRoles`` false (secure by default: writing them needs cluster-admin-equivalent RBAC);
+   event (only if present): concurrentSyncs 5, ttlNonShootEvents 1h;
 5. leader election: resourceLock := leases; leaderElect := true, leaseDuration 15s, renewDeadline 10s,
    retryPeriod 2s; resourceNamespace := garden, resourceName := gardener-controller-manager-leader-election;
 6. server: healthProbes := {} and port 2718, metrics := {} and port 2719; bind addresses stay empty;
