@@ -1,20 +1,31 @@
-"""The default ClusterRoles and ClusterRoleBindings (19-4, 22-2, issue 31), spot-checked against
-kube-apiserver's bootstrap policy (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy``) of the client's
-release, and what they let ordinary users and ServiceAccounts do."""
+"""The default ClusterRoles and ClusterRoleBindings (19-4, 22-2, issue 31): the served objects equal
+kube-apiserver's bootstrap policy (``plugin/pkg/auth/authorizer/rbac/bootstrappolicy``, its rendered
+``testdata`` checked in as ``bootstrap_policy.json``), spot-checked against literal upstream rules, and
+what they let ordinary users and ServiceAccounts do."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from kubernetes import client, config
 from kubernetes.client.rest import ApiException
 
 from framework.testing import APIServer, eventually
+from framework.testing.apiserver.bootstrap_policy import policy_data
 from framework.testing.kubectl import Kubectl
 
 RBAC = "rbac.authorization.k8s.io"
 READ = ["get", "list", "watch"]
+READ_WRITE = [*READ, "create", "update", "patch", "delete", "deletecollection"]
+BOOTSTRAP_META = {
+    "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
+    "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"},
+}
+# Upstream roles and bindings the server deliberately does not create (name -> why). Empty: it creates
+# every cluster-scoped one, including those of components it does not run.
+OMITTED: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +41,120 @@ def rbac(server: APIServer) -> client.RbacAuthorizationV1Api:
 def rules_of(server: APIServer, name: str) -> list[dict]:
     role = rbac(server).read_cluster_role(name)
     return [client.ApiClient().sanitize_for_serialization(r) for r in role.rules or []]
+
+
+def serialized(obj: object) -> dict:
+    return client.ApiClient().sanitize_for_serialization(obj)
+
+
+def test_the_checked_in_policy_is_upstream_shaped():
+    """The data file holds upstream's rendered objects: every rule's lists sorted as upstream's rule
+    builder sorts them, every binding granting an upstream ClusterRole, the controllers' roles bound to
+    their ServiceAccounts in kube-system."""
+    data = policy_data()
+    assert data["metadata"] == BOOTSTRAP_META
+    roles = {r["name"]: r for r in data["clusterRoles"]}
+    assert len(roles) == len(data["clusterRoles"]) == 69
+    for role in roles.values():
+        assert ("rules" in role) != ("aggregationRule" in role), role["name"]
+        for rule in role.get("rules", []):
+            for key in ("apiGroups", "resources", "resourceNames", "nonResourceURLs", "verbs"):
+                assert rule.get(key, []) == sorted(rule.get(key, [])), (role["name"], rule)
+    bindings = {b["name"]: b for b in data["clusterRoleBindings"]}
+    assert len(bindings) == len(data["clusterRoleBindings"]) == 50
+    assert set(bindings) <= set(roles)
+    controllers = {n for n in roles if n.startswith("system:controller:")}
+    assert len(controllers) == 38
+    for name in controllers:
+        sa = name.removeprefix("system:controller:")
+        assert bindings[name]["subjects"] == [
+            {"kind": "ServiceAccount", "name": sa, "namespace": "kube-system"}
+        ]
+    assert "subjects" not in bindings["system:node"]  # the Node authorizer grants kubelets their access
+
+
+def upstream_and_served(entries: list[dict], served: list) -> list[tuple[dict, Any]]:
+    """Each upstream entry with the served object of its name; an entry in OMITTED must not be served."""
+    by_name = {obj.metadata.name: obj for obj in served}
+    for name in OMITTED:
+        assert name not in by_name
+    return [(e, by_name[e["name"]]) for e in entries if e["name"] not in OMITTED]
+
+
+def sa_client(server: APIServer, namespace: str, name: str) -> client.ApiClient:
+    """A client authenticated as a ServiceAccount (a TokenRequest token)."""
+    core = client.CoreV1Api(server.api_client())
+    token = core.create_namespaced_service_account_token(name, namespace, {"spec": {}}).status.token
+    cfg = client.Configuration()
+    cfg.host, cfg.ssl_ca_cert = server.url, str(server.ca_path)
+    cfg.api_key = {"authorization": "Bearer " + token}
+    return client.ApiClient(cfg)
+
+
+def test_served_policy_equals_the_upstream_data(server):
+    """Every upstream ClusterRole and ClusterRoleBinding is served, read through the official client,
+    with upstream's labels, annotations, rules (in upstream's order), aggregation rules, roleRefs and
+    subjects; an aggregated role's rules are the union of the rules of the roles it selects."""
+    data = policy_data()
+    for entry, role in upstream_and_served(data["clusterRoles"], rbac(server).list_cluster_role().items):
+        name = entry["name"]
+        assert role.metadata.labels == {**entry.get("labels", {}), **BOOTSTRAP_META["labels"]}, name
+        assert role.metadata.annotations == BOOTSTRAP_META["annotations"], name
+        if "aggregationRule" not in entry:
+            assert [serialized(r) for r in role.rules or []] == entry["rules"], name
+            assert role.aggregation_rule is None, name
+            continue
+        assert serialized(role.aggregation_rule) == entry["aggregationRule"], name
+        selected = [
+            r
+            for r in data["clusterRoles"]
+            for sel in entry["aggregationRule"]["clusterRoleSelectors"]
+            if sel["matchLabels"].items() <= r.get("labels", {}).items()
+        ]
+        assert selected, name
+
+        def aggregated() -> bool:
+            have = [serialized(r) for r in rbac(server).read_cluster_role(name).rules or []]  # noqa: B023
+            return all(rule in have for r in selected for rule in r.get("rules", []))  # noqa: B023
+
+        eventually(aggregated)
+    served_bindings = rbac(server).list_cluster_role_binding().items
+    for entry, served in upstream_and_served(data["clusterRoleBindings"], served_bindings):
+        name, binding = entry["name"], serialized(served)
+        assert binding["metadata"]["labels"] == BOOTSTRAP_META["labels"], name
+        assert binding["metadata"]["annotations"] == BOOTSTRAP_META["annotations"], name
+        assert binding["roleRef"] == {"apiGroup": RBAC, "kind": "ClusterRole", "name": name}
+        assert binding.get("subjects") == entry.get("subjects"), name
+
+
+def test_a_controller_service_account_holds_its_upstream_role(server):
+    """The controllers' bindings take effect as on a real cluster: kube-system's namespace-controller
+    ServiceAccount may delete any namespace (its role), kube-system's default ServiceAccount may not."""
+    core = client.CoreV1Api(server.api_client())
+    core.create_namespaced_service_account("kube-system", {"metadata": {"name": "namespace-controller"}})
+    core.create_namespace({"metadata": {"name": "doomed"}})
+
+    def as_sa(name: str) -> client.CoreV1Api:
+        return client.CoreV1Api(sa_client(server, "kube-system", name))
+
+    with pytest.raises(ApiException) as e:
+        as_sa("default").delete_namespace("doomed")
+    assert e.value.status == 403
+    assert json.loads(e.value.body)["message"].startswith(
+        'namespaces "doomed" is forbidden: User "system:serviceaccount:kube-system:default" cannot delete '
+        'resource "namespaces" in API group ""'
+    )
+    controller = as_sa("namespace-controller")
+    assert controller.list_namespaced_config_map("default").items is not None  # list on "*"/"*"
+    controller.delete_namespace("doomed")
+
+    def gone_or_terminating() -> bool:
+        try:
+            return core.read_namespace("doomed").status.phase == "Terminating"
+        except ApiException as x:
+            return x.status == 404
+
+    assert gone_or_terminating()
 
 
 def test_default_roles_and_bindings_exist_with_upstream_metadata(server):
@@ -129,8 +254,28 @@ def test_spot_checked_rules(server):
         "resources": ["events"],
         "verbs": ["create", "patch", "update"],
     } in (rules_of(server, "system:node-problem-detector"))
+    assert rules_of(server, "system:service-account-issuer-discovery") == [
+        {"nonResourceURLs": ["/.well-known/openid-configuration", "/openid/v1/jwks"], "verbs": ["get"]}
+    ]
+    assert rules_of(server, "system:kubelet-api-admin")[2] == {
+        "apiGroups": [""],
+        "resources": ["nodes/log", "nodes/metrics", "nodes/proxy", "nodes/stats"],
+        "verbs": ["*"],
+    }
+    assert rules_of(server, "system:controller:clusterrole-aggregation-controller") == [
+        {
+            "apiGroups": ["rbac.authorization.k8s.io"],
+            "resources": ["clusterroles"],
+            "verbs": ["escalate", "get", "list", "patch", "update", "watch"],
+        }
+    ]
     edit = rules_of(server, "system:aggregate-to-edit")
     assert {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]} in edit
+    assert edit[-1] == {
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "verbs": sorted(READ_WRITE),
+    }
     assert not any(
         "endpoints" in r.get("resources", []) and "create" in r["verbs"] for r in edit
     )  # CVE-2021-25740
@@ -173,14 +318,7 @@ def test_auth_delegator_lets_a_service_account_review(server):
         }
     )
 
-    def as_sa(name: str) -> client.ApiClient:
-        token = core.create_namespaced_service_account_token(name, "default", {"spec": {}}).status.token
-        cfg = client.Configuration()
-        cfg.host, cfg.ssl_ca_cert = server.url, str(server.ca_path)
-        cfg.api_key = {"authorization": "Bearer " + token}
-        return client.ApiClient(cfg)
-
-    delegate, plain = as_sa("delegate"), as_sa("plain")
+    delegate, plain = sa_client(server, "default", "delegate"), sa_client(server, "default", "plain")
     user_token = server.add_user("victor")
     tr = client.AuthenticationV1Api(delegate).create_token_review({"spec": {"token": user_token}})
     assert tr.status.authenticated is True and tr.status.user.username == "victor"
@@ -254,7 +392,21 @@ def test_a_stored_policy_is_reconciled_on_start(tmp_path):
             "system:discovery", {"subjects": [{"kind": "Group", "name": "x", "apiGroup": RBAC}]}
         )
         assert len(rules_of(s, "system:basic-user")) == 2
+        untouched = {
+            "system:node": r.read_cluster_role_binding("system:node").metadata.resource_version,
+            "view": r.read_cluster_role("view").metadata.resource_version,
+            "system:controller:job-controller": r.read_cluster_role(
+                "system:controller:job-controller"
+            ).metadata.resource_version,
+        }
     with APIServer(data_dir=tmp_path, authorization="RBAC") as s:
+        # What already matches upstream is not rewritten (system:node's binding has no subjects).
+        assert (
+            rbac(s).read_cluster_role_binding("system:node").metadata.resource_version
+            == untouched["system:node"]
+        )
+        for name in ("view", "system:controller:job-controller"):
+            assert rbac(s).read_cluster_role(name).metadata.resource_version == untouched[name]
         basic = rules_of(s, "system:basic-user")
         assert custom in basic
         assert {
