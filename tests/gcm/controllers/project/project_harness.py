@@ -26,6 +26,7 @@ from framework.reconcile import Request
 from framework.testing import eventually
 from gcm import embedded
 from gcm.config import API_VERSION, KIND, load_config
+from gcm.controllers.indexes import add_all_field_indexes
 from gcm.controllers.project import project as project_controller
 from gcm.controllers.project import resourcequota
 
@@ -89,6 +90,7 @@ class Env:
             self.cfg.controllers.project.concurrent_syncs = concurrent_syncs
         client = Client.from_kubeconfig(self.embedded.gcm_kubeconfig, qps=0)
         mgr = Manager(client, graceful_shutdown_timeout=10)
+        add_all_field_indexes(mgr)
         if "project" in self.controllers:
             self.controller = project_controller.add_to_manager(mgr, self.cfg)
         if "project-resourcequota" in self.controllers:
