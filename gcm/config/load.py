@@ -31,9 +31,9 @@ from typing import Any
 import structlog
 import yaml
 
+from framework.meta.duration import Duration, DurationError, parse_duration
 from framework.meta.quantity import quantity_from_json
 from gcm.config.defaults import set_defaults
-from gcm.config.duration import Duration, DurationError, parse_duration
 from gcm.config.errors import ConfigError, FieldError, invalid, not_supported, required
 from gcm.config.types import (
     API_VERSION,
