@@ -32,7 +32,6 @@ from framework.predicate import Funcs, Predicate
 from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
 from gcm.apis.constants import PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP as AUTO_DELETE
 from gcm.apis.constants import PROJECT_STATUS_STALE_SINCE_TIMESTAMP as STALE_SINCE
-from gcm.chaos_hooks import stale_clock
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
@@ -184,13 +183,13 @@ def register_gauges(mgr: Any) -> None:
 
 def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
     """Register ``project-stale``; ``clock`` (default: the manager's, or a chaos run's offset clock with
-    ``GCM_CLOCK_OFFSET_FILE`` set, see :mod:`gcm.chaos_hooks`) is what the reconciler calls now."""
+    ``GCM_CLOCK_OFFSET_FILE`` set, which :mod:`gcm.cmd` passes in) is what the reconciler calls now."""
     settings = StaleSettings.from_config(cfg)
     warn_unless_secrets_metadata_only(mgr)
     for api_version, kind in READ_KINDS:
         mgr.cache.informer(api_version, kind)  # started and synced with the manager's cache
     register_gauges(mgr)
-    clock = clock or stale_clock() or mgr.clock
+    clock = clock or mgr.clock
     reconciler = StaleReconciler(
         mgr.client, settings, clock, api_reader=mgr.api_reader, plants=PlantsServed(mgr)
     )
