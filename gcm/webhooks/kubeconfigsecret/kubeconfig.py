@@ -72,7 +72,7 @@ class KubeconfigError(ValueError):
     """The bytes are not a kubeconfig client-go would load; ``str()`` says why (one line)."""
 
 
-class _KubeconfigLoader(_Loader):  # type: ignore[misc,valid-type]
+class _KubeconfigLoader(_Loader):
     """The safe loader with timestamps kept as the strings they are."""
 
 
