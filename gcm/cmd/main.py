@@ -169,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_configuration(args.config, ignored)
     configure_logging(args.log_level or cfg.log_level or "info", cfg.log_format or "json")
     log_ignored_fields(ignored)  # now that logging is configured: a typo must be seen
+    assert cfg.controllers.project is not None  # always defaulted
     embedded = None
     if args.embedded:
         from gcm import embedded as embedded_mode

@@ -12,7 +12,7 @@ are mapped to their Project through the Project ``spec.namespace`` index. Event 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -46,7 +46,7 @@ BINDING_REFERENCE_LABELS = (LABEL_SECRET_BINDING_REFERENCE, LABEL_CREDENTIALS_BI
 SECRET = ("v1", "Secret")
 
 
-def _meta(obj: Any) -> dict:
+def _meta(obj: Any) -> Mapping[str, Any]:
     return get_metadata(obj)
 
 
