@@ -209,7 +209,7 @@ def make_manager(kubeconfig: str, workers: int, build: bool = True, slim: bool =
     client.mapping(EV, "Event")  # discovery before the baseline
     if build:
         # The other controllers are not part of this bench.
-        return app.build_manager(cfg, client, add_controllers=add_event_controller), cfg
+        return app.build_manager(cfg, client, add_controllers=add_event_controller, add_indexes=None), cfg
     return Manager(client, cache_options=EVENT_CACHE_OPTIONS if slim else None), cfg
 
 

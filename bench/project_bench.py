@@ -197,6 +197,7 @@ def child_gcm(n: int, syncs: int, qps: float) -> dict:
     from framework.client import Client
     from framework.manager import Manager
     from gcm.config import load_config
+    from gcm.controllers.indexes import add_all_field_indexes
     from gcm.controllers.project import project as project_controller
     from gcm.controllers.project import resourcequota
 
@@ -217,6 +218,7 @@ def child_gcm(n: int, syncs: int, qps: float) -> dict:
             )
             kw = {"qps": qps, "burst": max(int(qps * 2), 1)} if qps else {"qps": 0}
             mgr = Manager(Client.from_kubeconfig(server.gcm_kubeconfig, **kw))
+            add_all_field_indexes(mgr)
             project_controller.add_to_manager(mgr, cfg)
             resourcequota.add_to_manager(mgr, cfg)
             thread = threading.Thread(target=mgr.start, daemon=True)

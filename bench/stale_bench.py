@@ -40,6 +40,7 @@ from framework.meta.time import parse_time
 from framework.reconcile import Request
 from framework.testing import APIServer
 from gcm.config import Duration, default_config
+from gcm.controllers.indexes import add_all_field_indexes
 from gcm.controllers.project import stale
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = default_config()
         cfg.controllers.project.stale_sync_period = Duration(12 * 3600)
         mgr = Manager(client, cache_options=stale.cache_options())
+        add_all_field_indexes(mgr)
         ctrl = stale.add_to_manager(mgr, cfg, clock=clock)
         counting = Counting(ctrl.reconciler)
         ctrl.reconciler = counting

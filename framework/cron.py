@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from framework.meta.duration import SECOND, DurationError, parse_duration_ns
+
 __all__ = ["CronError", "Schedule", "parse_standard"]
 
 _MONTHS = {
@@ -38,8 +40,6 @@ _DESCRIPTORS = {
     "@midnight": "0 0 * * *",
     "@hourly": "0 * * * *",
 }
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
-_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
 
 class CronError(ValueError):
@@ -110,15 +110,14 @@ def parse_standard(spec: str) -> Schedule:
 
 
 def _parse_duration(text: str, spec: str) -> timedelta:
-    pos, seconds = 0, 0.0
-    for m in _DURATION.finditer(text):
-        if m.start() != pos:
-            break
-        seconds += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-        pos = m.end()
-    if not text or pos != len(text):
-        raise CronError(f'failed to parse duration {spec}: time: invalid duration "{text}"')
-    return timedelta(seconds=max(seconds, 1))
+    """``@every``'s interval: ``time.ParseDuration``, then robfig's ``Every``: at least a second, and
+    whole seconds (the fraction is dropped)."""
+    try:
+        ns = parse_duration_ns(text)
+    except DurationError as e:
+        raise CronError(f"failed to parse duration {spec}: {e}") from None
+    ns = max(ns, SECOND)
+    return timedelta(seconds=(ns - ns % SECOND) // SECOND)
 
 
 def _parse_field(text: str, lo: int, hi: int, names: dict[str, int]) -> frozenset[int]:

@@ -1,8 +1,9 @@
 """Hooks a chaos run (``bench/chaos.py``) drives from outside the process; each is off unless its
 environment variable is set, and nothing sets them outside chaos runs (``manifests/deploy`` does not).
 
-``GCM_CLOCK_OFFSET_FILE=FILE``: the stale controller's clock is the wall clock plus the seconds written
-in FILE (a float; re-read when the file changes; missing or empty: 0). A chaos run jumps it forwards and
+``GCM_CLOCK_OFFSET_FILE=FILE``: the stale controller's clock (built by ``gcm.cmd`` with
+:func:`stale_clock`, and handed to the controller) is the wall clock plus the seconds written in FILE
+(a float; re-read when the file changes; missing or empty: 0). A chaos run jumps it forwards and
 backwards to check that no Project is auto-deleted before its timestamp on that clock. Only ``now()``
 moves: a wall-clock jump never moves the monotonic clock, so sleeps, timers and requeues are unaffected.
 

@@ -59,7 +59,6 @@ Rules worth knowing:
 """
 
 from .delta_fifo import (
-    DeletedFinalStateUnknown,
     Delta,
     DeltaFIFO,
     DeltaType,
@@ -77,6 +76,7 @@ from .reader import CacheReader, deep_copy
 from .reflector import Backoff, Reflector, WatchErrorHandler, default_watch_error_handler
 from .shared_informer import ResourceEventHandlerRegistration, SharedIndexInformer
 from .store import Indexer, IndexFunc, IndexNotFoundError, KeyFunc, ThreadSafeStore
+from .tombstone import DeletedFinalStateUnknown
 from .transforms import drop_managed_fields, drop_managed_fields_and_share_strings
 
 __all__ = [

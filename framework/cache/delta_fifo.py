@@ -49,6 +49,7 @@ import structlog
 from framework.compact import oversized
 
 from .keys import meta_namespace_key_func
+from .tombstone import DeletedFinalStateUnknown
 
 log = structlog.get_logger("framework.cache")
 
@@ -88,17 +89,6 @@ class Delta:
 
     type: DeltaType
     object: Any
-
-
-@dataclass(frozen=True, slots=True)
-class DeletedFinalStateUnknown:
-    """Tombstone for an object deleted while the watch was down (seen missing on relist).
-
-    ``obj`` is the last state this process knew and may be stale, or ``None`` if unknown.
-    """
-
-    key: str
-    obj: Any
 
 
 class FIFOClosedError(Exception):

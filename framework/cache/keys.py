@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .tombstone import DeletedFinalStateUnknown
+
 NAMESPACE_INDEX = "namespace"
 """Name of the index every :class:`~framework.cache.store.Indexer` has built in."""
 
@@ -15,7 +17,7 @@ NAMESPACE_INDEX = "namespace"
 def meta_namespace_key_func(obj: Any) -> str:
     """Return the cache key of ``obj``: ``"ns/name"``, or ``"name"`` when it has no namespace.
 
-    A :class:`~framework.cache.delta_fifo.DeletedFinalStateUnknown` tombstone yields its recorded
+    A :class:`~framework.cache.tombstone.DeletedFinalStateUnknown` tombstone yields its recorded
     key (client-go's ``DeletionHandlingMetaNamespaceKeyFunc``), so delete handlers can key either form.
 
     Raises:
@@ -34,9 +36,6 @@ def meta_namespace_key_func(obj: Any) -> str:
 
 
 def _slow_key(obj: Any) -> str:
-    # Imported here: delta_fifo imports this module for its default key func.
-    from .delta_fifo import DeletedFinalStateUnknown
-
     if isinstance(obj, DeletedFinalStateUnknown):
         return obj.key
     if not isinstance(obj, dict):

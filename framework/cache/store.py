@@ -279,7 +279,7 @@ class Indexer:
 
     Args:
         key_func: maps an object to its key; the default also accepts
-            :class:`~framework.cache.delta_fifo.DeletedFinalStateUnknown` tombstones.
+            :class:`~framework.cache.tombstone.DeletedFinalStateUnknown` tombstones.
         indexers: extra index functions by name. ``"namespace"`` is always present (built when first
             read); passing it again is allowed only with
             :func:`~framework.cache.keys.meta_namespace_index_func`.

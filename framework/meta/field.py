@@ -16,6 +16,8 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
+from framework.meta.strconv import quote as go_quote  # re-exported: Go's %q of a field value
+
 __all__ = [
     "Error",
     "ErrorList",
@@ -139,27 +141,6 @@ class GoText(str):
     """Text already rendered the Go way (a ``fmt.Stringer``): printed as is, never quoted."""
 
     __slots__ = ()
-
-
-_CONTROL_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def go_quote(s: str) -> str:
-    """Go's ``%q`` of a string (``strconv.Quote``): JSON-like escapes, non-ASCII kept when printable."""
-    out = ['"']
-    for ch in s:
-        if ch == '"' or ch == "\\":
-            out.append("\\" + ch)
-        elif ch in _CONTROL_ESCAPES:
-            out.append(_CONTROL_ESCAPES[ch])
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        elif not ch.isprintable() and ord(ch) >= 0x80:
-            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 def go_float(value: float) -> str:

@@ -17,6 +17,8 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any, overload
 
+from framework.meta.strconv import time_quote
+
 __all__ = [
     "RFC3339",
     "RFC3339_MICRO",
@@ -60,29 +62,15 @@ class TimeParseError(ValueError):
     """Go's ``time.ParseError`` (or ``json: cannot unmarshal ...`` for a non-string), as its text."""
 
 
-def _go_quote(s: str) -> str:
-    """Go ``time.quote``: double quotes, backslash-escaped quotes, ``\\xNN`` for non-ASCII/control."""
-    out = ['"']
-    for ch in s:
-        if ord(ch) >= 0x80 or ch < " ":
-            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
-        else:
-            if ch in '"\\':
-                out.append("\\")
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def _err(layout: str, value: str, value_elem: str, layout_elem: str) -> TimeParseError:
     return TimeParseError(
-        f"parsing time {_go_quote(value)} as {_go_quote(layout)}: "
-        f"cannot parse {_go_quote(value_elem)} as {_go_quote(layout_elem)}"
+        f"parsing time {time_quote(value)} as {time_quote(layout)}: "
+        f"cannot parse {time_quote(value_elem)} as {time_quote(layout_elem)}"
     )
 
 
 def _msg_err(value: str, message: str) -> TimeParseError:
-    return TimeParseError(f"parsing time {_go_quote(value)}{message}")
+    return TimeParseError(f"parsing time {time_quote(value)}{message}")
 
 
 def _getnum(s: str, fixed: bool) -> tuple[int, str] | None:
@@ -203,7 +191,7 @@ def parse_layout(layout: str, value: str) -> datetime:
         if range_err:
             raise _msg_err(value, f": {range_err} out of range")
     if rest:
-        raise _msg_err(value, f": extra text: {_go_quote(rest)}")
+        raise _msg_err(value, f": extra text: {time_quote(rest)}")
     leap = month == 2 and year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
     if day < 1 or day > _DAYS_IN_MONTH[month - 1] + (1 if leap else 0):
         raise _msg_err(value, ": day out of range")

@@ -1,6 +1,7 @@
 """Builds gcm's Manager from the configuration and registers its controllers and webhooks
-(Gardener's ``cmd/gardener-controller-manager/app``): :func:`gcm.controllers.add.add_to_manager` and
-:func:`gcm.webhooks.add.add_to_manager` add each of them explicitly.
+(Gardener's ``cmd/gardener-controller-manager/app``): the field indexes are added once
+(:func:`gcm.controllers.indexes.add_all_field_indexes`), then :func:`gcm.controllers.add.add_to_manager`
+and :func:`gcm.webhooks.add.add_to_manager` add each controller and webhook explicitly.
 """
 
 from __future__ import annotations
@@ -19,12 +20,16 @@ from gcm.config import ConfigError, ControllerManagerConfiguration
 from gcm.config.errors import invalid, required
 from gcm.connection import APIServerConnection
 from gcm.controllers import add as controllers
+from gcm.controllers.indexes import add_all_field_indexes
 from gcm.webhooks import add as webhooks
 
 log = structlog.get_logger("gcm")
 
 AddToManager = Callable[[Manager, ControllerManagerConfiguration], object]
 """Adds controllers to a Manager from the configuration (:func:`gcm.controllers.add.add_to_manager`)."""
+
+AddIndexes = Callable[[Manager], object]
+"""Adds field indexes to a Manager's cache (:func:`gcm.controllers.indexes.add_all_field_indexes`)."""
 
 
 def bind(address: str, port: int) -> str:
@@ -77,10 +82,13 @@ def build_manager(
     client: Any,
     *,
     add_controllers: AddToManager = controllers.add_to_manager,
+    add_indexes: AddIndexes | None = add_all_field_indexes,
     **manager_options: Any,
 ) -> Manager:
-    """The Manager ``cfg`` describes, with the controllers ``add_controllers`` adds (all that ``cfg``
-    enables, by default) and the webhooks; ``manager_options`` go to :class:`Manager`."""
+    """The Manager ``cfg`` describes, with the field indexes ``add_indexes`` adds (all of gcm's, by
+    default; ``None``: none, for a manager running controllers that look none up), the controllers
+    ``add_controllers`` adds (all that ``cfg`` enables, by default) and the webhooks; ``manager_options``
+    go to :class:`Manager`."""
     le = cfg.leader_election
     election = None
     if le is not None and le.leader_elect:
@@ -121,6 +129,8 @@ def build_manager(
     connection = APIServerConnection(client)
     mgr.add(connection, need_leader_election=False)
     mgr.add_readyz_check("apiserver", connection.check)
+    if add_indexes is not None:
+        add_indexes(mgr)  # once, before any controller: they only look the indexes up
     add_controllers(mgr, cfg)
     webhooks.add_to_manager(mgr, cfg)
     return mgr

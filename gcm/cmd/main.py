@@ -17,6 +17,7 @@ import argparse
 import errno
 import sys
 import traceback
+from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 
 import structlog
@@ -168,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = load_configuration(args.config, ignored)
     configure_logging(args.log_level or cfg.log_level or "info", cfg.log_format or "json")
     log_ignored_fields(ignored)  # now that logging is configured: a typo must be seen
+    assert cfg.controllers.project is not None  # always defaulted
     embedded = None
     if args.embedded:
         from gcm import embedded as embedded_mode
@@ -218,13 +220,16 @@ def run(args: argparse.Namespace) -> int:
         source = found
     failed_start = False  # an embedded garden made by a start that fails leaves nothing behind
     try:
-        from gcm.chaos_hooks import install_threads_dump
+        from gcm import chaos_hooks
         from gcm.cmd.app import build_manager
+        from gcm.controllers import add as controllers
 
-        install_threads_dump()  # off unless GCM_THREADS_FILE is set (chaos runs)
+        chaos_hooks.install_threads_dump()  # off unless GCM_THREADS_FILE is set (chaos runs)
+        # The stale controller's clock: the manager's (real) one, or a chaos run's offset clock.
+        add_controllers = partial(controllers.add_to_manager, stale_clock=chaos_hooks.stale_clock())
         client = make_client(source, cfg)
         try:
-            mgr = build_manager(cfg, client)
+            mgr = build_manager(cfg, client, add_controllers=add_controllers)
         except ConfigError as e:
             failed_start = True
             raise StartupError("\n".join(e.errors)) from None

@@ -12,8 +12,7 @@ defaulted and validated.
     cfg.controllers.project.stale_sync_period       # Duration: 43200.0 seconds, str() == "12h0m0s"
 """
 
-from gcm.config.defaults import set_defaults
-from gcm.config.duration import (
+from framework.meta.duration import (
     Duration,
     DurationError,
     format_duration,
@@ -21,6 +20,7 @@ from gcm.config.duration import (
     parse_duration,
     parse_duration_ns,
 )
+from gcm.config.defaults import set_defaults
 from gcm.config.errors import ConfigError, FieldError
 from gcm.config.load import (
     IgnoredField,

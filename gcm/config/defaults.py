@@ -22,7 +22,7 @@ election durations ``0s``, which component-base treats as unset).
 
 from __future__ import annotations
 
-from gcm.config.duration import HOUR, MINUTE, SECOND, Duration
+from framework.meta.duration import HOUR, MINUTE, SECOND, Duration
 from gcm.config.types import (
     DEFAULT_CONTROLLER_CONCURRENT_SYNCS,
     DEFAULT_HEALTH_PROBES_PORT,

@@ -31,9 +31,9 @@ from typing import Any
 import structlog
 import yaml
 
+from framework.meta.duration import Duration, DurationError, parse_duration
 from framework.meta.quantity import quantity_from_json
 from gcm.config.defaults import set_defaults
-from gcm.config.duration import Duration, DurationError, parse_duration
 from gcm.config.errors import ConfigError, FieldError, invalid, not_supported, required
 from gcm.config.types import (
     API_VERSION,
@@ -212,7 +212,7 @@ class _Decoder:
                 if value is not _INVALID:
                     out_map[key] = value
             return out_map
-        if is_dataclass(tp):
+        if isinstance(tp, type) and is_dataclass(tp):
             if not isinstance(raw, dict):
                 return self._type_error(path, raw, "must be an object")
             return self._decode_dataclass(tp, raw, path)
@@ -226,11 +226,11 @@ class _Decoder:
         hints = _hints(cls)
         by_json = {}
         extra_field = None
-        for f in fields(cls):
-            if f.metadata.get("extra"):
-                extra_field = f
+        for declared in fields(cls):
+            if declared.metadata.get("extra"):
+                extra_field = declared
             else:
-                by_json[json_name(f)] = f
+                by_json[json_name(declared)] = declared
         kwargs: dict[str, Any] = {}
         extras: dict[str, Any] = {}
         for key, value in raw.items():

@@ -3,7 +3,7 @@
 Attribute names are the JSON names in snake_case (``gardenClientConnection.acceptContentTypes`` →
 ``garden_client_connection.accept_content_types``); ``to_dict()`` gives the JSON form back. Optional
 fields are ``None`` until :func:`gcm.config.defaults.set_defaults` runs; after ``load_config`` every
-field with a default is set. Durations are :class:`~gcm.config.duration.Duration` (float seconds
+field with a default is set. Durations are :class:`~framework.meta.duration.Duration` (float seconds
 that print as Go duration strings).
 
 Sections of Gardener controllers gcm does not implement are kept verbatim in
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any
 
 from framework.meta import labels
-from gcm.config.duration import Duration
+from framework.meta.duration import Duration
 
 __all__ = [
     "API_VERSION",

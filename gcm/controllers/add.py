@@ -9,6 +9,7 @@ The controllers' cache needs (what the Manager must know before it is constructe
 
 from __future__ import annotations
 
+from framework.clock import Clock
 from framework.controller import Controller
 from framework.manager import CacheOptions, Manager
 from gcm.config import ControllerManagerConfiguration
@@ -31,6 +32,9 @@ def add_event_controller(mgr: Manager, cfg: ControllerManagerConfiguration) -> l
     return [] if controller is None else [controller]
 
 
-def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> list[Controller]:
-    """Add every controller the configuration enables; returns them."""
-    return [*project.add_to_manager(mgr, cfg), *add_event_controller(mgr, cfg)]
+def add_to_manager(
+    mgr: Manager, cfg: ControllerManagerConfiguration, *, stale_clock: Clock | None = None
+) -> list[Controller]:
+    """Add every controller the configuration enables; returns them. ``stale_clock`` is the stale
+    controller's now (default: the manager's clock; :mod:`gcm.cmd` passes a chaos run's offset clock)."""
+    return [*project.add_to_manager(mgr, cfg, stale_clock=stale_clock), *add_event_controller(mgr, cfg)]

@@ -5,26 +5,17 @@ Time is a FakeClock the test moves; a touch of the CronJob makes the controller 
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from datetime import UTC, datetime
-from pathlib import Path
 
 from framework.client import Client
 from framework.clock import FakeClock
 from framework.manager import Manager
 from framework.testing import APIServer, consistently, eventually
+from tests.docs.examples import load_example
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 CJ = ("batch/v1", "CronJob")
 JOB = ("batch/v1", "Job")
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("cronjob_example", EXAMPLES / "cronjob.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def jobs(admin: Client) -> list[str]:
@@ -62,7 +53,7 @@ def complete(admin: Client, name: str) -> None:
 def test_cronjob_controller_creates_jobs_on_schedule():
     with APIServer() as server:
         admin = Client.from_kubeconfig(server.kubeconfig, qps=0)
-        example = load_example()
+        example = load_example("cronjob")
         clock = FakeClock(datetime.now(UTC))
         mgr = Manager(Client.from_kubeconfig(server.kubeconfig, qps=0))
         example.setup(mgr, clock)

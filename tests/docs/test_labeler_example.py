@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import base64
-import importlib.util
 import threading
-from pathlib import Path
 
 import urllib3
 from kubernetes import client
 
 from framework.testing import eventually
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "labeler.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("labeler_example", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.docs.examples import load_example
 
 
 def test_labeler_example(apiserver):
-    mgr = load_example().main(apiserver.kubeconfig)  # probes on 127.0.0.1:0, as the example binds
+    mgr = load_example("labeler").main(apiserver.kubeconfig)  # probes on 127.0.0.1:0, as the example binds
     t = threading.Thread(target=mgr.start, name="manager", daemon=True)
     t.start()
     core = client.CoreV1Api(apiserver.api_client())

@@ -3,30 +3,23 @@ webhook configurations, serves them with its self-signed certificate, defaults a
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import threading
-from pathlib import Path
 
 import pytest
 from kubernetes import client
 
 from framework.testing import eventually
+from tests.docs.examples import EXAMPLES, load_example
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 GROUP, VERSION, PLURAL = "cache.example.com", "v1alpha1", "memcacheds"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("memcached_webhook", EXAMPLES / "memcached_webhook.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_memcached_webhook_example(apiserver, tmp_path):
     apiserver.install_crds(EXAMPLES / "memcached-crd.yaml")
-    mgr = load_example().main(apiserver.kubeconfig, str(tmp_path / "certs"), host="127.0.0.1", port=0)
+    mgr = load_example("memcached_webhook").main(
+        apiserver.kubeconfig, str(tmp_path / "certs"), host="127.0.0.1", port=0
+    )
     t = threading.Thread(target=mgr.start, name="manager", daemon=True)
     t.start()
     try:

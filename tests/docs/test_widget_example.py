@@ -3,9 +3,7 @@ docs/examples/widget-rbac.yaml: finalizer, owned ConfigMap, conditions, Events, 
 
 from __future__ import annotations
 
-import importlib.util
 import threading
-from pathlib import Path
 
 import pytest
 import yaml
@@ -13,17 +11,10 @@ import yaml
 from framework.client import Client, NotFound
 from framework.manager import Manager
 from framework.testing import APIServer, eventually
+from tests.docs.examples import EXAMPLES, load_example
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SA_USER = "system:serviceaccount:default:widget-controller"
 W = ("example.com/v1", "Widget")
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("widget_example", EXAMPLES / "widget.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
@@ -51,7 +42,7 @@ def test_widget_example_with_its_rbac(rbac_server):
         admin.create(doc)
     controller_client = Client.from_kubeconfig(rbac_server.kubeconfig_for(SA_USER), qps=0)
     mgr = Manager(controller_client)
-    load_example().setup(mgr)
+    load_example("widget").setup(mgr)
     t = threading.Thread(target=mgr.start, name="manager", daemon=True)
     t.start()
     try:

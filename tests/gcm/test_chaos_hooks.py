@@ -80,3 +80,22 @@ def test_sigusr1_writes_the_live_thread_names(tmp_path, monkeypatch, restore_sig
         t.join()
     assert "chaos-hooks-test-thread" in names and "MainThread" in names
     assert names == sorted(names)
+
+
+def test_the_stale_controller_runs_on_the_clock_it_is_given(apiserver, tmp_path):
+    """gcm.cmd hands the offset clock down (controllers import no chaos hook): only ``project-stale``
+    runs on it; the other controllers, and the stale controller without one, run on the manager's."""
+    from framework.client import Client
+    from framework.manager import Manager
+    from gcm.config import default_config
+    from gcm.controllers import add as controllers
+
+    cfg = default_config()
+    clock = OffsetClock(tmp_path / "offset")
+    mgr = Manager(Client.from_kubeconfig(apiserver.kubeconfig))
+    added = {c.name: c for c in controllers.add_to_manager(mgr, cfg, stale_clock=clock)}
+    assert added["project-stale"].reconciler.clock is clock
+    assert added["project-activity"].reconciler.clock is mgr.clock
+    plain = Manager(Client.from_kubeconfig(apiserver.kubeconfig))
+    added = {c.name: c for c in controllers.add_to_manager(plain, cfg)}
+    assert added["project-stale"].reconciler.clock is plain.clock

@@ -20,6 +20,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
+from framework.meta.strconv import quote
+
 from . import errors
 from .auth import MASTERS, RBAC_GROUP, Attributes, RBACAuthorizer, UserInfo, non_resource_matches
 
@@ -96,7 +98,7 @@ def _confirm(
     missing, resolution_errors = _missing(authorizer, user, ns, rules)
     if not missing:
         return
-    groups = " ".join(_go_quote(g) for g in user.groups)
+    groups = " ".join(quote(g) for g in user.groups)
     why = (
         f'user "{user.name}" (groups=[{groups}]) is attempting to grant RBAC permissions '
         "not currently held:\n" + "\n".join(sorted({compact_string(r) for r in compact_rules(missing)}))
@@ -205,22 +207,5 @@ def compact_string(rule: dict) -> str:
         ("verbs", "Verbs"),
     ):
         if rule.get(key):
-            parts.append(f"{go}:[" + " ".join(_go_quote(v) for v in rule[key]) + "]")
+            parts.append(f"{go}:[" + " ".join(quote(v) for v in rule[key]) + "]")
     return "{" + ", ".join(parts) + "}"
-
-
-def _go_quote(value: str) -> str:
-    """Go's ``%q`` of a string: double quotes, backslash escapes for quotes, backslashes and controls."""
-    out = []
-    for ch in value:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'

@@ -132,8 +132,8 @@ def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Control
     event = cfg.controllers.event
     if event is None:
         return None
-    ttl = event.ttl_non_shoot_events
-    ttl = float(DEFAULT_TTL_NON_SHOOT_EVENTS if ttl is None else ttl)
+    configured = event.ttl_non_shoot_events
+    ttl = float(DEFAULT_TTL_NON_SHOOT_EVENTS if configured is None else configured)
     workers = event.workers  # 0 means one worker, as everywhere in gcm
     if mgr.cache.options.get((EVENT_API_VERSION, EVENT_KIND)) is None:
         log.warning(

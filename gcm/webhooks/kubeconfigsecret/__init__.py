@@ -8,12 +8,7 @@ write in project namespaces while nobody answers). The rule is in :mod:`.handler
 :mod:`.kubeconfig`.
 """
 
-from __future__ import annotations
-
-from typing import Any
-
-import structlog
-
+from gcm.webhooks.kubeconfigsecret.add import CONFIG_SWITCH, add_to_manager
 from gcm.webhooks.kubeconfigsecret.handler import (
     METRIC_REASON,
     PATH,
@@ -21,7 +16,6 @@ from gcm.webhooks.kubeconfigsecret.handler import (
     KubeconfigSecretValidator,
     rejected_resources,
 )
-from gcm.webhooks.switch import webhook_server_for
 
 __all__ = [
     "CONFIG_SWITCH",
@@ -32,18 +26,3 @@ __all__ = [
     "add_to_manager",
     "rejected_resources",
 ]
-
-log = structlog.get_logger("gcm.webhooks.kubeconfigsecret")
-
-CONFIG_SWITCH = "kubeconfig_secrets"  # webhooks.kubeconfigSecrets.enabled
-
-
-def add_to_manager(mgr: Any, cfg: Any) -> KubeconfigSecretValidator | None:
-    """Register the validator on ``mgr.webhook_server``; None (and a log line) when it is off."""
-    server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)
-    if server is None:
-        return None
-    validator = KubeconfigSecretValidator(mgr.registry)
-    server.register(PATH, validator.handler)
-    log.info("serving webhook", path=PATH)
-    return validator

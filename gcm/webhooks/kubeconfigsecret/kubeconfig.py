@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from framework.meta.field import go_quote
+from framework.meta.strconv import quote
 
 __all__ = [
     "ALLOWED_FIELDS",
@@ -72,7 +72,7 @@ class KubeconfigError(ValueError):
     """The bytes are not a kubeconfig client-go would load; ``str()`` says why (one line)."""
 
 
-class _KubeconfigLoader(_Loader):  # type: ignore[misc,valid-type]
+class _KubeconfigLoader(_Loader):
     """The safe loader with timestamps kept as the strings they are."""
 
 
@@ -232,7 +232,7 @@ def validate_auth_infos(config: dict[str, Any], allowed: Iterable[str] = ()) -> 
     for entry in config.get("users") or ():
         entry = entry or {}
         name = entry.get("name")
-        user = go_quote(name if isinstance(name, str) else "")
+        user = quote(name if isinstance(name, str) else "")
         info = entry.get("user") or {}
         provider = info.get("auth-provider") or {}
         refused = None

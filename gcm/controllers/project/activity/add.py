@@ -12,7 +12,7 @@ are mapped to their Project through the Project ``spec.namespace`` index. Event 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -35,7 +35,7 @@ from gcm.apis.constants import (
     SHOOT,
 )
 from gcm.controllers.project.activity.reconciler import ActivityReconciler
-from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
+from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX
 
 log = structlog.get_logger("gcm.controllers.project.activity")
 
@@ -46,7 +46,7 @@ BINDING_REFERENCE_LABELS = (LABEL_SECRET_BINDING_REFERENCE, LABEL_CREDENTIALS_BI
 SECRET = ("v1", "Secret")
 
 
-def _meta(obj: Any) -> dict:
+def _meta(obj: Any) -> Mapping[str, Any]:
     return get_metadata(obj)
 
 
@@ -107,7 +107,6 @@ def project_for_namespace(client: Any):
 def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
     """Register ``project-activity``; ``clock`` (default: the manager's) is the reconciler's now."""
     clock = clock or mgr.clock
-    add_project_namespace_index(mgr)
     ctrl = Controller(
         CONTROLLER_NAME,
         ActivityReconciler(mgr.client, clock),

@@ -29,7 +29,6 @@ from framework.meta.object import get_labels, get_namespace, get_resource_versio
 from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
 from gcm.apis.constants import KIND_SHOOT, LABEL_PROJECT_NAME, PROJECT, SHOOT
-from gcm.controllers.project.indexes import add_project_namespace_index
 from gcm.controllers.project.project.reconciler import ProjectReconciler
 
 log = structlog.get_logger("gcm.controllers.project")
@@ -104,7 +103,6 @@ def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
     project_cfg = cfg.controllers.project
     if project_cfg is None:
         return None
-    add_project_namespace_index(mgr)
     reconciler = ProjectReconciler(
         mgr.client,
         mgr.event_recorder(RECORDER_NAME),

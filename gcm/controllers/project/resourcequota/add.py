@@ -15,7 +15,7 @@ from framework.meta.object import get_namespace
 from framework.predicate import Funcs, Predicate
 from gcm.apis.constants import PROJECT
 from gcm.config import ControllerManagerConfiguration
-from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
+from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX
 from gcm.controllers.project.resourcequota.reconciler import ResourceQuotaReconciler
 
 CONTROLLER_NAME = "project-resourcequota"
@@ -44,7 +44,6 @@ def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Control
     project_cfg = cfg.controllers.project
     if project_cfg is None:
         return None
-    add_project_namespace_index(mgr)
     return (
         Builder(mgr)
         .named(CONTROLLER_NAME)

@@ -5,8 +5,10 @@ pkg/controllermanager/controller/project/stale/add.go) and its gauges.
   namespace yet is not an error: it waits for the namespace's create event);
 - ``concurrentSyncs`` workers, a per-reconcile timeout of ``staleSyncPeriod`` (as Gardener);
 - caches (started with the manager, so controllers start on synced caches) for every kind an in-use
-  check reads, with the binding and Shoot indexes of :mod:`gcm.controllers.project.stale.cache` (Plants
-  only when served, which is asked at the first check: discovery needs a reachable API server);
+  check reads (Plants only when served, which is asked at the first check: discovery needs a reachable
+  API server), looked up through the binding and Shoot indexes of
+  :mod:`gcm.controllers.project.stale.cache` (added where the Manager is built,
+  :mod:`gcm.controllers.indexes`);
 - the gauges ``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled`` on ``mgr.registry``,
   counted from the cached Projects at scrape time.
 """
@@ -30,8 +32,7 @@ from framework.predicate import Funcs, Predicate
 from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
 from gcm.apis.constants import PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP as AUTO_DELETE
 from gcm.apis.constants import PROJECT_STATUS_STALE_SINCE_TIMESTAMP as STALE_SINCE
-from gcm.chaos_hooks import stale_clock
-from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX, add_project_namespace_index
+from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,
@@ -44,7 +45,6 @@ from gcm.controllers.project.stale.cache import (
     SECRET_BINDING,
     SHOOT,
     WORKLOAD_IDENTITY,
-    add_indexes,
     secret_metadata_only,
 )
 from gcm.controllers.project.stale.reconciler import StaleReconciler, StaleSettings
@@ -183,15 +183,13 @@ def register_gauges(mgr: Any) -> None:
 
 def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
     """Register ``project-stale``; ``clock`` (default: the manager's, or a chaos run's offset clock with
-    ``GCM_CLOCK_OFFSET_FILE`` set, see :mod:`gcm.chaos_hooks`) is what the reconciler calls now."""
+    ``GCM_CLOCK_OFFSET_FILE`` set, which :mod:`gcm.cmd` passes in) is what the reconciler calls now."""
     settings = StaleSettings.from_config(cfg)
     warn_unless_secrets_metadata_only(mgr)
-    add_indexes(mgr)
-    add_project_namespace_index(mgr)
     for api_version, kind in READ_KINDS:
         mgr.cache.informer(api_version, kind)  # started and synced with the manager's cache
     register_gauges(mgr)
-    clock = clock or stale_clock() or mgr.clock
+    clock = clock or mgr.clock
     reconciler = StaleReconciler(
         mgr.client, settings, clock, api_reader=mgr.api_reader, plants=PlantsServed(mgr)
     )

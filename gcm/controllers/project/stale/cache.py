@@ -53,7 +53,6 @@ __all__ = [
     "SECRET_BINDING",
     "SHOOT",
     "WORKLOAD_IDENTITY",
-    "add_indexes",
     "cache_options",
     "secret_metadata_only",
 ]
@@ -158,10 +157,3 @@ INDEXES: Mapping[tuple[str, str], Mapping[str, Callable[[dict], list[str]]]] = {
         INDEX_SHOOT_CREDENTIALS_BINDING: shoot_credentials_binding,
     },
 }
-
-
-def add_indexes(mgr: Any) -> None:
-    """Register the binding and Shoot indexes (safe to call more than once)."""
-    for (api_version, kind), indexes in INDEXES.items():
-        for name, func in indexes.items():
-            mgr.add_field_index(api_version, kind, name, func)

@@ -98,6 +98,8 @@ def test_cronjob_validation(module_api, invalid):
         ("0 0 1 JAN,jul *", None),
         ("@hourly", None),
         ("@every 1h30m", None),
+        ("@every 1d", 'failed to parse duration @every 1d: time: unknown unit "d" in duration "1d"'),
+        ("@every 90", 'failed to parse duration @every 90: time: missing unit in duration "90"'),
         ("0 0 * * 7", "end of range (7) above maximum (6): 7"),
         ("5-1 * * * *", "beginning of range (5) beyond end of range (1): 5-1"),
         ("*/0 * * * *", "step of range should be a positive number: */0"),
@@ -124,6 +126,10 @@ def test_cron_next_activation():
     assert parse_standard("0 0 1 * *").next_after(at) == datetime(2026, 4, 1, tzinfo=UTC)
     # day of month OR day of week when both are restricted
     assert parse_standard("0 0 13 * FRI").next_after(at) == datetime(2026, 3, 13, tzinfo=UTC)
+    # @every: Go durations, at least a second, whole seconds (robfig's Every)
+    assert parse_standard("@every 1h30m").next_after(at) == datetime(2026, 3, 6, 19, 20, tzinfo=UTC)
+    assert parse_standard("@every 2.9s").next_after(at) == datetime(2026, 3, 6, 17, 50, 2, tzinfo=UTC)
+    assert parse_standard("@every 300ms").next_after(at) == datetime(2026, 3, 6, 17, 50, 1, tzinfo=UTC)
 
 
 def test_cronjob_printer_columns(module_api, module_kubectl):

@@ -628,8 +628,9 @@ def test_restart_of_gcm_mid_way(apiserver, client, clock):
 
 @pytest.fixture
 def only_event_controller():
-    """``build_manager`` adding the event controller only (the others are tested elsewhere)."""
-    return {"add_controllers": gcm.controllers.add.add_event_controller}
+    """``build_manager`` adding the event controller only (the others are tested elsewhere), without the
+    Project controllers' indexes (their kinds are not served here)."""
+    return {"add_controllers": gcm.controllers.add.add_event_controller, "add_indexes": None}
 
 
 def quiet(cfg: Any) -> Any:

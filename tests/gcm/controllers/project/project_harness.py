@@ -1,4 +1,6 @@
-"""Harness shared by the Project controller tests (loaded by path with :func:`load`; not collected).
+"""Helpers shared by the Project controller tests (imported as
+``tests.gcm.controllers.project.project_harness``; not collected); the fixtures built on them (``env``,
+``ext_env``, ``make_env``) are in ``conftest.py``.
 
 Every :class:`Env` is an RBAC-enforcing API server bootstrapped like ``python -m gcm --embedded``
 (``gcm.embedded.start``: CRDs, ``manifests/global``, gcm's ServiceAccount and least-privilege RBAC from
@@ -6,7 +8,8 @@ Every :class:`Env` is an RBAC-enforcing API server bootstrapped like ``python -m
 ``ext_env`` fixture), with the ``project`` and ``project-resourcequota`` controllers running in a
 Manager *as that ServiceAccount*, so every test also proves gcm's RBAC suffices.
 
-Test modules load it by path (the test folders are not packages; see the top of each module).
+pytest imports test modules with ``--import-mode=importlib`` (so they cannot import their siblings);
+this module is imported from the repository root (``pythonpath`` in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -17,14 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from framework.client import Client, NotFound
 from framework.manager import Manager
 from framework.reconcile import Request
 from framework.testing import eventually
 from gcm import embedded
 from gcm.config import API_VERSION, KIND, load_config
+from gcm.controllers.indexes import add_all_field_indexes
 from gcm.controllers.project import project as project_controller
 from gcm.controllers.project import resourcequota
 
@@ -88,6 +90,7 @@ class Env:
             self.cfg.controllers.project.concurrent_syncs = concurrent_syncs
         client = Client.from_kubeconfig(self.embedded.gcm_kubeconfig, qps=0)
         mgr = Manager(client, graceful_shutdown_timeout=10)
+        add_all_field_indexes(mgr)
         if "project" in self.controllers:
             self.controller = project_controller.add_to_manager(mgr, self.cfg)
         if "project-resourcequota" in self.controllers:
@@ -232,43 +235,6 @@ def project_labels(name: str) -> dict[str, str]:
 
 def user(name: str, **roles: Any) -> dict:
     return {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": name, **roles}
-
-
-@pytest.fixture
-def env(tmp_path):
-    e = Env(tmp_path)
-    try:
-        yield e
-    finally:
-        e.close()
-
-
-@pytest.fixture
-def ext_env(tmp_path):
-    """An :class:`Env` with extension roles on (and manifests/extension-roles granted)."""
-    e = Env(tmp_path, make_config(extensionRoles=True))
-    try:
-        yield e
-    finally:
-        e.close()
-
-
-@pytest.fixture
-def make_env(tmp_path):
-    envs: list[Env] = []
-
-    def make(cfg: Any = None, start: bool = True, **kw: Any) -> Env:
-        directory = tmp_path / f"env{len(envs)}"
-        directory.mkdir()
-        e = Env(directory, cfg, start, **kw)
-        envs.append(e)
-        return e
-
-    try:
-        yield make
-    finally:
-        for e in envs:
-            e.close()
 
 
 class FakeRecorder:

@@ -7,29 +7,14 @@ per-shoot adjustments of ``project-resourcequota`` do not mix in.
 from __future__ import annotations
 
 import copy
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
 from framework.client.patch import create_merge_patch
 from gcm.config import LabelSelector, LabelSelectorRequirement, QuotaConfiguration
 from gcm.controllers.project.project.reconciler import desired_quota, merge_quota, select_quota
+from tests.gcm.controllers.project import project_harness as h
 
-
-def _harness():
-    name = "gcm_project_test_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("project_harness.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-h = _harness()
-make_env = h.make_env
 P = h.P
 SHOOTS = "count/shoots.core.gardener.cloud"
 

@@ -6,30 +6,16 @@ exercised with ``kubectl --token``.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from framework.client import Client, Forbidden
 from gcm.controllers.project.rbac import ProjectRBAC, RBACError, subject_buckets
+from tests.gcm.controllers.project import project_harness as h
 
-
-def _harness():
-    name = "gcm_project_test_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("project_harness.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-h = _harness()
-env, ext_env = h.env, h.ext_env
 P, RBAC = h.P, h.RBAC
 ROOT = Path(__file__).resolve().parents[4]
 KUBECTL = "/usr/bin/kubectl"

@@ -10,12 +10,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -27,20 +24,8 @@ from gcm.controllers.project.project.reconciler import (
     ProjectReconciler,
     generated_namespace_name,
 )
+from tests.gcm.controllers.project import project_harness as h
 
-
-def _harness():
-    name = "gcm_project_test_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("project_harness.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-h = _harness()
-env, make_env = h.env, h.make_env
 P, RBAC = h.P, h.RBAC
 STANDARD_ROLEBINDINGS = {
     "gardener.cloud:system:project-member",

@@ -6,29 +6,14 @@ gcm runs as its ServiceAccount against an RBAC-enforcing API server (see project
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import sys
 import time
-from pathlib import Path
 
 from framework.client import Client
 from framework.reconcile import Request, Result
 from framework.testing import consistently
 from gcm.controllers.project.project.reconciler import ProjectReconciler
+from tests.gcm.controllers.project import project_harness as h
 
-
-def _harness():
-    name = "gcm_project_test_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("project_harness.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-h = _harness()
-env, make_env = h.env, h.make_env
 P = h.P
 OWNER_KEYS = ("apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion")
 

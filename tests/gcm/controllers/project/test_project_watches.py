@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 from framework.client import NotFound
 from framework.reconcile import Request
 from gcm.controllers.project.project import RoleBindingPredicate, map_shoot_to_project_in_deletion
+from tests.gcm.controllers.project import project_harness as h
 
-
-def _harness():
-    name = "gcm_project_test_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("project_harness.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-h = _harness()
-env, ext_env, make_env = h.env, h.ext_env, h.make_env
 P, RBAC = h.P, h.RBAC
 MEMBER_RB = "gardener.cloud:system:project-member"
 VIEWER_RB = "gardener.cloud:system:project-viewer"

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
 from framework.testing import consistently
@@ -14,20 +10,8 @@ from gcm.controllers.project.resourcequota import (
     ResourceQuotaReconciler,
     project_namespace_predicate,
 )
+from tests.gcm.controllers.project import project_harness as h
 
-
-def _harness():
-    name = "gcm_project_test_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("project_harness.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-h = _harness()
-env = h.env
 SHOOTS, CM, SEC = "count/shoots.core.gardener.cloud", "count/configmaps", "count/secrets"
 A_CM, A_SEC = "quota.gardener.cloud/configmaps-per-shoot", "quota.gardener.cloud/secrets-per-shoot"
 

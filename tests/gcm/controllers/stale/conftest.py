@@ -33,6 +33,7 @@ from framework.reconcile import Request
 from framework.testing import eventually
 from gcm import embedded
 from gcm.config import Duration, default_config
+from gcm.controllers.indexes import add_all_field_indexes
 from gcm.controllers.project import activity, stale
 from gcm.controllers.project.stale.cache import cache_options
 
@@ -223,6 +224,7 @@ class Harness:
         self.cfg = cfg
         self.sa = Client.from_kubeconfig(env.embedded.gcm_kubeconfig, qps=0)
         self.mgr = Manager(self.sa, cache_options=cache_options())
+        add_all_field_indexes(self.mgr)
         self.stale_ctrl = stale.add_to_manager(self.mgr, cfg, clock=env.clock)
         self.stale = Recorder(self.stale_ctrl.reconciler)
         self.stale_ctrl.reconciler = self.stale

@@ -1,4 +1,6 @@
-"""Go duration strings: ``time.ParseDuration`` and ``time.Duration.String()``, byte for byte.
+"""Go duration strings: ``time.ParseDuration`` and ``time.Duration.String()``, byte for byte; the one
+parser of the component configuration (``gcm.config``), cron's ``@every`` (:mod:`framework.cron`) and
+anything else that reads a Go duration.
 
 A duration string is an optional sign and a sequence of decimal numbers, each with an optional
 fraction and a unit suffix: ``300ms``, ``-1.5h``, ``2h45m``, ``.5s``. Units are ``ns``, ``us`` (or
@@ -13,6 +15,8 @@ like Go's ``Duration.String()``: ``12h0m0s``, ``1m30s``, ``1.5s``, ``300ms``, ``
 """
 
 from __future__ import annotations
+
+from framework.meta.strconv import time_quote
 
 __all__ = [
     "Duration",
@@ -48,20 +52,6 @@ class DurationError(ValueError):
     """A string that Go's ``time.ParseDuration`` rejects; the message is Go's."""
 
 
-def _quote(s: bytes) -> str:
-    """Go's ``time.quote``: double quotes, ``\\xNN`` for control and non-ASCII bytes."""
-    out = ['"']
-    for b in s:
-        if b >= 0x80 or b < 0x20:
-            out.append(f"\\x{b:02x}")
-        else:
-            if b in (0x22, 0x5C):  # '"' and '\\'
-                out.append("\\")
-            out.append(chr(b))
-    out.append('"')
-    return "".join(out)
-
-
 def _is_digit(b: int) -> bool:
     return 0x30 <= b <= 0x39
 
@@ -72,7 +62,7 @@ def parse_duration_ns(text: str) -> int:
         raise DurationError(f"time: invalid duration {text!r} (not a string)")
     orig = text.encode("utf-8", "surrogatepass")
     s = orig
-    invalid = DurationError("time: invalid duration " + _quote(orig))
+    invalid = DurationError("time: invalid duration " + time_quote(orig))
     neg = False
     if s and s[0] in b"-+":
         neg = s[0] == 0x2D
@@ -126,11 +116,11 @@ def parse_duration_ns(text: str) -> int:
         while i < len(s) and not (s[i] == 0x2E or _is_digit(s[i])):
             i += 1
         if i == 0:
-            raise DurationError("time: missing unit in duration " + _quote(orig))
+            raise DurationError("time: missing unit in duration " + time_quote(orig))
         u, s = s[:i], s[i:]
         unit = _UNITS.get(u)
         if unit is None:
-            raise DurationError("time: unknown unit " + _quote(u) + " in duration " + _quote(orig))
+            raise DurationError("time: unknown unit " + time_quote(u) + " in duration " + time_quote(orig))
         if v > _MAX // unit:
             raise invalid
         v *= unit

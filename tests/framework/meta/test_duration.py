@@ -1,11 +1,24 @@
-"""Go duration strings: time.ParseDuration and Duration.String(), with Go's own test tables."""
+"""Go duration strings (framework.meta.duration): time.ParseDuration and Duration.String(), with Go's own
+test tables."""
 
 import pickle
 
 import pytest
 
-from gcm.config import Duration, DurationError, format_duration, format_duration_ns, parse_duration
-from gcm.config.duration import HOUR, MICROSECOND, MILLISECOND, MINUTE, NANOSECOND, SECOND, parse_duration_ns
+from framework.meta.duration import (
+    HOUR,
+    MICROSECOND,
+    MILLISECOND,
+    MINUTE,
+    NANOSECOND,
+    SECOND,
+    Duration,
+    DurationError,
+    format_duration,
+    format_duration_ns,
+    parse_duration,
+    parse_duration_ns,
+)
 
 # Go's time_test.go parseDurationTests (the cases expressible as Python str).
 PARSE_OK = [
@@ -61,6 +74,9 @@ PARSE_OK = [
     ("1.5h", HOUR + 30 * MINUTE),
     ("-1s", -SECOND),
     ("2m", 2 * MINUTE),
+    ("-1.5h", -(HOUR + 30 * MINUTE)),
+    ("1µs", MICROSECOND),
+    ("1us", MICROSECOND),
 ]
 
 PARSE_ERRORS = [
