@@ -11,9 +11,9 @@ object raises ``NotFound`` in both.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["FieldSelectorArg", "LabelSelectorArg", "Reader", "ReaderWriter", "Writer"]
+__all__ = ["FieldSelectorArg", "LabelSelectorArg", "PatchType", "Reader", "ReaderWriter", "Writer"]
 
 LabelSelectorArg = str | Mapping[str, Any] | None
 """A label selector: a string (``"app=web,tier in (a,b)"``), a map of labels that must all match
@@ -25,6 +25,9 @@ FieldSelectorArg = str | Mapping[str, str] | None
 The cache answers it from the field index registered under that field's name
 (``mgr.add_field_index(av, kind, "spec.nodeName", func)``); ``metadata.name`` and
 ``metadata.namespace`` need no index."""
+
+PatchType = Literal["merge", "json", "strategic", "apply"]
+"""How a patch is applied: JSON merge patch, JSON patch, strategic merge patch or server-side apply."""
 
 
 @runtime_checkable
@@ -91,7 +94,7 @@ class Writer(Protocol):
         patch: Any,
         namespace: str | None = None,
         *,
-        patch_type: str = "merge",
+        patch_type: PatchType = "merge",
         subresource: str | None = None,
         field_manager: str | None = None,
         force: bool | None = None,
