@@ -134,13 +134,25 @@ class CacheReader:
 
 class IndexedReader:
     """A :class:`~framework.client.interfaces.Reader` answering every kind from its
-    :class:`CacheReader`, which :meth:`kind_reader` finds (the manager's cache: the kind's informer,
+    :class:`CacheReader`, which :meth:`find_kind_reader` finds (the manager's cache: the kind's informer,
     started on demand; a one-off snapshot: the lists it took).
 
     Namespaces are checked against the kind's scope as the live client checks them (``ValueError``).
     """
 
+    def __init__(self) -> None:
+        # (apiVersion, kind, metadata_only) -> its reader once found: a later read is one dict lookup.
+        self._kind_readers: dict[tuple[str, str, bool | None], CacheReader] = {}
+
     def kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
+        """The kind's reader, found once (:meth:`find_kind_reader`) and kept."""
+        key = (api_version, kind, metadata_only)
+        reader = self._kind_readers.get(key)
+        if reader is None:
+            reader = self._kind_readers[key] = self.find_kind_reader(api_version, kind, metadata_only)
+        return reader
+
+    def find_kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
         """The kind's reader (``NoKindMatchError`` for a kind the API server does not serve)."""
         raise NotImplementedError
 
@@ -154,7 +166,9 @@ class IndexedReader:
         metadata_only: bool | None = None,
     ) -> dict[str, Any]:
         """The cached object (see :meth:`Reader.get <framework.client.interfaces.Reader.get>`)."""
-        reader = self.kind_reader(api_version, kind, metadata_only)
+        reader = self._kind_readers.get((api_version, kind, metadata_only)) or self.kind_reader(
+            api_version, kind, metadata_only
+        )
         return reader.get(name, reader.mapping.scoped_namespace(namespace, collection=False))
 
     def list(
@@ -170,6 +184,8 @@ class IndexedReader:
         """The cached objects as a List dict (see :meth:`Reader.list
         <framework.client.interfaces.Reader.list>`; field selectors need a field index,
         :meth:`CacheReader.list`)."""
-        reader = self.kind_reader(api_version, kind, metadata_only)
+        reader = self._kind_readers.get((api_version, kind, metadata_only)) or self.kind_reader(
+            api_version, kind, metadata_only
+        )
         ns = reader.mapping.scoped_namespace(namespace, collection=True)
         return reader.list(ns, label_selector, field_selector)

@@ -191,13 +191,6 @@ class Client:
             return self
         return self.with_cache(self.cache, disable_for=self.disable_for.union(kinds))
 
-    def _cached(self, api_version: str, kind: str) -> Reader | None:
-        """The reader answering a read of this kind from the cache, or None to read live."""
-        cache = self.cache
-        if cache is None or (api_version, kind) in self.disable_for:
-            return None
-        return cache
-
     def close(self) -> None:
         """Close pooled connections. Open watches keep their own connection until closed."""
         self._transport.clear()
@@ -376,9 +369,10 @@ class Client:
         With a :attr:`cache` the object comes from it (``timeout`` does not apply; a ``subresource``
         is refused with ``ValueError``).
         """
-        cache = self._cached(api_version, kind)
-        if cache is not None:
-            _not_cached(api_version, kind, subresource=subresource)
+        cache = self.cache
+        if cache is not None and not (self.disable_for and (api_version, kind) in self.disable_for):
+            if subresource is not None:
+                _not_cached(api_version, kind, subresource=subresource)
             return cache.get(api_version, kind, name, namespace, metadata_only=metadata_only)
         m, ns = self._resolve(api_version, kind, namespace, collection=False)
         headers = {"Accept": METADATA_ACCEPT} if metadata_only else None
@@ -415,8 +409,8 @@ class Client:
         With a :attr:`cache` the List comes from it (``timeout`` does not apply; paging and
         resourceVersion options are refused with ``ValueError``).
         """
-        cache = self._cached(api_version, kind)
-        if cache is not None:
+        cache = self.cache
+        if cache is not None and not (self.disable_for and (api_version, kind) in self.disable_for):
             if limit is not None or continue_ or resource_version is not None or resource_version_match:
                 _not_cached(
                     api_version,

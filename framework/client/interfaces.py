@@ -2,10 +2,12 @@
 ``client.Writer``.
 
 Two implementations read: the live :class:`~framework.client.Client` (every call is a request) and the
-manager's cached client ``mgr.client`` (``get``/``list`` answer from the informer cache, writes go to
-the API server). Code written against these protocols runs on either, with the same results and the
-same errors: a namespaced kind read without a namespace raises ``ValueError`` in both, a missing
-object raises ``NotFound`` in both.
+manager's cache ``mgr.cache`` (:class:`~framework.manager.Cache`, answering from its informers, as
+controller-runtime's ``cache.Cache`` is a Reader). The manager's client ``mgr.client`` is the live
+client with that cache in front of its reads (:meth:`Client.with_cache
+<framework.client.Client.with_cache>`); writes go to the API server. Code written against these
+protocols runs on any of them, with the same results and the same errors: a namespaced kind read
+without a namespace raises ``ValueError`` in each, a missing object raises ``NotFound`` in each.
 """
 
 from __future__ import annotations

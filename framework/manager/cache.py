@@ -84,6 +84,7 @@ class Cache(IndexedReader):
         sync_timeout: float = 60.0,
         sync_period: float | None = DEFAULT_SYNC_PERIOD,
     ) -> None:
+        super().__init__()
         self.client = client
         self.options = dict(options or {})
         self.factory = SharedInformerFactory(client, clock=clock)
@@ -92,7 +93,6 @@ class Cache(IndexedReader):
         self._indexes: dict[tuple[str, str], dict[str, IndexFunc]] = {}
         self._lock = threading.Lock()
         self._started = False
-        self._readers: dict[tuple[str, str, bool | None], CacheReader] = {}
 
     def options_for(self, api_version: str, kind: str) -> CacheOptions:
         """The kind's :class:`CacheOptions` (the defaults when none were given)."""
@@ -173,13 +173,9 @@ class Cache(IndexedReader):
             raise TimeoutError(f"cache for {api_version} {kind} did not sync within {self.sync_timeout}s")
         return informer
 
-    def kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
-        """The kind's reader, made once its informer has synced (later reads: one dict lookup);
+    def find_kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
+        """The kind's reader once its informer has synced (started now if there is none);
         ``metadata_only`` reads the kind's metadata-only cache (``None``: the kind's CacheOptions)."""
-        key = (api_version, kind, metadata_only)
-        reader = self._readers.get(key)
-        if reader is not None:
-            return reader
         try:
             mapping = self.client.mapping(api_version, kind)  # first: an unknown kind starts no informer
         except NoKindMatchError:
@@ -190,11 +186,10 @@ class Cache(IndexedReader):
             self.synced_informer(api_version, kind, metadata_only)
             mapping = self.client.mapping(api_version, kind)
         informer = self.synced_informer(api_version, kind, metadata_only)
-        reader = self._readers[key] = CacheReader(
+        return CacheReader(
             informer.indexer,
             mapping,
             api_version,
             resource_version=lambda: informer.last_sync_resource_version,
             copy=not self.options_for(api_version, kind).unsafe_disable_deep_copy,
         )
-        return reader

@@ -61,6 +61,7 @@ class Snapshot(IndexedReader):
     list raises ``ValueError``."""
 
     def __init__(self, client: Any, kinds: Iterable[tuple[str, str]]) -> None:
+        super().__init__()
         self._client = client
         self._readers: dict[tuple[str, str], CacheReader] = {}
         for kind in kinds:
@@ -87,7 +88,7 @@ class Snapshot(IndexedReader):
         indexer.replace(self._pages(*kind))
         self._readers[kind] = CacheReader(indexer, self._client.mapping(*kind), kind[0], copy=False)
 
-    def kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
+    def find_kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
         try:
             return self._readers[(api_version, kind)]
         except KeyError:
