@@ -10,10 +10,10 @@ write in project namespaces while nobody answers). The rule is in :mod:`.handler
 
 from __future__ import annotations
 
+from typing import Any
+
 import structlog
 
-from framework.manager import Manager
-from gcm.config import ControllerManagerConfiguration
 from gcm.webhooks.kubeconfigsecret.handler import (
     METRIC_REASON,
     PATH,
@@ -38,7 +38,7 @@ log = structlog.get_logger("gcm.webhooks.kubeconfigsecret")
 CONFIG_SWITCH = "kubeconfig_secrets"  # webhooks.kubeconfigSecrets.enabled
 
 
-def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> KubeconfigSecretValidator | None:
+def add_to_manager(mgr: Any, cfg: Any) -> KubeconfigSecretValidator | None:
     """Register the validator on ``mgr.webhook_server``; None (and a log line) when it is off."""
     server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)
     if server is None:
