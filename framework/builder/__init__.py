@@ -12,6 +12,11 @@
         .watches("v1", "Secret", EnqueueRequestsFromMapFunc(secret_to_deployments)) \\
         .with_options(max_concurrent_reconciles=5) \\
         .complete(AppReconciler(mgr.client))
+
+    # No primary kind: named() and watches() only, each handler mapping events to requests.
+    Builder(mgr).named("activity") \\
+        .watches("v1", "Secret", EnqueueRequestsFromMapFunc(secret_to_owner)) \\
+        .complete(ActivityReconciler(mgr.client))
 """
 
 from framework.builder.builder import Builder

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from framework.client import Client
 from framework.controller import Controller, Reconciler
 from framework.controller.controller import check_event_handler, check_predicate
 from framework.handler import EnqueueRequestForObject, EnqueueRequestForOwner, EventHandler
 from framework.predicate import Predicate
 from framework.reconcile import Request, Result
 from framework.reconcile.reconcile import as_reconciler
+
+if TYPE_CHECKING:  # the manager imports the servers; a Builder module needs only its type
+    from framework.manager import Manager
 
 
 @dataclass
@@ -52,7 +56,7 @@ class _LazyOwnerHandler(EventHandler):
     rollout order) starts, and the informers retry until it does; events only arrive after that.
     """
 
-    def __init__(self, client: Any, owner_api_version: str, owner_kind: str) -> None:
+    def __init__(self, client: Client, owner_api_version: str, owner_kind: str) -> None:
         self._client = client
         self._owner = (owner_api_version, owner_kind)
         self._handler: EnqueueRequestForOwner | None = None
@@ -70,12 +74,16 @@ class Builder:
 
     What can never work fails here with ``TypeError``/``ValueError`` rather than in a worker later: a
     reconciler that is ``async`` or not callable, a handler or predicate of the wrong type, a second
-    ``for_``, no ``for_``, or a controller name already taken in this manager (names label the
-    controllers' metrics; ``with_options(skip_name_validation=True)`` allows a duplicate, as
-    controller-runtime's ``SkipNameValidation``).
+    ``for_``, neither ``for_`` nor ``named``, ``owns`` without ``for_``, or a controller name already
+    taken in this manager (names label the controllers' metrics;
+    ``with_options(skip_name_validation=True)`` allows a duplicate, as controller-runtime's
+    ``SkipNameValidation``).
+
+    A controller without ``for_`` (only ``watches``, each mapping its events to requests) is named with
+    :meth:`named`, as controller-runtime's ``Named`` + ``Watches``.
     """
 
-    def __init__(self, manager: Any) -> None:
+    def __init__(self, manager: Manager) -> None:
         self.manager = manager
         self._name: str | None = None
         self._for: _Watch | None = None
@@ -84,6 +92,8 @@ class Builder:
         self._options = _Options()
 
     def named(self, name: str) -> Builder:
+        """The controller's name (its metrics' ``controller`` label); default: the ``for_`` kind in lower
+        case. Required without ``for_``."""
         if not isinstance(name, str) or not name:
             raise TypeError(f"a controller name must be a non-empty string, got {name!r}")
         self._name = name
@@ -148,11 +158,16 @@ class Builder:
         ``reconciler`` has a ``reconcile(request)`` method or is a plain function (wrapped in
         :class:`~framework.reconcile.Func`).
         """
-        if self._for is None:
-            raise ValueError("for_() must be called before complete()")
+        primary = self._for
+        if primary is None and self._name is None:
+            raise ValueError("for_() or named() must be called before complete()")
+        if primary is None and any(w.handler is None for w in self._watches):
+            raise ValueError("owns() needs for_(): the owner kind whose requests its events enqueue")
+        if primary is None and not self._watches:
+            raise ValueError("a controller without for_() needs watches() to be triggered by anything")
         reconciler = as_reconciler(reconciler)
         mgr = self.manager
-        name = self._name or self._for.kind.lower()
+        name = self._name or (primary.kind.lower() if primary is not None else "")
         if not self._options.skip_name_validation:
             mgr.check_controller_name(name)
         ctrl = Controller(
@@ -165,8 +180,11 @@ class Builder:
             clock=mgr.clock,
             registry=mgr.registry,
         )
-        for w in (self._for, *self._watches):
-            handler = w.handler or _LazyOwnerHandler(mgr.api_reader, self._for.api_version, self._for.kind)
+        for w in (*((primary,) if primary is not None else ()), *self._watches):
+            handler = w.handler
+            if handler is None:
+                assert primary is not None  # owns() without for_() was refused above
+                handler = _LazyOwnerHandler(mgr.api_reader, primary.api_version, primary.kind)
             informer = mgr.cache.informer(w.api_version, w.kind, metadata_only=w.metadata_only or None)
             ctrl.watch(informer, handler, (*self._filters, *w.predicates), inline=w.inline)
         mgr.add(ctrl, need_leader_election=True)

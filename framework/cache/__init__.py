@@ -72,7 +72,7 @@ from .keys import (
     meta_namespace_key_func,
     split_meta_namespace_key,
 )
-from .reader import CacheReader, deep_copy
+from .reader import CacheReader, IndexedReader, deep_copy
 from .reflector import Backoff, Reflector, WatchErrorHandler, default_watch_error_handler
 from .shared_informer import ResourceEventHandlerRegistration, SharedIndexInformer
 from .store import Indexer, IndexFunc, IndexNotFoundError, KeyFunc, ThreadSafeStore
@@ -90,6 +90,7 @@ __all__ = [
     "FIFOClosedError",
     "IndexFunc",
     "IndexNotFoundError",
+    "IndexedReader",
     "Indexer",
     "InformerKey",
     "KeyFunc",

@@ -1,6 +1,8 @@
-"""``CacheReader``: one kind's :class:`~framework.cache.Indexer` read as the
-:class:`~framework.client.interfaces.Reader` contract says (controller-runtime's
-``pkg/cache/internal/cache_reader.go``), so cached and live reads give the same results."""
+"""Cached reads as the :class:`~framework.client.interfaces.Reader` contract says, so cached and live
+reads give the same results: ``CacheReader`` reads one kind's :class:`~framework.cache.Indexer`
+(controller-runtime's ``pkg/cache/internal/cache_reader.go``); ``IndexedReader`` is the Reader over
+one such kind reader per kind (as controller-runtime's ``informerCache`` finds the kind's informer,
+then reads it), the one place the cache side spells ``get`` and ``list``."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from framework.meta.object import get_metadata
 
 from .store import Indexer
 
-__all__ = ["CacheReader", "deep_copy"]
+__all__ = ["CacheReader", "IndexedReader", "deep_copy"]
 
 
 def deep_copy(obj: Any) -> Any:
@@ -128,3 +130,62 @@ class CacheReader:
             "metadata": {"resourceVersion": self.resource_version()},
             "items": items,
         }
+
+
+class IndexedReader:
+    """A :class:`~framework.client.interfaces.Reader` answering every kind from its
+    :class:`CacheReader`, which :meth:`find_kind_reader` finds (the manager's cache: the kind's informer,
+    started on demand; a one-off snapshot: the lists it took).
+
+    Namespaces are checked against the kind's scope as the live client checks them (``ValueError``).
+    """
+
+    def __init__(self) -> None:
+        # (apiVersion, kind, metadata_only) -> its reader once found: a later read is one dict lookup.
+        self._kind_readers: dict[tuple[str, str, bool | None], CacheReader] = {}
+
+    def kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
+        """The kind's reader, found once (:meth:`find_kind_reader`) and kept."""
+        key = (api_version, kind, metadata_only)
+        reader = self._kind_readers.get(key)
+        if reader is None:
+            reader = self._kind_readers[key] = self.find_kind_reader(api_version, kind, metadata_only)
+        return reader
+
+    def find_kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
+        """The kind's reader (``NoKindMatchError`` for a kind the API server does not serve)."""
+        raise NotImplementedError
+
+    def get(
+        self,
+        api_version: str,
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        *,
+        metadata_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """The cached object (see :meth:`Reader.get <framework.client.interfaces.Reader.get>`)."""
+        reader = self._kind_readers.get((api_version, kind, metadata_only)) or self.kind_reader(
+            api_version, kind, metadata_only
+        )
+        return reader.get(name, reader.mapping.scoped_namespace(namespace, collection=False))
+
+    def list(
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelectorArg = None,
+        field_selector: FieldSelectorArg = None,
+        metadata_only: bool | None = None,
+    ) -> dict[str, Any]:
+        """The cached objects as a List dict (see :meth:`Reader.list
+        <framework.client.interfaces.Reader.list>`; field selectors need a field index,
+        :meth:`CacheReader.list`)."""
+        reader = self._kind_readers.get((api_version, kind, metadata_only)) or self.kind_reader(
+            api_version, kind, metadata_only
+        )
+        ns = reader.mapping.scoped_namespace(namespace, collection=True)
+        return reader.list(ns, label_selector, field_selector)

@@ -50,9 +50,10 @@ Quick tour::
     client.delete("example.com/v1", "Widget", "w1", namespace="default",
                   preconditions={"resourceVersion": widget["metadata"]["resourceVersion"]})
 
-``Client`` and the manager's cached client (``mgr.client``) share one contract,
-:class:`Reader` + :class:`Writer` (:mod:`framework.client.interfaces`): same arguments, same List
-dicts, same errors. Write helpers against ``ReaderWriter`` and they run on either.
+``Client`` and the manager's cached client (``mgr.client``, a ``Client`` whose reads the manager's
+cache answers: ``client.with_cache(reader, disable_for=[...])``) share one contract, :class:`Reader` +
+:class:`Writer` (:mod:`framework.client.interfaces`): same arguments, same List dicts, same errors.
+Write helpers against ``ReaderWriter`` (or ``Reader`` for what only reads) and they run on either.
 
 Errors are typed (:mod:`framework.client.errors`): ``NotFound``, ``AlreadyExists``, ``Conflict``,
 ``Invalid`` (see ``err.causes``), ``Forbidden``, ``Unauthorized``, ``Gone``, ``TooManyRequests``,

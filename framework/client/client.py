@@ -9,10 +9,11 @@ raise the typed errors of :mod:`framework.client.errors`.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 from urllib.parse import urlencode
 
 import orjson
@@ -24,7 +25,7 @@ from framework.meta.object import get_metadata
 
 from . import decode, errors
 from .deadline import check_deadline
-from .interfaces import FieldSelectorArg, LabelSelectorArg
+from .interfaces import FieldSelectorArg, LabelSelectorArg, PatchType, Reader
 from .rate_limit import MonotonicClock, SystemClock, TokenBucket
 from .rest_mapper import RESTMapper, RESTMapping
 from .selectors import field_selector_string, label_selector_string
@@ -40,7 +41,6 @@ METADATA_LIST_ACCEPT = "application/json;as=PartialObjectMetadataList;g=meta.k8s
 
 log = structlog.get_logger("framework.client")
 
-PatchType = Literal["merge", "json", "strategic", "apply"]
 PATCH_CONTENT_TYPES: dict[str, str] = {
     "merge": "application/merge-patch+json",
     "json": "application/json-patch+json",
@@ -164,6 +164,32 @@ class Client:
     #: retries included); it raises to refuse the write. The manager sets it so a leader whose lease
     #: ran out writes nothing.
     write_guard: Callable[[str, str], None] | None = None
+
+    #: What answers :meth:`get` and :meth:`list` instead of the API server (:meth:`with_cache`).
+    cache: Reader | None = None
+    #: Kinds ``(apiVersion, kind)`` read live although :attr:`cache` is set.
+    disable_for: frozenset[tuple[str, str]] = frozenset()
+
+    def with_cache(self, cache: Reader | None, *, disable_for: Iterable[tuple[str, str]] = ()) -> Client:
+        """This client with ``cache`` in front of its reads, as controller-runtime's
+        ``client.Options.Cache{Reader, DisableFor}``: ``get`` and ``list`` of every kind not in
+        ``disable_for`` are answered by ``cache`` (the manager's: its informers, started on the first
+        read of a kind), everything else (writes, watches, :meth:`request`) goes to the API server.
+
+        The copy shares this client's connections, rate limiter, discovery and credentials.
+        ``cache=None`` gives a client reading everything live.
+        """
+        clone = copy.copy(self)
+        clone.cache = cache
+        clone.disable_for = frozenset(disable_for)
+        return clone
+
+    def reading_live(self, *kinds: tuple[str, str]) -> Client:
+        """This client, reading ``kinds`` live as well (added to :attr:`disable_for`), e.g. to re-check a
+        decision on fresh objects of one kind while the others come from the cache."""
+        if self.cache is None:
+            return self
+        return self.with_cache(self.cache, disable_for=self.disable_for.union(kinds))
 
     def close(self) -> None:
         """Close pooled connections. Open watches keep their own connection until closed."""
@@ -340,7 +366,14 @@ class Client:
 
         ``metadata_only`` asks for a ``PartialObjectMetadata`` (only ``metadata``; the ``apiVersion`` and
         ``kind`` of the kind read, as the cache has it). ``subresource`` reads e.g. ``status`` or ``scale``.
+        With a :attr:`cache` the object comes from it (``timeout`` does not apply; a ``subresource``
+        is refused with ``ValueError``).
         """
+        cache = self.cache
+        if cache is not None and not (self.disable_for and (api_version, kind) in self.disable_for):
+            if subresource is not None:
+                _not_cached(api_version, kind, subresource=subresource)
+            return cache.get(api_version, kind, name, namespace, metadata_only=metadata_only)
         m, ns = self._resolve(api_version, kind, namespace, collection=False)
         headers = {"Accept": METADATA_ACCEPT} if metadata_only else None
         obj = self.request("GET", m.path(ns, name, subresource), headers=headers, timeout=timeout)
@@ -372,7 +405,29 @@ class Client:
         Returns the List dict (``items``, ``metadata.resourceVersion``, ``metadata.continue``). Items
         lacking ``apiVersion``/``kind`` (built-in lists omit them) get them filled in, as client-go's
         unstructured decoding does, so listed and watched objects look alike.
+
+        With a :attr:`cache` the List comes from it (``timeout`` does not apply; paging and
+        resourceVersion options are refused with ``ValueError``).
         """
+        cache = self.cache
+        if cache is not None and not (self.disable_for and (api_version, kind) in self.disable_for):
+            if limit is not None or continue_ or resource_version is not None or resource_version_match:
+                _not_cached(
+                    api_version,
+                    kind,
+                    limit=limit,
+                    continue_=continue_,
+                    resource_version=resource_version,
+                    resource_version_match=resource_version_match,
+                )
+            return cache.list(
+                api_version,
+                kind,
+                namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                metadata_only=metadata_only,
+            )
         m, ns = self._resolve(api_version, kind, namespace, collection=True)
         params = {
             "labelSelector": label_selector_string(label_selector),
@@ -612,6 +667,16 @@ class Client:
 
 
 # --- helpers ----------------------------------------------------------------------------------------
+
+
+def _not_cached(api_version: str, kind: str, **live_only: Any) -> None:
+    """``ValueError`` if a read the cache answers asks for what only the API server serves."""
+    given = sorted(k for k, v in live_only.items() if v is not None)
+    if given:
+        raise ValueError(
+            f"{', '.join(given)}: not served by the cache; read {kind} ({api_version}) live "
+            "(mgr.api_reader, or disable_for)"
+        )
 
 
 def _timeout(spec: TimeoutSpec) -> urllib3.Timeout | None:

@@ -2,18 +2,20 @@
 ``client.Writer``.
 
 Two implementations read: the live :class:`~framework.client.Client` (every call is a request) and the
-manager's cached client ``mgr.client`` (``get``/``list`` answer from the informer cache, writes go to
-the API server). Code written against these protocols runs on either, with the same results and the
-same errors: a namespaced kind read without a namespace raises ``ValueError`` in both, a missing
-object raises ``NotFound`` in both.
+manager's cache ``mgr.cache`` (:class:`~framework.manager.Cache`, answering from its informers, as
+controller-runtime's ``cache.Cache`` is a Reader). The manager's client ``mgr.client`` is the live
+client with that cache in front of its reads (:meth:`Client.with_cache
+<framework.client.Client.with_cache>`); writes go to the API server. Code written against these
+protocols runs on any of them, with the same results and the same errors: a namespaced kind read
+without a namespace raises ``ValueError`` in each, a missing object raises ``NotFound`` in each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["FieldSelectorArg", "LabelSelectorArg", "Reader", "ReaderWriter", "Writer"]
+__all__ = ["FieldSelectorArg", "LabelSelectorArg", "PatchType", "Reader", "ReaderWriter", "Writer"]
 
 LabelSelectorArg = str | Mapping[str, Any] | None
 """A label selector: a string (``"app=web,tier in (a,b)"``), a map of labels that must all match
@@ -25,6 +27,9 @@ FieldSelectorArg = str | Mapping[str, str] | None
 The cache answers it from the field index registered under that field's name
 (``mgr.add_field_index(av, kind, "spec.nodeName", func)``); ``metadata.name`` and
 ``metadata.namespace`` need no index."""
+
+PatchType = Literal["merge", "json", "strategic", "apply"]
+"""How a patch is applied: JSON merge patch, JSON patch, strategic merge patch or server-side apply."""
 
 
 @runtime_checkable
@@ -91,7 +96,7 @@ class Writer(Protocol):
         patch: Any,
         namespace: str | None = None,
         *,
-        patch_type: str = "merge",
+        patch_type: PatchType = "merge",
         subresource: str | None = None,
         field_manager: str | None = None,
         force: bool | None = None,

@@ -14,15 +14,17 @@
     ...  # Builder(mgr)...complete(reconciler)
     mgr.start()  # blocks until SIGTERM/SIGINT; raises LeaderElectionLost if the lease was lost
 
-``mgr.client`` reads from the cache (deep copies) and writes to the API server; ``mgr.api_reader``
-reads live. ``CacheOptions`` per ``(apiVersion, kind)`` restrict what is cached. Informers resync
-every ``sync_period`` (default ``DEFAULT_SYNC_PERIOD``, 10 h, jittered, as controller-runtime).
+``mgr.cache`` is a Reader plus informers; ``mgr.client`` is the live client with that cache in front of
+its reads (deep copies; kinds in ``Manager(disable_for=[...])`` read live) and writes to the API server;
+``mgr.api_reader`` reads live. ``CacheOptions`` per ``(apiVersion, kind)`` restrict what is cached.
+Informers resync every ``sync_period`` (default ``DEFAULT_SYNC_PERIOD``, 10 h, jittered, as
+controller-runtime).
 Controllers start once the caches synced; after ``cache_sync_timeout`` (default 2 min) ``start()``
 raises ``CacheSyncTimeout`` naming the kinds that did not.
 """
 
 from framework.leaderelection import LeaderElectionLost
-from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CachedClient, CacheOptions
+from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CacheOptions
 from framework.manager.manager import (
     DEFAULT_CACHE_SYNC_TIMEOUT,
     CacheSyncTimeout,
@@ -37,7 +39,6 @@ __all__ = [
     "Cache",
     "CacheOptions",
     "CacheSyncTimeout",
-    "CachedClient",
     "LeaderElectionLost",
     "LeaderElectionOptions",
     "Manager",

@@ -1,4 +1,6 @@
-"""The manager's informer cache and the cache-backed client controllers read through."""
+"""The manager's informer cache: a :class:`~framework.client.interfaces.Reader` plus informers, as
+controller-runtime's ``pkg/cache`` Cache is. ``mgr.client`` is the live client with this cache in front
+of its reads (:meth:`Client.with_cache <framework.client.Client.with_cache>`)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,9 @@ from typing import Any
 import structlog
 
 from framework.cache import SharedIndexInformer, SharedInformerFactory
-from framework.cache.reader import CacheReader
+from framework.cache.reader import CacheReader, IndexedReader
 from framework.cache.transforms import drop_managed_fields
-from framework.client import Client, NoKindMatchError, PatchType, RESTMapping
-from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
+from framework.client import Client, NoKindMatchError
 from framework.clock import Clock
 
 log = structlog.get_logger("framework.manager")
@@ -58,8 +59,19 @@ def jittered_sync_period(sync_period: float) -> float:
     return sync_period * (0.9 + 0.2 * random.random())
 
 
-class Cache:
-    """One shared informer per kind (per its :class:`CacheOptions`), started on first use.
+class Cache(IndexedReader):
+    """One shared informer per kind (per its :class:`CacheOptions`), and a
+    :class:`~framework.client.interfaces.Reader` over them.
+
+    ``get`` and ``list`` take the live client's arguments and give its results and errors: a List dict
+    from ``list`` (``metadata.resourceVersion`` is the informer's last synced one), ``NotFound`` for a
+    missing object, ``ValueError`` for a namespace that does not fit the kind's scope. Objects are deep
+    copies unless the kind's :class:`CacheOptions` say ``unsafe_disable_deep_copy``. The first read of
+    a kind without an informer starts one and waits for it to sync (as controller-runtime's informer
+    cache does); an unknown kind raises ``NoKindMatchError`` without starting one. Field selectors are
+    answered from the field index of that name (:meth:`add_field_index`); ``metadata.name`` and
+    ``metadata.namespace`` need none. Reads may lag behind writes: a write followed at once by a read
+    can see the old object, as with controller-runtime's cache.
 
     ``sync_period`` (seconds; 0 or None: never) is the informers' resync period, jittered per informer.
     """
@@ -72,6 +84,7 @@ class Cache:
         sync_timeout: float = 60.0,
         sync_period: float | None = DEFAULT_SYNC_PERIOD,
     ) -> None:
+        super().__init__()
         self.client = client
         self.options = dict(options or {})
         self.factory = SharedInformerFactory(client, clock=clock)
@@ -160,204 +173,23 @@ class Cache:
             raise TimeoutError(f"cache for {api_version} {kind} did not sync within {self.sync_timeout}s")
         return informer
 
-
-class CachedClient:
-    """``mgr.client``: a :class:`~framework.client.interfaces.Reader` answering from the manager's cache
-    (deep copies) and a :class:`~framework.client.interfaces.Writer` writing to the API server.
-
-    ``get`` and ``list`` take the live client's arguments and give its results and errors: a List
-    dict from ``list`` (``metadata.resourceVersion`` is the informer's last synced one), ``NotFound``
-    for a missing object, ``ValueError`` for a namespace that does not fit the kind's scope. The
-    first read of a kind starts its informer and waits for it to sync. Field selectors are answered
-    from the field index of that name (:meth:`Cache.add_field_index`); ``metadata.name`` and
-    ``metadata.namespace`` need none. Reads may lag behind writes: a write followed at once by a read
-    can see the old object, as with controller-runtime's cache.
-    """
-
-    def __init__(self, client: Client, cache: Cache) -> None:
-        self._client = client
-        self._cache = cache
-        self._readers: dict[tuple[str, str, bool | None], CacheReader] = {}
-
-    @property
-    def api_reader(self) -> Client:
-        """The live client behind the writes (``mgr.api_reader``)."""
-        return self._client
-
-    def mapping(self, api_version: str, kind: str) -> RESTMapping:
-        """The kind's REST mapping (cached discovery; ``NoKindMatchError`` if the server lacks it)."""
-        return self._client.mapping(api_version, kind)
-
-    # -- Reader ----------------------------------------------------------------------------------
-
-    def get(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        namespace: str | None = None,
-        *,
-        metadata_only: bool | None = None,
-    ) -> dict[str, Any]:
-        """A cached object (a deep copy unless the kind's :class:`CacheOptions` say
-        ``unsafe_disable_deep_copy``); ``metadata_only`` reads the kind's metadata-only cache
-        (PartialObjectMetadata, as controller-runtime's client does for that type; ``None``: the
-        kind's :class:`CacheOptions`)."""
-        reader = self._reader(api_version, kind, metadata_only)
-        return reader.get(name, reader.mapping.scoped_namespace(namespace, collection=False))
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelectorArg = None,
-        field_selector: FieldSelectorArg = None,
-        metadata_only: bool | None = None,
-    ) -> dict[str, Any]:
-        """Cached objects of a kind as a List dict (deep copies unless ``unsafe_disable_deep_copy``, in
-        ``namespace`` if given).
-
-        ``field_selector`` may only hold exact matches (``=``/``==``): the cache answers each from the
-        field index of that name, so ``mgr.add_field_index(av, kind, "spec.owner", f)`` first; other
-        fields raise ``ValueError``. ``metadata_only`` reads the kind's metadata-only cache.
-        """
-        reader = self._reader(api_version, kind, metadata_only)
-        ns = reader.mapping.scoped_namespace(namespace, collection=True)
-        return reader.list(ns, label_selector, field_selector)
-
-    def _reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
-        """The kind's reader, made once its informer has synced (later reads: one dict lookup)."""
-        key = (api_version, kind, metadata_only)
-        reader = self._readers.get(key)
-        if reader is not None:
-            return reader
+    def find_kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
+        """The kind's reader once its informer has synced (started now if there is none);
+        ``metadata_only`` reads the kind's metadata-only cache (``None``: the kind's CacheOptions)."""
         try:
-            mapping = self.mapping(api_version, kind)  # first: an unknown kind never starts an informer
+            mapping = self.client.mapping(api_version, kind)  # first: an unknown kind starts no informer
         except NoKindMatchError:
-            if not self._cache.has_informer(api_version, kind):
+            if not self.has_informer(api_version, kind):
                 raise
             # A kind a controller watches whose CRD is not served yet (a read from a handler while
             # the caches start): wait for its informer, which lists once the CRD is there.
-            self._cache.synced_informer(api_version, kind, metadata_only)
-            mapping = self.mapping(api_version, kind)
-        informer = self._cache.synced_informer(api_version, kind, metadata_only)
-        reader = self._readers[key] = CacheReader(
+            self.synced_informer(api_version, kind, metadata_only)
+            mapping = self.client.mapping(api_version, kind)
+        informer = self.synced_informer(api_version, kind, metadata_only)
+        return CacheReader(
             informer.indexer,
             mapping,
             api_version,
             resource_version=lambda: informer.last_sync_resource_version,
-            copy=not self._cache.options_for(api_version, kind).unsafe_disable_deep_copy,
-        )
-        return reader
-
-    # -- Writer: straight to the API server --------------------------------------------------------
-
-    def create(
-        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str | None = None
-    ) -> dict[str, Any]:
-        """:meth:`Client.create <framework.client.Client.create>`."""
-        return self._client.create(obj, dry_run=dry_run, field_manager=field_manager)
-
-    def update(
-        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str | None = None
-    ) -> dict[str, Any]:
-        """:meth:`Client.update <framework.client.Client.update>`."""
-        return self._client.update(obj, dry_run=dry_run, field_manager=field_manager)
-
-    def update_status(
-        self, obj: Mapping[str, Any], *, dry_run: bool = False, field_manager: str | None = None
-    ) -> dict[str, Any]:
-        """:meth:`Client.update_status <framework.client.Client.update_status>`."""
-        return self._client.update_status(obj, dry_run=dry_run, field_manager=field_manager)
-
-    def patch(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        patch: Any,
-        namespace: str | None = None,
-        *,
-        patch_type: PatchType = "merge",
-        subresource: str | None = None,
-        field_manager: str | None = None,
-        force: bool | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """:meth:`Client.patch <framework.client.Client.patch>`."""
-        return self._client.patch(
-            api_version,
-            kind,
-            name,
-            patch,
-            namespace,
-            patch_type=patch_type,
-            subresource=subresource,
-            field_manager=field_manager,
-            force=force,
-            dry_run=dry_run,
-        )
-
-    def apply(
-        self,
-        obj: Mapping[str, Any],
-        *,
-        field_owner: str,
-        force: bool = False,
-        subresource: str | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """:meth:`Client.apply <framework.client.Client.apply>` (server-side apply)."""
-        return self._client.apply(
-            obj, field_owner=field_owner, force=force, subresource=subresource, dry_run=dry_run
-        )
-
-    def delete(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        namespace: str | None = None,
-        *,
-        propagation_policy: str | None = None,
-        preconditions: Mapping[str, str] | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """:meth:`Client.delete <framework.client.Client.delete>`."""
-        return self._client.delete(
-            api_version,
-            kind,
-            name,
-            namespace,
-            propagation_policy=propagation_policy,
-            preconditions=preconditions,
-            grace_period_seconds=grace_period_seconds,
-            dry_run=dry_run,
-        )
-
-    def delete_collection(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelectorArg = None,
-        field_selector: FieldSelectorArg = None,
-        propagation_policy: str | None = None,
-        grace_period_seconds: int | None = None,
-        dry_run: bool = False,
-    ) -> dict[str, Any]:
-        """:meth:`Client.delete_collection <framework.client.Client.delete_collection>`."""
-        return self._client.delete_collection(
-            api_version,
-            kind,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            propagation_policy=propagation_policy,
-            grace_period_seconds=grace_period_seconds,
-            dry_run=dry_run,
+            copy=not self.options_for(api_version, kind).unsafe_disable_deep_copy,
         )

@@ -9,19 +9,20 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 from prometheus_client import CollectorRegistry
 
+from framework.client import Client
 from framework.clock import Clock, RealClock
 from framework.healthz import HealthProbeServer
 from framework.leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector, LeaseLock
-from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CachedClient, CacheOptions, IndexFunc
+from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CacheOptions, IndexFunc
 from framework.metrics import MetricsServer, parse_bind_address
-from framework.record import EventBroadcaster
+from framework.record import EventBroadcaster, EventRecorder
 
 if TYPE_CHECKING:  # imported when used: a manager without webhooks needs no certificate code
     from framework.webhook.configuration import WebhookConfiguration, WebhookConfigurator
@@ -73,6 +74,12 @@ class LeaderElectionOptions:
 class Manager:
     """Shared cache, cache-backed client, leader election, metrics, probes and webhooks for controllers.
 
+    ``mgr.cache`` (:class:`~framework.manager.Cache`) is a Reader plus informers; ``mgr.client`` is
+    ``client`` with that cache in front of its reads (:meth:`Client.with_cache
+    <framework.client.Client.with_cache>`, controller-runtime's ``client.Options.Cache``): ``get`` and
+    ``list`` answer from the cache, except for the kinds in ``disable_for`` (``(apiVersion, kind)``
+    pairs, read live); writes go to the API server. ``mgr.api_reader`` is ``client``, reading live.
+
     Caches, servers and runnables added with ``need_leader_election=False`` run on every replica, so
     standbys keep warm caches and serve webhooks; controllers run only while this replica leads.
     ``start()`` blocks until ``stop()``, SIGTERM or SIGINT, then shuts down in order (controllers drain,
@@ -97,8 +104,9 @@ class Manager:
 
     def __init__(
         self,
-        client: Any,
+        client: Client,
         *,
+        disable_for: Iterable[tuple[str, str]] = (),
         leader_election: LeaderElectionOptions | None = None,
         metrics_bind_address: str | None = None,
         health_probe_bind_address: str | None = None,
@@ -127,7 +135,7 @@ class Manager:
             sync_timeout=self.cache_sync_timeout,
             sync_period=sync_period,
         )
-        self.client = CachedClient(client, self.cache)
+        self.client = client.with_cache(self.cache, disable_for=disable_for)
         self.leader_election = leader_election
         self.webhook_server = webhook_server
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
@@ -204,7 +212,7 @@ class Manager:
         if self.probe_server is not None:
             self.probe_server.add_readyz_check(name, check)
 
-    def event_recorder(self, name: str) -> Any:
+    def event_recorder(self, name: str) -> EventRecorder:
         """An :class:`~framework.record.EventRecorder` reporting as controller ``name``."""
         if self._broadcaster is None:
             self._broadcaster = EventBroadcaster(self.api_reader, clock=self.clock, registry=self.registry)
@@ -297,11 +305,9 @@ class Manager:
         # The lock writes through its own copy of the client: every other write of this process
         # (controllers, events) is refused once a leader's lease has run out (a paused process
         # resumed past its renew deadline), so two replicas never write as leader at the same time.
-        lock_client = self.api_reader
-        if hasattr(self.api_reader, "write_guard"):
-            lock_client = copy.copy(self.api_reader)
-            lock_client.write_guard = None
-            self.api_reader.write_guard = self._refuse_writes_without_lease
+        lock_client = copy.copy(self.api_reader)
+        lock_client.write_guard = None
+        self.api_reader.write_guard = self.client.write_guard = self._refuse_writes_without_lease
         self._elector = LeaderElector(
             LeaderElectionConfig(
                 lock=LeaseLock(lock_client, le.namespace, le.name, identity),

@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from framework.cache import CacheReader, Indexer
+from framework.cache import CacheReader, IndexedReader, Indexer
 from framework.client import APIError, NoKindMatchError
-from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock, RealClock
 from framework.meta.object import get_metadata
 from framework.meta.time import format_time
@@ -55,12 +54,14 @@ ERROR = "error"
 PAGE_SIZE = 500
 
 
-class Snapshot:
+class Snapshot(IndexedReader):
     """One cluster-wide list per kind, indexed like the controller's cache (same index functions):
     a :class:`~framework.client.Reader` over those lists, so the stale check reads it as it reads
-    ``mgr.client``. Objects are shared, not copied (the report never changes them)."""
+    ``mgr.client``. Objects are shared, not copied (the report never changes them). A kind it did not
+    list raises ``ValueError``."""
 
     def __init__(self, client: Any, kinds: Iterable[tuple[str, str]]) -> None:
+        super().__init__()
         self._client = client
         self._readers: dict[tuple[str, str], CacheReader] = {}
         for kind in kinds:
@@ -87,37 +88,11 @@ class Snapshot:
         indexer.replace(self._pages(*kind))
         self._readers[kind] = CacheReader(indexer, self._client.mapping(*kind), kind[0], copy=False)
 
-    def _reader(self, api_version: str, kind: str) -> CacheReader:
+    def find_kind_reader(self, api_version: str, kind: str, metadata_only: bool | None) -> CacheReader:
         try:
             return self._readers[(api_version, kind)]
         except KeyError:
             raise ValueError(f"the snapshot did not list {kind} ({api_version})") from None
-
-    def get(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        namespace: str | None = None,
-        *,
-        metadata_only: bool | None = None,
-    ) -> dict[str, Any]:
-        reader = self._reader(api_version, kind)
-        return reader.get(name, reader.mapping.scoped_namespace(namespace, collection=False))
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelectorArg = None,
-        field_selector: FieldSelectorArg = None,
-        metadata_only: bool | None = None,
-    ) -> dict[str, Any]:
-        reader = self._reader(api_version, kind)
-        ns = reader.mapping.scoped_namespace(namespace, collection=True)
-        return reader.list(ns, label_selector, field_selector)
 
 
 @dataclass(frozen=True)

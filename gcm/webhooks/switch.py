@@ -7,12 +7,15 @@ from typing import Any
 
 import structlog
 
+from framework.manager import Manager
+from gcm.config import ControllerManagerConfiguration
+
 __all__ = ["webhook_server_for"]
 
 log = structlog.get_logger("gcm.webhooks")
 
 
-def webhook_server_for(mgr: Any, cfg: Any, switch: str, webhook: str) -> Any:
+def webhook_server_for(mgr: Manager, cfg: ControllerManagerConfiguration, switch: str, webhook: str) -> Any:
     """``mgr.webhook_server`` if the webhook named ``webhook`` is to be served, else None (logged).
     ``switch`` is its attribute in ``cfg.webhooks`` (``kubeconfig_secrets``)."""
     server = getattr(mgr, "webhook_server", None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from framework.client import NotFound
+from framework.client import NotFound, ReaderWriter
 from framework.clock import Clock
 from framework.meta.object import get_metadata
 from framework.meta.schema import parse_group_version
@@ -92,7 +92,7 @@ class Reconciler:
     Nothing is logged per event, as in Gardener's reconciler (the controller logs a failed delete).
     """
 
-    def __init__(self, client: Any, clock: Clock, ttl_non_shoot_events: float) -> None:
+    def __init__(self, client: ReaderWriter, clock: Clock, ttl_non_shoot_events: float) -> None:
         self.client = client
         self.clock = clock
         self.ttl = timedelta(seconds=float(ttl_non_shoot_events))

@@ -26,7 +26,7 @@ import copy
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from framework.client import NotFound
+from framework.client import NotFound, Reader, ReaderWriter
 from framework.controllerutil import create_or_patch, new_controller_ref
 from framework.meta.object import ensure_metadata
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_EXTENSION_PROJECT as NAME_PREFIX_EXTENSION
@@ -335,7 +335,12 @@ class ProjectRBAC:
     """
 
     def __init__(
-        self, client: Any, project: dict, api_reader: Any = None, *, extension_roles: bool = True
+        self,
+        client: ReaderWriter,
+        project: dict,
+        api_reader: Reader | None = None,
+        *,
+        extension_roles: bool = True,
     ) -> None:
         namespace = (project.get("spec") or {}).get("namespace")
         if not namespace:

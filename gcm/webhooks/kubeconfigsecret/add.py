@@ -3,10 +3,10 @@ waits for no cache)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import structlog
 
+from framework.manager import Manager
+from gcm.config import ControllerManagerConfiguration
 from gcm.webhooks.kubeconfigsecret.handler import PATH, WEBHOOK_NAME, KubeconfigSecretValidator
 from gcm.webhooks.switch import webhook_server_for
 
@@ -15,7 +15,7 @@ log = structlog.get_logger("gcm.webhooks.kubeconfigsecret")
 CONFIG_SWITCH = "kubeconfig_secrets"  # webhooks.kubeconfigSecrets.enabled
 
 
-def add_to_manager(mgr: Any, cfg: Any) -> KubeconfigSecretValidator | None:
+def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> KubeconfigSecretValidator | None:
     """Register the validator on ``mgr.webhook_server``; None (and a log line) when it is off."""
     server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)
     if server is None:

@@ -8,7 +8,9 @@ from typing import Any
 
 import structlog
 
+from framework.manager import Manager
 from gcm.apis.constants import PROJECT
+from gcm.config import ControllerManagerConfiguration
 from gcm.webhooks.namespacedeletion.handler import PATH, WEBHOOK_NAME, NamespaceDeletionHandler
 from gcm.webhooks.switch import webhook_server_for
 
@@ -69,7 +71,7 @@ class WebhookRegistrar:
         return None
 
 
-def add_to_manager(mgr: Any, cfg: Any) -> WebhookRegistrar | None:
+def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> WebhookRegistrar | None:
     """Register the webhook (served once the caches synced) and its readiness check; None (and a log
     line) when it is off."""
     server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)

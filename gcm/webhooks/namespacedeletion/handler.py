@@ -12,11 +12,10 @@ cache must not wrongly allow).
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import structlog
 
-from framework.client import NotFound
+from framework.client import Client, NotFound, Reader
 from framework.meta.object import get_labels, is_being_deleted
 from framework.webhook import AdmissionRequest, AdmissionResponse, allowed, denied, errored
 from gcm.apis.constants import LABEL_PROJECT_NAME, PROJECT, SHOOT, WEBHOOK_NAMESPACE_DELETION
@@ -58,10 +57,10 @@ class NamespaceDeletionHandler:
     """``handler(AdmissionRequest) -> AdmissionResponse`` for ``framework.webhook.WebhookServer``.
 
     ``reader`` reads from the cache (``mgr.client``), ``api_reader`` from the API server
-    (``mgr.api_reader``); both are ``framework.client.Client``-like (``get``, ``mapping``, ``request``).
+    (``mgr.api_reader``, a ``Client``: its reads take a ``timeout``).
     """
 
-    def __init__(self, reader: Any, api_reader: Any, timeout: float = TIMEOUT) -> None:
+    def __init__(self, reader: Reader, api_reader: Client, timeout: float = TIMEOUT) -> None:
         self.reader = reader
         self.api_reader = api_reader
         self.timeout = timeout

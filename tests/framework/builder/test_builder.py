@@ -77,8 +77,10 @@ def test_watch_arguments_of_the_wrong_type(mgr):
 
 
 def test_for_once_and_before_complete(mgr):
-    with pytest.raises(ValueError, match="for_\\(\\) must be called before complete"):
+    with pytest.raises(ValueError, match="for_\\(\\) or named\\(\\) must be called before complete"):
         Builder(mgr).complete(noop)
+    with pytest.raises(ValueError, match="for_\\(\\) or named\\(\\) must be called before complete"):
+        Builder(mgr).watches("v1", "Secret", EnqueueRequestsFromMapFunc(lambda o: [])).complete(noop)
     with pytest.raises(ValueError, match="only be called once"):
         Builder(mgr).for_("v1", "ConfigMap").for_("v1", "Secret")
 
@@ -134,6 +136,69 @@ def test_an_inline_for_watch_reconciles_without_a_handler_thread(apiserver, mgr)
         assert seen.count("a") == 1
         handlers = [t.name for t in threading.enumerate() if "ConfigMap" in t.name and "-handler-" in t.name]
         assert handlers == []
+    finally:
+        mgr.stop()
+        runner.join(15)
+        client.close()
+    assert not runner.is_alive()
+
+
+def test_named_without_for_needs_a_watch_and_no_owns(mgr):
+    # As controller-runtime: Owns() needs For() (whose requests would it enqueue?), and a controller
+    # without any watch would never be triggered.
+    with pytest.raises(ValueError, match=r"owns\(\) needs for_\(\)"):
+        Builder(mgr).named("orphan").owns("v1", "ConfigMap").complete(noop)
+    with pytest.raises(ValueError, match=r"without for_\(\) needs watches\(\)"):
+        Builder(mgr).named("idle").complete(noop)
+    ctrl = (
+        Builder(mgr)
+        .named("watcher")
+        .watches("v1", "Secret", EnqueueRequestsFromMapFunc(lambda o: []))
+        .complete(noop)
+    )
+    assert ctrl.name == "watcher"
+
+
+def test_named_without_for_still_refuses_a_duplicate_name(mgr):
+    handler = EnqueueRequestsFromMapFunc(lambda o: [])
+    Builder(mgr).named("watcher").watches("v1", "Secret", handler).complete(noop)
+    with pytest.raises(ValueError, match="controller with name 'watcher' already exists"):
+        Builder(mgr).named("watcher").watches("v1", "ConfigMap", handler).complete(noop)
+    Builder(mgr).named("secret").watches("v1", "Secret", handler).complete(noop)
+    with pytest.raises(ValueError, match="controller with name 'secret' already exists"):
+        Builder(mgr).for_("v1", "Secret").complete(noop)  # named "secret" after its kind
+
+
+def test_a_watches_only_controller_reconciles_what_its_handler_maps(apiserver, mgr):
+    """``named`` + ``watches`` without ``for_``: each ConfigMap event is mapped to a request for its
+    ``owner`` label; ConfigMaps without one reconcile nothing."""
+    import threading
+
+    from framework.testing import eventually
+
+    seen: list[tuple[str | None, str]] = []
+
+    def to_owner(obj: dict) -> list[Request]:
+        owner = (obj["metadata"].get("labels") or {}).get("owner")
+        return [Request(owner, "owners")] if owner else []
+
+    Builder(mgr).named("owner-watcher").watches(
+        "v1", "ConfigMap", EnqueueRequestsFromMapFunc(to_owner)
+    ).complete(lambda request: seen.append((request.namespace, request.name)))
+    runner = threading.Thread(target=mgr.start, name="manager", daemon=True)
+    runner.start()
+    client = Client.from_kubeconfig(apiserver.kubeconfig, qps=0)
+    try:
+        for name, labels in (("plain", {}), ("owned", {"owner": "alice"})):
+            client.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": name, "namespace": "default", "labels": labels},
+                }
+            )
+        eventually(lambda: ("owners", "alice") in seen, message="alice reconciled")
+        assert all(request == ("owners", "alice") for request in seen), seen
     finally:
         mgr.stop()
         runner.join(15)

@@ -1,5 +1,7 @@
-"""One client contract: the live ``Client`` and the manager's cached client answer every read with the
-same result and fail every bad read with the same error, and both write to the API server."""
+"""One Reader contract: the live ``Client``, the manager's cache (``mgr.cache``, a Reader plus informers)
+and the manager's client (the live client with that cache in front of its reads) answer every read
+with the same result and fail every bad read with the same error; both clients write to the API
+server."""
 
 from __future__ import annotations
 
@@ -48,8 +50,15 @@ def mgr(admin):
     m.cache.stop()
 
 
-@pytest.fixture(params=["live", "cached"])
+@pytest.fixture(params=["live", "cache", "cached-client"])
 def reader(request, admin, mgr):
+    """Each Reader: the live client, the manager's cache, the manager's client."""
+    return {"live": admin, "cache": mgr.cache, "cached-client": mgr.client}[request.param]
+
+
+@pytest.fixture(params=["live", "cached-client"])
+def client(request, admin, mgr):
+    """Each client (Reader and Writer): the live one and the manager's."""
     return admin if request.param == "live" else mgr.client
 
 
@@ -72,8 +81,10 @@ def names(result: dict) -> list[str]:
 def test_both_clients_implement_the_protocols(admin, mgr):
     for c in (admin, mgr.client):
         assert isinstance(c, Reader) and isinstance(c, Writer) and isinstance(c, ReaderWriter)
-    # Writes are passed through explicitly; the cached client has no catch-all for the live client.
-    assert not hasattr(mgr.client, "watch") and not hasattr(mgr.client, "request")
+    # The cache is a Reader, not a Writer: nothing writes through it.
+    assert isinstance(mgr.cache, Reader) and not isinstance(mgr.cache, Writer)
+    # The manager's client is the live client with the cache in front of its reads.
+    assert isinstance(mgr.client, Client) and mgr.client.cache is mgr.cache and admin.cache is None
 
 
 @pytest.mark.parametrize(
@@ -96,9 +107,10 @@ def test_both_clients_implement_the_protocols(admin, mgr):
     ],
     ids=repr,
 )
-def test_list_answers_alike(admin, mgr, args):
+@pytest.mark.parametrize("cached_reader", ["cache", "client"])
+def test_list_answers_alike(admin, mgr, args, cached_reader):
     live = admin.list("v1", "ConfigMap", **args)
-    cached = mgr.client.list("v1", "ConfigMap", **args)
+    cached = (mgr.cache if cached_reader == "cache" else mgr.client).list("v1", "ConfigMap", **args)
     assert cached["apiVersion"] == live["apiVersion"] == "v1"
     assert cached["kind"] == live["kind"] == "ConfigMapList"
     assert cached["metadata"]["resourceVersion"]
@@ -126,9 +138,11 @@ def test_expected_selections(reader):
     assert names(reader.list("v1", "Namespace", label_selector={"team": "team-b"})) == ["/team-b"]
 
 
-def test_get_answers_alike(admin, mgr):
+@pytest.mark.parametrize("cached_reader", ["cache", "client"])
+def test_get_answers_alike(admin, mgr, cached_reader):
+    cache = mgr.cache if cached_reader == "cache" else mgr.client
     for kind, name, ns in (("ConfigMap", "a1", "team-a"), ("Namespace", "team-b", None)):
-        live, cached = admin.get("v1", kind, name, ns), mgr.client.get("v1", kind, name, ns)
+        live, cached = admin.get("v1", kind, name, ns), cache.get("v1", kind, name, ns)
         assert comparable(live) == comparable(cached)
         assert cached["metadata"]["name"] == name and cached["kind"] == kind
     assert cached["metadata"]["labels"]["team"] == "team-b"
@@ -147,11 +161,13 @@ def test_metadata_only_reads_alike(admin, mgr, reader):
 
 def test_missing_objects_are_not_found_alike(admin, mgr):
     errors = []
-    for c in (admin, mgr.client):
+    for c in (admin, mgr.cache, mgr.client):
         with pytest.raises(NotFound) as err:
             c.get("v1", "ConfigMap", "nope", "team-a")
         errors.append((err.value.status, err.value.reason, err.value.message, err.value.details.get("kind")))
-    assert errors[0] == errors[1] == (404, "NotFound", 'configmaps "nope" not found', "configmaps")
+    assert (
+        errors[0] == errors[1] == errors[2] == (404, "NotFound", 'configmaps "nope" not found', "configmaps")
+    )
 
 
 @pytest.mark.parametrize(
@@ -202,7 +218,8 @@ def test_cached_field_selectors_use_field_indexes(mgr):
         mgr.client.list("v1", "ConfigMap", field_selector="data.k!=b1")
 
 
-def test_writes_pass_through(apiserver, admin, reader):
+def test_writes_pass_through(apiserver, admin, client):
+    reader = client
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "w", "namespace": "team-a"}}
     created = reader.create(cm)
     assert admin.get("v1", "ConfigMap", "w", "team-a")["metadata"]["uid"] == created["metadata"]["uid"]
@@ -220,7 +237,8 @@ def test_writes_pass_through(apiserver, admin, reader):
     assert names(admin.list("v1", "ConfigMap", "team-a")) == ["team-a/a1", "team-a/a3"]
 
 
-def test_server_side_apply(admin, reader):
+def test_server_side_apply(admin, client):
+    reader = client
     desired = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -295,3 +313,43 @@ def test_cached_read_of_a_watched_kind_waits_for_its_crd(apiserver, mgr):
     t.join(30)
     assert not t.is_alive()
     assert result and result[0]["kind"] == "GizmoList" and result[0]["items"] == []
+
+
+def test_disable_for_kinds_read_live(admin, apiserver):
+    """``Manager(disable_for=[...])``: those kinds are read live (no informer, a write is seen at once),
+    the others from the cache; ``reading_live`` adds kinds to a cached client's live ones."""
+    mgr = Manager(admin, disable_for=[("v1", "Secret")])
+    try:
+        secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "team-a"}}
+        created = admin.create(secret)
+        got = mgr.client.get("v1", "Secret", "s", "team-a")
+        assert got["metadata"]["uid"] == created["metadata"]["uid"]
+        assert "managedFields" in got["metadata"]  # as served: the cache would have dropped them
+        assert not mgr.cache.has_informer("v1", "Secret")
+        mgr.client.get("v1", "ConfigMap", "a1", "team-a")
+        assert mgr.cache.has_informer("v1", "ConfigMap")
+        # Live-only options are refused for cached kinds rather than silently ignored ...
+        with pytest.raises(ValueError, match="limit: not served by the cache"):
+            mgr.client.list("v1", "ConfigMap", limit=1)
+        with pytest.raises(ValueError, match="subresource: not served by the cache"):
+            mgr.client.get("v1", "ConfigMap", "a1", "team-a", subresource="status")
+        # ... and served for kinds read live.
+        assert len(mgr.client.list("v1", "Secret", "team-a", limit=1)["items"]) == 1
+        namespaces_live = mgr.client.reading_live(("v1", "Namespace"))
+        assert namespaces_live.disable_for == {("v1", "Secret"), ("v1", "Namespace")}
+        assert namespaces_live.list("v1", "Namespace", limit=1)["metadata"].get("continue")
+        assert admin.reading_live(("v1", "Namespace")) is admin  # a live client reads live already
+    finally:
+        mgr.cache.stop()
+
+
+def test_cache_reads_of_unwatched_kinds_start_an_informer(admin, mgr):
+    """As controller-runtime's informer cache: the first read of a kind without an informer starts one
+    and waits for it to sync; an unknown kind raises and starts none."""
+    assert not mgr.cache.has_informer("v1", "ConfigMap")
+    assert "team-a/a1" in names(mgr.cache.list("v1", "ConfigMap", "team-a"))
+    assert mgr.cache.has_informer("v1", "ConfigMap")
+    assert mgr.cache.informer("v1", "ConfigMap").has_synced()
+    with pytest.raises(NoKindMatchError):
+        mgr.cache.get("example.com/v1", "Nothing", "x", "team-a")
+    assert not mgr.cache.has_informer("example.com/v1", "Nothing")

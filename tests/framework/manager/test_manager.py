@@ -294,7 +294,8 @@ def test_a_write_throttled_until_past_the_lease_is_refused(apiserver):
         eventually(r.mgr.is_leader)
         # Throttle only from here: at 0.5 qps the election and the informer's list alone would take
         # about 10 s (one token each), the whole of eventually()'s budget (CI run of stop 24).
-        r.raw.rate_limiter = TokenBucket(0.5, 1)
+        # The manager's client is its own copy of the raw client (Client.with_cache): throttle that one.
+        r.mgr.client.rate_limiter = TokenBucket(0.5, 1)
         r.mgr.client.create({**cm, "metadata": {**cm["metadata"], "name": "token-taker"}})  # bucket empty
         outcome = _write_past_the_lease(r, clock, cm, 0.3)  # the create waits ~2 s (real) for a token
         assert len(outcome) == 1 and isinstance(outcome[0], LeaderElectionLost), outcome

@@ -12,15 +12,18 @@ are mapped to their Project through the Project ``spec.namespace`` index. Event 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
 import structlog
 
+from framework.builder import Builder
+from framework.client import Reader
 from framework.clock import Clock
 from framework.controller import Controller
 from framework.handler import EnqueueRequestsFromMapFunc
+from framework.manager import Manager
 from framework.meta.object import get_metadata
 from framework.meta.time import parse_time_or_none
 from framework.predicate import GenerationChangedPredicate, Predicate
@@ -34,6 +37,7 @@ from gcm.apis.constants import (
     QUOTA,
     SHOOT,
 )
+from gcm.config import ControllerManagerConfiguration
 from gcm.controllers.project.activity.reconciler import ActivityReconciler
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX
 
@@ -85,7 +89,7 @@ class HasBindingReferenceLabel(Predicate):
         return has_binding_reference_label(obj)
 
 
-def project_for_namespace(client: Any):
+def project_for_namespace(client: Reader) -> Callable[[dict], Iterable[Request]]:
     """Map an object to the Project whose ``spec.namespace`` is the object's namespace (none: nothing)."""
 
     def map_object(obj: dict) -> Iterable[Request]:
@@ -104,19 +108,18 @@ def project_for_namespace(client: Any):
     return map_object
 
 
-def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
-    """Register ``project-activity``; ``clock`` (default: the manager's) is the reconciler's now."""
+def add_to_manager(
+    mgr: Manager, cfg: ControllerManagerConfiguration, *, clock: Clock | None = None
+) -> Controller | None:
+    """Register ``project-activity`` (with ``controllers.project``); ``clock`` (default: the
+    manager's) is the reconciler's now."""
+    project_cfg = cfg.controllers.project
+    if project_cfg is None:
+        return None
     clock = clock or mgr.clock
-    ctrl = Controller(
-        CONTROLLER_NAME,
-        ActivityReconciler(mgr.client, clock),
-        max_concurrent_reconciles=cfg.controllers.project.workers,
-        reconcile_timeout=RECONCILE_TIMEOUT,
-        clock=mgr.clock,
-        registry=mgr.registry,
-    )
     handler = EnqueueRequestsFromMapFunc(project_for_namespace(mgr.client))
     relevant = RelevantCreatesAndUpdates(clock)
+    builder = Builder(mgr).named(CONTROLLER_NAME)
     for kind, second in (
         (SHOOT, GenerationChangedPredicate()),
         (BACKUP_ENTRY, GenerationChangedPredicate()),
@@ -124,6 +127,7 @@ def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Control
         (SECRET, HasBindingReferenceLabel()),
         (INTERNAL_SECRET, HasBindingReferenceLabel()),
     ):
-        ctrl.watch(mgr.cache.informer(*kind), handler, (relevant, second))
-    mgr.add(ctrl, need_leader_election=True)
-    return ctrl
+        builder.watches(*kind, handler, predicates=[relevant, second])
+    return builder.with_options(
+        max_concurrent_reconciles=project_cfg.workers, reconcile_timeout=RECONCILE_TIMEOUT
+    ).complete(ActivityReconciler(mgr.client, clock))

@@ -3,11 +3,9 @@ happened in a Project's namespace by setting ``status.lastActivityTimestamp`` to
 
 from __future__ import annotations
 
-from typing import Any
-
 import structlog
 
-from framework.client import NotFound
+from framework.client import NotFound, ReaderWriter
 from framework.clock import Clock
 from framework.meta.time import format_time, parse_time_or_none, rfc3339_copy
 from framework.reconcile import Request, Result
@@ -20,7 +18,7 @@ log = structlog.get_logger("gcm.controllers.project.activity")
 class ActivityReconciler:
     """Patches the Project's status subresource; a patch is skipped when the value would not change."""
 
-    def __init__(self, client: Any, clock: Clock) -> None:
+    def __init__(self, client: ReaderWriter, clock: Clock) -> None:
         self.client = client
         self.clock = clock
 

@@ -17,18 +17,20 @@ RoleBindings is re-reconciled about that often, as in Gardener.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 import structlog
 
 from framework.builder import Builder
+from framework.client import Reader
 from framework.controller import Controller
 from framework.handler import EnqueueRequestsFromMapFunc
+from framework.manager import Manager
 from framework.meta.object import get_labels, get_namespace, get_resource_version, is_being_deleted
 from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
 from gcm.apis.constants import KIND_SHOOT, LABEL_PROJECT_NAME, PROJECT, SHOOT
+from gcm.config import ControllerManagerConfiguration
 from gcm.controllers.project.project.reconciler import ProjectReconciler
 
 log = structlog.get_logger("gcm.controllers.project")
@@ -71,7 +73,7 @@ def delete_only() -> Predicate:
     )
 
 
-def map_shoot_to_project_in_deletion(client: Any) -> Any:
+def map_shoot_to_project_in_deletion(client: Reader) -> Callable[[dict], Iterable[Request]]:
     """Mapper for Shoot deletes: the Project (being deleted) whose namespace just lost its last Shoot."""
 
     def map_fn(obj: dict) -> Iterable[Request]:
@@ -98,7 +100,7 @@ def map_shoot_to_project_in_deletion(client: Any) -> Any:
     return map_fn
 
 
-def add_to_manager(mgr: Any, cfg: Any) -> Controller | None:
+def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Controller | None:
     """Register the ``project`` controller (always, ``controllers.project`` is defaulted)."""
     project_cfg = cfg.controllers.project
     if project_cfg is None:

@@ -32,7 +32,7 @@ from typing import Any
 
 import structlog
 
-from framework.client import NotFound
+from framework.client import NotFound, Reader, ReaderWriter
 from framework.controllerutil import (
     add_finalizer,
     contains_finalizer,
@@ -53,7 +53,7 @@ from framework.meta.object import (
 )
 from framework.meta.strconv import is_true
 from framework.reconcile import Request, Result
-from framework.record import NORMAL, WARNING
+from framework.record import NORMAL, WARNING, EventRecorder
 from gcm.apis.constants import (
     ANNOTATION_NAMESPACE_CREATED_BY_PROJECT_CONTROLLER as ANNOTATION_CREATED_BY_CONTROLLER,
 )
@@ -85,6 +85,7 @@ from gcm.apis.constants import PROJECT_PENDING as PHASE_PENDING
 from gcm.apis.constants import PROJECT_READY as PHASE_READY
 from gcm.apis.constants import PROJECT_TERMINATING as PHASE_TERMINATING
 from gcm.apis.constants import RESOURCE_QUOTA_NAME as QUOTA_NAME
+from gcm.config import ProjectControllerConfiguration
 from gcm.controllers.errors import error_text
 from gcm.controllers.project.rbac import ProjectRBAC, extension_role_names
 
@@ -220,7 +221,14 @@ class ProjectReconciler:
         api_reader: live reads (defaults to ``client``).
     """
 
-    def __init__(self, client: Any, recorder: Any, config: Any, *, api_reader: Any = None) -> None:
+    def __init__(
+        self,
+        client: ReaderWriter,
+        recorder: EventRecorder,
+        config: ProjectControllerConfiguration,
+        *,
+        api_reader: Reader | None = None,
+    ) -> None:
         self.client = client
         self.recorder = recorder
         self.config = config
@@ -443,7 +451,7 @@ class ProjectReconciler:
 
     @staticmethod
     def _get(
-        reader: Any, api_version: str, kind: str, name: str, namespace: str | None = None
+        reader: Reader, api_version: str, kind: str, name: str, namespace: str | None = None
     ) -> dict | None:
         try:
             return reader.get(api_version, kind, name, namespace)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from framework.builder import Builder
+from framework.client import Reader
 from framework.controller import Controller
 from framework.manager import Manager
 from framework.meta.object import get_namespace
@@ -22,7 +23,7 @@ CONTROLLER_NAME = "project-resourcequota"
 RECONCILE_TIMEOUT = 180.0
 
 
-def project_namespace_predicate(client: Any) -> Predicate:
+def project_namespace_predicate(client: Reader) -> Predicate:
     """Passes (every event type) only when a Project's ``spec.namespace`` is the quota's namespace."""
 
     def in_project_namespace(obj: Any) -> bool:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from framework.client import NotFound
+from framework.client import NotFound, ReaderWriter
 from framework.meta.object import get_metadata
 from framework.meta.quantity import Quantity, quantity_from_json
 from framework.meta.strconv import atoi
@@ -53,7 +53,7 @@ class ResourceQuotaReconciler:
 
     def __init__(
         self,
-        client: Any,
+        client: ReaderWriter,
         config: Any = None,
         per_shoot_resources: tuple[PerShootResource, ...] = DEFAULT_PER_SHOOT_RESOURCES,
     ) -> None:

@@ -15,16 +15,18 @@ pkg/controllermanager/controller/project/stale/add.go) and its gauges.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import structlog
 from prometheus_client import Gauge
 
 from framework.builder import Builder
-from framework.client import NoKindMatchError
+from framework.client import NoKindMatchError, Reader
 from framework.clock import Clock
 from framework.controller import Controller, Request
 from framework.handler import EnqueueRequestsFromMapFunc
+from framework.manager import Manager
 from framework.meta.object import get_metadata, get_name
 from framework.meta.schema import from_api_version_and_kind, parse_group_version
 from framework.meta.time import parse_time_or_none
@@ -32,6 +34,7 @@ from framework.predicate import Funcs, Predicate
 from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
 from gcm.apis.constants import PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP as AUTO_DELETE
 from gcm.apis.constants import PROJECT_STATUS_STALE_SINCE_TIMESTAMP as STALE_SINCE
+from gcm.config import ControllerManagerConfiguration
 from gcm.controllers.project.indexes import PROJECT_NAMESPACE_INDEX
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
@@ -102,7 +105,7 @@ class StalePredicate(Predicate):
         return False
 
 
-def plants_served(mgr: Any) -> bool:
+def plants_served(mgr: Manager) -> bool:
     """Whether the API server serves ``Plant`` (removed from Gardener in v1.54; gcm ships a CRD)."""
     try:
         mgr.api_reader.mapping(*PLANT)
@@ -117,7 +120,7 @@ class PlantsServed:
     discovery needs the API server, which may come up after gcm. A discovery error is raised (the
     check is retried); the answer, once known, is kept. When served, the Plant cache starts then."""
 
-    def __init__(self, mgr: Any) -> None:
+    def __init__(self, mgr: Manager) -> None:
         self._mgr = mgr
         self._served: bool | None = None
 
@@ -130,7 +133,7 @@ class PlantsServed:
         return self._served
 
 
-def project_for_namespace(client: Any) -> Any:
+def project_for_namespace(client: Reader) -> Callable[[dict], list[Request]]:
     """Map a Namespace to the Projects whose ``spec.namespace`` it is."""
 
     def map_namespace(obj: dict) -> list[Request]:
@@ -152,7 +155,7 @@ NAMESPACE_CREATED = Funcs(
 )
 
 
-def warn_unless_secrets_metadata_only(mgr: Any) -> None:
+def warn_unless_secrets_metadata_only(mgr: Manager) -> None:
     """Secrets must be cached without data: the Manager needs :func:`cache_options` (``build_manager``)."""
     options = getattr(mgr.cache, "options", {}).get(SECRET)
     if options is None or options.transform is not secret_metadata_only:
@@ -162,7 +165,7 @@ def warn_unless_secrets_metadata_only(mgr: Any) -> None:
         )
 
 
-def register_gauges(mgr: Any) -> None:
+def register_gauges(mgr: Manager) -> None:
     """``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled``, counted on scrape."""
     informer = mgr.cache.informer(*PROJECT)
 
@@ -181,9 +184,15 @@ def register_gauges(mgr: Any) -> None:
     ).set_function(lambda: count(AUTO_DELETE))
 
 
-def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Controller:
-    """Register ``project-stale``; ``clock`` (default: the manager's, or a chaos run's offset clock with
-    ``GCM_CLOCK_OFFSET_FILE`` set, which :mod:`gcm.cmd` passes in) is what the reconciler calls now."""
+def add_to_manager(
+    mgr: Manager, cfg: ControllerManagerConfiguration, *, clock: Clock | None = None
+) -> Controller | None:
+    """Register ``project-stale`` (with ``controllers.project``); ``clock`` (default: the manager's, or
+    a chaos run's offset clock with ``GCM_CLOCK_OFFSET_FILE`` set, which :mod:`gcm.cmd` passes in) is
+    what the reconciler calls now."""
+    project_cfg = cfg.controllers.project
+    if project_cfg is None:
+        return None
     settings = StaleSettings.from_config(cfg)
     warn_unless_secrets_metadata_only(mgr)
     for api_version, kind in READ_KINDS:
@@ -203,7 +212,7 @@ def add_to_manager(mgr: Any, cfg: Any, *, clock: Clock | None = None) -> Control
             predicates=[NAMESPACE_CREATED],
         )
         .with_options(
-            max_concurrent_reconciles=cfg.controllers.project.workers,
+            max_concurrent_reconciles=project_cfg.workers,
             reconcile_timeout=settings.stale_sync_period,
         )
         .complete(reconciler)

@@ -19,7 +19,7 @@ from typing import Any
 
 import structlog
 
-from framework.client import NotFound, Reader, with_optimistic_lock
+from framework.client import Client, NotFound, Reader, with_optimistic_lock
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
 from framework.meta.object import (
@@ -320,65 +320,26 @@ def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
 # -- the reconciler ------------------------------------------------------------------------------------
 
 
-class _LiveNamespaces:
-    """Cache reads, except Namespaces, which are read live (the re-check before deleting)."""
-
-    def __init__(self, cache: Reader, live: Reader) -> None:
-        self._cache = cache
-        self._live = live
-
-    def get(
-        self,
-        api_version: str,
-        kind: str,
-        name: str,
-        namespace: str | None = None,
-        *,
-        metadata_only: bool | None = None,
-    ) -> dict[str, Any]:
-        reader = self._live if (api_version, kind) == NAMESPACE else self._cache
-        return reader.get(api_version, kind, name, namespace, metadata_only=metadata_only)
-
-    def list(
-        self,
-        api_version: str,
-        kind: str,
-        namespace: str | None = None,
-        *,
-        label_selector: LabelSelectorArg = None,
-        field_selector: FieldSelectorArg = None,
-        metadata_only: bool | None = None,
-    ) -> dict[str, Any]:
-        return self._cache.list(
-            api_version,
-            kind,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-            metadata_only=metadata_only,
-        )
-
-
 class StaleReconciler:
     """Marks unused Projects stale, assigns the auto-delete timestamp, deletes them when it passed.
 
     ``client`` is the manager's cache-backed client (reads from the cache, writes to the API server);
-    ``api_reader`` reads live: a Project due for deletion is read again live (with its namespace) and
-    re-evaluated before the confirmation annotation and the DELETE, so a cache that lags behind a
-    fresh activity or a skip annotation cannot delete it.
+    ``api_reader`` reads live: a Project due for deletion is read again live, and re-evaluated with its
+    namespace read live too (``client.reading_live``), before the confirmation annotation and the
+    DELETE, so a cache that lags behind a fresh activity or a skip annotation cannot delete it.
     """
 
     def __init__(
         self,
-        client: Any,
+        client: Client,
         settings: StaleSettings,
         clock: Clock,
         *,
-        api_reader: Any = None,
+        api_reader: Reader | None = None,
         plants: bool | Callable[[], bool] = True,
     ) -> None:
         self.client = client
-        self.api_reader = api_reader if api_reader is not None else client
+        self.api_reader: Reader = api_reader if api_reader is not None else client
         self.settings = settings
         self.clock = clock
         # A callable is asked at each check (discovery needs the API server, which may come up later).
@@ -437,8 +398,8 @@ class StaleReconciler:
             live = self.api_reader.get(*PROJECT, name)
         except NotFound:
             return
-        reader = _LiveNamespaces(self.client, self.api_reader)
-        decision = evaluate(live, reader, self.settings, now, plants=self.plants)
+        # The cache for everything but the Project's namespace, which is read live too.
+        decision = evaluate(live, self.client.reading_live(NAMESPACE), self.settings, now, plants=self.plants)
         if not decision.delete:
             self._patch_status(live, decision)
             log.info("auto-deletion cancelled by a live re-check", project=name, state=decision.state)

@@ -40,11 +40,23 @@ def project(name="p", ns="garden-p", created=NOW - 100 * DAY, status=None, **met
 
 
 class Store:
-    """An in-memory client: get/list (with the controller's index functions), patch, delete."""
+    """An in-memory client: get/list (with the controller's index functions), patch, delete; a
+    cache-like store may have a ``live`` one behind it (``reading_live``, as ``Client.reading_live``)."""
 
-    def __init__(self, *objs: dict) -> None:
+    def __init__(self, *objs: dict, live: Store | None = None) -> None:
         self.objs = {self._key(o): o for o in objs}
         self.calls: list[tuple] = []
+        self.live = live
+
+    def reading_live(self, *kinds: tuple[str, str]) -> Store:
+        """This store, with ``kinds`` answered by the live store (none: this store)."""
+        if self.live is None:
+            return self
+        routed = Store()
+        routed.objs = {k: o for k, o in self.objs.items() if k[:2] not in kinds}
+        routed.objs.update({k: o for k, o in self.live.objs.items() if k[:2] in kinds})
+        routed.calls = self.calls
+        return routed
 
     @staticmethod
     def _key(o: dict) -> tuple:
@@ -77,6 +89,12 @@ class Store:
     def delete(self, api_version, kind, name, namespace=None, **kw):
         self.calls.append(("delete", name, kw.get("preconditions")))
         return {}
+
+
+def _behind(cached: Store, live: Store) -> Store:
+    """``cached`` with ``live`` behind it, as the manager's client has the API server."""
+    cached.live = live
+    return cached
 
 
 def namespace(name="garden-p", annotations=None):
@@ -240,7 +258,7 @@ def test_a_lagging_cache_cannot_delete(live_change):
     elif live_change == "deleting":
         live_project["metadata"]["deletionTimestamp"] = format_time(NOW)
     live = Store(*([] if live_change == "gone" else [live_project]), live_ns)
-    StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+    StaleReconciler(_behind(cached, live), SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
     assert not [c for c in cached.calls if c[0] == "delete"]
     assert not [c for c in cached.calls if c[0] == "patch" and c[2] is None]  # no confirmation
     if live_change in ("activity", "skip-annotation"):
@@ -305,7 +323,7 @@ def test_the_live_recheck_patches_locked_to_the_live_object():
     cached = Server(project(status=due, resourceVersion="7"), namespace(), rv="9")
     live_status = {**due, "lastActivityTimestamp": format_time(NOW - DAY)}
     live = Store(project(status=live_status, resourceVersion="9"), namespace())
-    StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+    StaleReconciler(_behind(cached, live), SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
     assert cached.calls == [
         (
             "patch",
@@ -327,7 +345,9 @@ def test_a_project_that_changes_after_the_live_recheck_is_not_deleted():
     cached = Server(project(status=due, resourceVersion="9"), namespace(), rv="10")  # changed after the read
     live = Store(project(status=dict(due), resourceVersion="9"), namespace())
     with pytest.raises(Conflict):
-        StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+        StaleReconciler(_behind(cached, live), SETTINGS, FakeClock(NOW), api_reader=live).reconcile(
+            Request("p")
+        )
     (call,) = cached.calls
     assert call[:3] == ("patch", "p", None) and call[3]["metadata"]["resourceVersion"] == "9"
     assert call[3]["metadata"]["annotations"]["confirmation.gardener.cloud/deletion"] == "true"
@@ -339,7 +359,7 @@ def test_a_due_project_unchanged_since_the_recheck_is_confirmed_and_deleted():
     due = {"staleSinceTimestamp": format_time(NOW - 40 * DAY), "staleAutoDeleteTimestamp": format_time(NOW)}
     cached = Server(project(status=due, resourceVersion="9"), namespace(), rv="9")
     live = Store(project(status=dict(due), resourceVersion="9"), namespace())
-    StaleReconciler(cached, SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
+    StaleReconciler(_behind(cached, live), SETTINGS, FakeClock(NOW), api_reader=live).reconcile(Request("p"))
     assert [c[0] for c in cached.calls] == ["patch", "delete"]
     assert cached.written[0]["metadata"]["resourceVersion"] == "9"
     assert cached.calls[1] == ("delete", "p", {"uid": "uid-p"})
