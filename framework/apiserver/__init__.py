@@ -3,6 +3,6 @@
 See ``docs/apiserver.md`` for what it implements and where it knowingly deviates from kube-apiserver.
 """
 
-from framework.testing.apiserver.server import APIServer
+from framework.apiserver.server import APIServer
 
 __all__ = ["APIServer"]

@@ -1,5 +1,5 @@
-"""``python -m framework.testing.apiserver --port PORT --kubeconfig FILE [--data-dir DIR] [--crds DIR]
-[--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...]``.
+"""``python -m framework.apiserver --port PORT --kubeconfig FILE [--data-dir DIR] [--crds DIR]
+[--webhook-service NAMESPACE/NAME[:PORT]=HOST:PORT ...] [--admission-plugin MODULE:FACTORY ...]``.
 
 Runs in the foreground until SIGINT or SIGTERM. FILE is written only once the server answers requests.
 With ``--data-dir`` every acknowledged write is kept in DIR (SQLite) and survives restarts and
@@ -8,8 +8,10 @@ files it did not write, another server using it) ends the process with one line 
 and exit code 2.
 ``--webhook-service`` tells where admission webhooks registered with ``clientConfig.service`` are
 served (port defaults to 443); TLS still verifies the name ``NAME.NAMESPACE.svc``.
+``--admission-plugin MODULE:FACTORY`` adds in-process admission plugins after the built-in ones (see
+:mod:`framework.apiserver.admission.plugins`), as kube-apiserver's ``--enable-admission-plugins``.
 ``--fault-injection`` and ``--request-log FILE`` are for chaos runs (``bench/chaos.py``): see
-:mod:`framework.testing.apiserver.fault_control` and :mod:`framework.testing.apiserver.request_log`.
+:mod:`framework.apiserver.faults.control` and :mod:`framework.apiserver.accounting.request_log`.
 """
 
 from __future__ import annotations
@@ -21,14 +23,17 @@ import threading
 
 import structlog
 
-from framework.testing.apiserver.persistence import DataDirError
-from framework.testing.apiserver.server import APIServer
+from framework.apiserver.accounting.request_log import parse_field
+from framework.apiserver.admission.plugins import AdmissionPlugin
+from framework.apiserver.admission.plugins import load as load_plugins
+from framework.apiserver.server import APIServer
+from framework.apiserver.storage.persistence import DataDirError
 
-log = structlog.get_logger("framework.testing.apiserver")
+log = structlog.get_logger("framework.apiserver")
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m framework.testing.apiserver", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m framework.apiserver", description=__doc__)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=6443, help="port to listen on (default 6443; 0 picks one)")
     p.add_argument("--kubeconfig", required=True, help="where to write a kubeconfig for this server")
@@ -54,9 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         help="where the admission webhooks of a Service are served (repeatable)",
     )
     p.add_argument(
-        "--gardener-admission",
-        action="store_true",
-        help="the Gardener API server's Project and Shoot rules (createdBy, owner, deletion confirmation)",
+        "--admission-plugin",
+        action="append",
+        default=[],
+        metavar="MODULE:FACTORY",
+        help="also run the admission plugins MODULE.FACTORY() returns, after the built-in ones (repeatable)",
     )
     p.add_argument(
         "--fault-injection",
@@ -68,6 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="append one JSON line per write request (who, what, when, answer) to FILE",
     )
+    p.add_argument(
+        "--request-log-field",
+        action="append",
+        default=[],
+        metavar="RESOURCE:NAME=PATH",
+        help="also log the answered object's value at PATH as NAME for writes to RESOURCE (repeatable)",
+    )
     args = p.parse_args(argv)
     services = []
     for entry in args.webhook_service:
@@ -77,6 +91,16 @@ def main(argv: list[str] | None = None) -> int:
         if not (sep and slash and ns and name and address) or (colon and not port.isdigit()):
             p.error(f"--webhook-service {entry!r}: expected NAMESPACE/NAME[:PORT]=HOST:PORT")
         services.append((ns, name, int(port) if colon else 443, address))
+    plugins: list[AdmissionPlugin] = []
+    fields: dict[str, dict[str, str]] = {}
+    try:
+        for spec in args.admission_plugin:
+            plugins += load_plugins(spec)
+        for spec in args.request_log_field:
+            resource, name, path = parse_field(spec)
+            fields.setdefault(resource, {})[name] = path
+    except ValueError as e:
+        p.error(str(e))
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -90,9 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             authorization=args.authorization_mode,
             anonymous=args.anonymous,
             data_dir=args.data_dir,
-            gardener_admission=args.gardener_admission,
+            admission_plugins=plugins,
             fault_injection=args.fault_injection,
             request_log=args.request_log,
+            request_log_fields=fields,
         )
     except DataDirError as e:
         sys.stderr.write(f"{p.prog}: --data-dir: {e}\n")

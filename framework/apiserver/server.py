@@ -11,7 +11,7 @@ import shutil
 import ssl
 import tempfile
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,36 +22,36 @@ import yaml
 from aiohttp import web
 
 from framework import certs
-from framework.meta import jsoncodec
-from framework.server.address import bind_socket
-from framework.server.connections import ConnectionLimits, GuardedAppRunner, GuardedSockSite
-
-from . import allocators, gardener, tokens
-from .accounting import RequestAccounting, RequestKey, RequestRecord
-from .admission import Admission
-from .auth import (
+from framework.apiserver.accounting.request_log import RequestLog
+from framework.apiserver.accounting.requests import RequestAccounting, RequestKey, RequestRecord
+from framework.apiserver.admission import Admission
+from framework.apiserver.admission.plugins import AdmissionPlugin, admit, admit_delete, default_plugins
+from framework.apiserver.auth import tokens
+from framework.apiserver.auth.authenticator import (
     MASTERS,
     RBAC_GROUP,
     Authenticator,
     RBACAuthorizer,
     UserInfo,
 )
-from .bootstrap_policy import bootstrap_policy, reconcile
-from .builtin_admission import admit
-from .connections import DEFAULT_LIMITS, REFUSAL_STATUS, status_answer
-from .controllers import CRD_STORAGE, Controllers
-from .crd_install import install_crds
-from .errors import StatusError
-from .fault_control import FaultControl
-from .faults import Fault
-from .http import Handler
-from .persistence import SQLiteStore
-from .registry import Registry
-from .request_log import RequestLog
-from .rest.api import API
-from .storage import Storage
+from framework.apiserver.auth.bootstrap_policy import bootstrap_policy, reconcile
+from framework.apiserver.controllers.manager import CRD_STORAGE, Controllers
+from framework.apiserver.crd.install import install_crds
+from framework.apiserver.endpoints.connections import DEFAULT_LIMITS, REFUSAL_STATUS, status_answer
+from framework.apiserver.endpoints.http import Handler
+from framework.apiserver.faults.control import FaultControl
+from framework.apiserver.faults.injection import Fault
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.core import allocators
+from framework.apiserver.registry.rest.api import API
+from framework.apiserver.registry.served import Registry
+from framework.apiserver.storage.persistence import SQLiteStore
+from framework.apiserver.storage.store import Storage
+from framework.meta import jsoncodec
+from framework.server.address import bind_socket
+from framework.server.connections import ConnectionLimits, GuardedAppRunner, GuardedSockSite
 
-log = structlog.get_logger("framework.testing.apiserver")
+log = structlog.get_logger("framework.apiserver")
 
 T = TypeVar("T")
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -62,6 +62,11 @@ class APIServer:
 
     Use as a context manager or call :meth:`start` / :meth:`stop`. All state lives on one asyncio
     event loop in a background thread named ``apiserver``; public methods are thread-safe.
+
+    ``admission_plugins`` are run on every write after the built-in ones (kube-apiserver's
+    ``--enable-admission-plugins``, see :mod:`framework.apiserver.admission.plugins`).
+    ``request_log`` appends one JSON line per write to that file, with the extra fields
+    ``request_log_fields`` names per resource (see :mod:`framework.apiserver.accounting.request_log`).
     """
 
     def __init__(
@@ -81,9 +86,10 @@ class APIServer:
         disabled_groups: Iterable[str] = (),
         data_dir: str | os.PathLike | None = None,
         files_dir: str | os.PathLike | None = None,
-        gardener_admission: bool = False,
+        admission_plugins: Iterable[AdmissionPlugin] = (),
         fault_injection: bool = False,
         request_log: str | os.PathLike | None = None,
+        request_log_fields: Mapping[str, Mapping[str, str]] | None = None,
         connection_limits: ConnectionLimits | None = None,
     ) -> None:
         if scheme not in ("https", "http"):
@@ -118,11 +124,11 @@ class APIServer:
         # Groups not to serve, e.g. ("events.k8s.io",) to test clients against an older cluster.
         self.registry = Registry(tuple(disabled_groups))
         self.api = API(self.storage, self.registry)
+        # In-process admission (kube-apiserver's --enable-admission-plugins): the built-in plugins,
+        # then the ones this server is built with (an application's own kinds' rules).
+        self.admission_plugins = [*default_plugins(), *admission_plugins]
         self.api.admit = functools.partial(admit, self)
-        # The Gardener API server's Project/Shoot rules (gcm --embedded turns them on).
-        self.gardener_admission = gardener_admission
-        if gardener_admission:
-            self.api.admit_delete = gardener.admit_delete
+        self.api.admit_delete = functools.partial(admit_delete, self)
         self.authenticator = Authenticator(self.storage, anonymous)
         self.authorizer = RBACAuthorizer(self.storage)
         self.accounting = RequestAccounting()
@@ -154,7 +160,7 @@ class APIServer:
         self.handler = Handler(self)
         # Chaos runs (bench/chaos.py): faults set over HTTP, writes logged to a file; both off by default.
         self.fault_control = FaultControl(self) if fault_injection else None
-        self.request_log = RequestLog(request_log) if request_log is not None else None
+        self.request_log = RequestLog(request_log, request_log_fields) if request_log is not None else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._runner: GuardedAppRunner | None = None

@@ -13,7 +13,7 @@ namespace holding a kubeconfig with an exec plugin are refused as in a real Gard
 
 Everything embedded mode writes lives in its data directory (default ``.gcm/data``, mode 0700,
 files 0600), besides the admin kubeconfig it is asked for: ``apiserver/`` (the API server's SQLite
-storage, certificates and kubeconfigs, see :mod:`framework.testing.apiserver.persistence`),
+storage, certificates and kubeconfigs, see :mod:`framework.apiserver.storage.persistence`),
 ``webhook-certs/`` and ``gcm.kubeconfig`` (gcm's ServiceAccount). With ``ephemeral`` the API server
 keeps its objects in memory and those files go to ``ephemeral/``, removed on stop and on the next
 start. A lock file keeps a second gcm off the same directory.
@@ -25,6 +25,7 @@ import base64
 import importlib.resources
 import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,15 +33,16 @@ from typing import Any
 import structlog
 import yaml
 
-from framework.client import AlreadyExists, Client, NotFound
-from framework.testing import APIServer
-from framework.testing.apiserver.persistence import (
+from framework.apiserver import APIServer
+from framework.apiserver.admission.plugins import AdmissionPlugin
+from framework.apiserver.storage.persistence import (
     LOCK_NAME,
     DataDirError,
     check_directory,
     lock_directory,
     unlock_directory,
 )
+from framework.client import AlreadyExists, Client, NotFound
 from framework.webhook import self_signed_cert
 from gcm.config.types import DEFAULT_WEBHOOK_PORT
 
@@ -152,7 +154,7 @@ def start(
     host: str = "127.0.0.1",
     data_dir: str | os.PathLike | None = None,
     ephemeral: bool = False,
-    gardener_admission: bool = False,
+    admission_plugins: Iterable[AdmissionPlugin] = (),
     extension_roles: bool = False,
 ) -> Embedded:
     """Start the API server and bootstrap it; returns the kubeconfigs for the admin and for gcm.
@@ -162,9 +164,9 @@ def start(
     are removed, should an earlier run in the same data directory have created them.
 
     ``data_dir`` defaults to ``data`` next to the admin kubeconfig (the CLI passes ``.gcm/data``).
-    ``gardener_admission``: the Gardener API server's Project and Shoot rules (createdBy, owner,
-    validation, deletion confirmation; :mod:`framework.testing.apiserver.gardener`); the CLI turns
-    them on, test harnesses built on this function choose.
+    ``admission_plugins``: in-process admission beside the server's built-in plugins; the CLI passes
+    the Gardener API server's Project and Shoot rules (createdBy, owner, validation, deletion
+    confirmation: :func:`gcm.embedded.admission.plugins`), test harnesses built on this function choose.
     Raises :class:`DataDirError` (one line naming the file) for a data directory it must not use.
     """
     manifests = manifests_dir()
@@ -189,7 +191,7 @@ def start(
                 port,
                 authorization="RBAC",
                 files_dir=files / "apiserver",
-                gardener_admission=gardener_admission,
+                admission_plugins=admission_plugins,
             )
         else:
             files = root
@@ -198,7 +200,7 @@ def start(
                 port,
                 authorization="RBAC",
                 data_dir=root / "apiserver",
-                gardener_admission=gardener_admission,
+                admission_plugins=admission_plugins,
             )
     except BaseException:
         if root in created:

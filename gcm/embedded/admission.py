@@ -1,7 +1,9 @@
-"""The Gardener API server's rules for ``core.gardener.cloud`` Projects and Shoots (opt-in).
+"""The Gardener API server's rules for ``core.gardener.cloud`` Projects and Shoots, as admission plugins.
 
 A garden's gardener-apiserver serves Projects with rules a CRD cannot express; ``gcm --embedded``
-turns this module on (``APIServer(gardener_admission=True)``) so its garden behaves like a real one:
+builds its API server with these plugins (``APIServer(admission_plugins=plugins())``; on the command
+line ``python -m framework.apiserver --admission-plugin gcm.embedded.admission:plugins``) so its garden
+behaves like a real one:
 
 - the ProjectMutator admission plugin (gardener ``plugin/pkg/project/mutator``): on create
   ``spec.createdBy`` is the requesting user and a missing ``spec.owner`` becomes the first member
@@ -31,39 +33,93 @@ Not modelled: tolerations, dual approval for deletion, free-form text checks of 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from framework.apiserver.admission.plugins import AdmissionPlugin
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.strconv import is_true
 from framework.meta.validation import is_dns1123_label, is_dns1123_subdomain, is_path_segment_name
+from gcm.apis.constants import (
+    ANNOTATION_CONFIRMATION_DELETION,
+    ANNOTATION_DELETION_CONFIRMED_BY,
+    GROUP_CORE,
+    KIND_PROJECT,
+    KIND_SHOOT,
+    PROJECT_MEMBER_ADMIN,
+    PROJECT_MEMBER_EXTENSION_PREFIX,
+    PROJECT_MEMBER_OWNER,
+    PROJECT_MEMBER_SERVICEACCOUNTMANAGER,
+    PROJECT_MEMBER_UAM,
+    PROJECT_MEMBER_VIEWER,
+    PROJECT_NAMESPACE_PREFIX,
+)
 
-from . import errors
-from .errors import FieldError, StatusError
-from .kinds.strategy import ResourceType
+if TYPE_CHECKING:
+    from framework.apiserver.registry.rest.options import WriteOptions
+    from framework.apiserver.server import APIServer
 
-GROUP = "core.gardener.cloud"
 RBAC_GROUP = "rbac.authorization.k8s.io"
-CONFIRMATION = "confirmation.gardener.cloud/deletion"
-CONFIRMED_BY = "deletion.gardener.cloud/confirmed-by"
-OWNER = "owner"
-ROLES = ("admin", "owner", "serviceaccountmanager", "uam", "viewer")  # sorted, as Gardener lists them
-EXTENSION_PREFIX = "extension:"
+OWNER = PROJECT_MEMBER_OWNER
+ROLES = tuple(  # sorted, as Gardener lists them
+    sorted(
+        (
+            PROJECT_MEMBER_ADMIN,
+            PROJECT_MEMBER_OWNER,
+            PROJECT_MEMBER_SERVICEACCOUNTMANAGER,
+            PROJECT_MEMBER_UAM,
+            PROJECT_MEMBER_VIEWER,
+        )
+    )
+)
+EXTENSION_PREFIX = PROJECT_MEMBER_EXTENSION_PREFIX
 EXTENSION_ROLE_MAX = 20
 PROJECT_NAME_MAX = 10
 RESERVED_NAMESPACES = ("gardener-system-seed-lease", "gardener-system-shoot-issuer", "gardener-system-public")
 SA_PREFIX = "system:serviceaccount:"
-CONFIRMATION_REQUIRED = f'must have a "{CONFIRMATION}" annotation to delete'
+CONFIRMATION_REQUIRED = f'must have a "{ANNOTATION_CONFIRMATION_DELETION}" annotation to delete'
 SUBJECT_KEYS = ("apiGroup", "kind", "name", "namespace")
 
 
-def admit(rt: ResourceType, new: dict, old: dict | None, user: Any) -> None:
-    """Mutate and validate a Project or Shoot write (create: ``old`` is None); raises 422."""
-    if rt.group != GROUP:
-        return
-    if rt.kind == "Shoot":
-        _maintain_confirmed_by(new, old, user)
-        return
-    if rt.kind != "Project":
-        return
+class ProjectRules(AdmissionPlugin):
+    """gardener-apiserver's ProjectMutator plugin, the Project strategy's canonicalisation and validation."""
+
+    name = "ProjectValidator"
+
+    def admit(
+        self, server: APIServer, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions
+    ) -> None:
+        if rt.group == GROUP_CORE and rt.kind == KIND_PROJECT:
+            admit_project(rt, new, old, opts.user)
+
+
+class DeletionConfirmation(AdmissionPlugin):
+    """gardener's DeletionConfirmation plugin: Projects and Shoots are deleted only once confirmed;
+    a Shoot records who confirmed."""
+
+    name = "DeletionConfirmation"
+
+    def admit(
+        self, server: APIServer, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions
+    ) -> None:
+        if rt.group == GROUP_CORE and rt.kind == KIND_SHOOT:
+            _maintain_confirmed_by(new, old, opts.user)
+
+    def admit_delete(self, server: APIServer, rt: ResourceType, obj: dict) -> None:
+        if rt.group == GROUP_CORE and rt.kind in (KIND_PROJECT, KIND_SHOOT) and not _confirmed(obj):
+            raise errors.forbidden_error(
+                rt.resource, rt.group, obj["metadata"]["name"], CONFIRMATION_REQUIRED
+            )
+
+
+def plugins() -> list[AdmissionPlugin]:
+    """The plugins of a garden's gardener-apiserver that gcm's embedded garden runs."""
+    return [ProjectRules(), DeletionConfirmation()]
+
+
+def admit_project(rt: ResourceType, new: dict, old: dict | None, user: Any) -> None:
+    """Mutate and validate a Project write (create: ``old`` is None); raises 422."""
     if old is not None and (new.get("spec") == old.get("spec") or old["metadata"].get("deletionTimestamp")):
         # A status or metadata-only write, or one to a Project being deleted (the mutator skips those).
         return
@@ -77,7 +133,7 @@ def admit(rt: ResourceType, new: dict, old: dict | None, user: Any) -> None:
             spec["owner"] = _subject_fields(owner) if owner else dict(spec["createdBy"])
     owner = spec.get("owner")
     if owner and not any(_subject(m) == _subject(owner) for m in members):
-        members.append({**_subject_fields(owner), "roles": ["admin", OWNER]})
+        members.append({**_subject_fields(owner), "roles": [PROJECT_MEMBER_ADMIN, OWNER]})
     errs = _validate(new, members) + (_validate_update(new, old) if old is not None else [])
     if errs:
         raise errors.invalid(rt.kind, rt.group, new["metadata"].get("name", ""), errs)
@@ -86,19 +142,11 @@ def admit(rt: ResourceType, new: dict, old: dict | None, user: Any) -> None:
         spec["members"] = [_external(m) for m in members]
 
 
-def admit_delete(rt: ResourceType, obj: dict) -> None:
-    """DeletionConfirmation: a Project or Shoot is deleted only once its deletion is confirmed."""
-    if rt.group != GROUP or rt.kind not in ("Project", "Shoot"):
-        return
-    if not _confirmed(obj):
-        raise errors.forbidden_error(rt.resource, rt.group, obj["metadata"]["name"], CONFIRMATION_REQUIRED)
-
-
 # -- helpers -----------------------------------------------------------------------------------------
 
 
 def _confirmed(obj: dict) -> bool:
-    return is_true((obj["metadata"].get("annotations") or {}).get(CONFIRMATION))
+    return is_true((obj["metadata"].get("annotations") or {}).get(ANNOTATION_CONFIRMATION_DELETION))
 
 
 def _maintain_confirmed_by(new: dict, old: dict | None, user: Any) -> None:
@@ -106,13 +154,13 @@ def _maintain_confirmed_by(new: dict, old: dict | None, user: Any) -> None:
     was = old is not None and _confirmed(old)
     if _confirmed(new):
         if not was and user is not None:
-            annotations[CONFIRMED_BY] = user.name
+            annotations[ANNOTATION_DELETION_CONFIRMED_BY] = user.name
         elif was and old is not None:
-            by = (old["metadata"].get("annotations") or {}).get(CONFIRMED_BY)
+            by = (old["metadata"].get("annotations") or {}).get(ANNOTATION_DELETION_CONFIRMED_BY)
             if by is not None:
-                annotations[CONFIRMED_BY] = by
+                annotations[ANNOTATION_DELETION_CONFIRMED_BY] = by
     else:
-        annotations.pop(CONFIRMED_BY, None)
+        annotations.pop(ANNOTATION_DELETION_CONFIRMED_BY, None)
     if annotations:
         new["metadata"]["annotations"] = annotations
 
@@ -178,7 +226,7 @@ def _validate(project: dict, members: list[dict]) -> list[FieldError]:
                     "spec.namespace", namespace, f"Project namespaces [{reserved}] are reserved by Gardener"
                 ),
             ]
-        if namespace != "garden" and not namespace.startswith("garden-"):
+        if namespace != "garden" and not namespace.startswith(PROJECT_NAMESPACE_PREFIX):
             errs.append(errors.invalid_value("spec.namespace", namespace, "must start with garden-"))
         errs += [errors.invalid_value("spec.namespace", namespace, m) for m in is_dns1123_label(namespace)]
     seen: set[tuple[str, str, str, str]] = set()
@@ -276,4 +324,4 @@ def _validate_subject(subject: dict, path: str) -> list[FieldError]:
     return errs
 
 
-__all__ = ["CONFIRMATION", "StatusError", "admit", "admit_delete"]
+__all__ = ["DeletionConfirmation", "ProjectRules", "admit_project", "plugins"]

@@ -1,32 +1,37 @@
 """A request log for chaos runs: who wrote what, when, as which identity (JSON lines, appended).
 
-``python -m framework.testing.apiserver --request-log FILE`` appends one line per write request
+``python -m framework.apiserver --request-log FILE`` appends one line per write request
 (create, update, patch, delete, deletecollection) after it was answered, and survives server restarts
 (the file is appended to). Fields: ``t`` (wall-clock seconds when the request arrived), ``end`` (when it
 was answered), ``user``, ``verb``, ``resource`` (``plural[.group][/subresource]``), ``ns``, ``name``,
-``code`` and ``rv`` (of the answered object). Lease writes also carry ``holder`` and ``duration``
-(``spec.holderIdentity`` / ``spec.leaseDurationSeconds`` of the stored Lease); Namespace writes carry
-the stored ``labels``; Project writes carry the stored ``staleAutoDelete`` timestamp.
+``code`` and ``rv`` (of the answered object). What else a line carries is the run's choice: per
+resource, fields taken from the answered object by a dotted path (``request_log_fields``, on the
+command line ``--request-log-field RESOURCE:NAME=PATH``, e.g.
+``leases.coordination.k8s.io:holder=spec.holderIdentity``); absent values are ``null``.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import IO, Any
 
 import orjson
 
+from framework.apiserver.machinery.jsonvalues import as_dict
 from framework.meta import jsoncodec
-
-from .gardener import GROUP as GARDENER_CORE_GROUP
-from .jsonvalues import as_dict
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 
 class RequestLog:
-    def __init__(self, path: str | os.PathLike) -> None:
+    """An append-only JSON-lines log of answered writes; ``fields``: resource -> {name: dotted path}."""
+
+    def __init__(
+        self, path: str | os.PathLike, fields: Mapping[str, Mapping[str, str]] | None = None
+    ) -> None:
         self.path = path
+        self.fields = {resource: dict(named) for resource, named in (fields or {}).items()}
         self._file: IO[bytes] = open(path, "ab")  # noqa: SIM115 (closed in close())
 
     def record(self, info: Any, code: int, body: bytes | None, started: float, ended: float) -> None:
@@ -51,15 +56,8 @@ class RequestLog:
             entry["rv"] = meta.get("resourceVersion")
             if entry["name"] is None and info.verb == "create":  # POST to the collection
                 entry["name"] = meta.get("name")
-            resource = info.resource.split("/")[0]
-            spec = as_dict(obj.get("spec"))
-            if resource == "leases.coordination.k8s.io":
-                entry["holder"] = spec.get("holderIdentity") or ""
-                entry["duration"] = spec.get("leaseDurationSeconds")
-            elif resource == "namespaces":
-                entry["labels"] = meta.get("labels") or {}
-            elif resource == f"projects.{GARDENER_CORE_GROUP}":
-                entry["staleAutoDelete"] = as_dict(obj.get("status")).get("staleAutoDeleteTimestamp")
+            for name, path in self.fields.get(info.resource.split("/")[0], {}).items():
+                entry[name] = _at(obj, path)
         self._file.write(orjson.dumps(entry, option=orjson.OPT_APPEND_NEWLINE))
         self._file.flush()  # a SIGKILLed server keeps what it answered
 
@@ -73,3 +71,24 @@ def _load(body: bytes) -> dict | None:
     except orjson.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None
+
+
+def _at(obj: Any, path: str) -> Any:
+    """The value at a dotted path (``spec.holderIdentity``), None where any step is absent."""
+    for key in path.split("."):
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def parse_field(spec: str) -> tuple[str, str, str]:
+    """``RESOURCE:NAME=PATH`` -> (resource, name, path); ValueError for anything else."""
+    resource, colon, rest = spec.partition(":")
+    name, eq, path = rest.partition("=")
+    if not (colon and eq and resource and name and path) or "" in path.split("."):
+        raise ValueError(
+            f"{spec!r}: expected RESOURCE:NAME=PATH"
+            " (e.g. leases.coordination.k8s.io:holder=spec.holderIdentity)"
+        )
+    return resource, name, path

@@ -36,6 +36,6 @@ webhook lists first); failures and denials produce kube-apiserver's Status messa
 
 from __future__ import annotations
 
-from .chain import Admission
+from framework.apiserver.admission.chain import Admission
 
 __all__ = ["Admission"]

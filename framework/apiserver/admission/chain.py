@@ -11,20 +11,19 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from framework.apiserver.admission.client import WebhookClient
+from framework.apiserver.admission.configuration import Webhook
+from framework.apiserver.admission.matching import WebhookMatcher
+from framework.apiserver.admission.review import Attributes, Captured, Retry, Review
+from framework.apiserver.machinery import errors, patch
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.rest.objects import deep_copy
+from framework.apiserver.registry.rest.options import Result, WriteOptions
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta import jsoncodec
 
-from .. import errors, patch
-from ..errors import StatusError
-from ..kinds.strategy import ResourceType
-from ..rest.objects import deep_copy
-from ..rest.options import Result, WriteOptions
-from .client import WebhookClient
-from .configuration import Webhook
-from .matching import WebhookMatcher
-from .review import Attributes, Captured, Retry, Review
-
 if TYPE_CHECKING:
-    from ..server import APIServer
+    from framework.apiserver.server import APIServer
 
 MAX_ATTEMPTS = 5
 

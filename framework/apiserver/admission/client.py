@@ -15,20 +15,19 @@ import aiohttp
 import orjson
 import structlog
 
+from framework.apiserver.admission.configuration import V1, Webhook
+from framework.apiserver.admission.review import Attributes
+from framework.apiserver.endpoints.responses import warning_value
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.rest.objects import deep_copy
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta import jsoncodec
 
-from .. import errors
-from ..errors import StatusError
-from ..kinds.strategy import ResourceType
-from ..responses import warning_value
-from ..rest.objects import deep_copy
-from .configuration import V1, Webhook
-from .review import Attributes
-
 if TYPE_CHECKING:
-    from ..server import APIServer
+    from framework.apiserver.server import APIServer
 
-log = structlog.get_logger("framework.testing.apiserver")
+log = structlog.get_logger("framework.apiserver")
 
 # Fields a CREATE's mutating webhooks do not see yet (kube-apiserver sets them after mutation).
 _UNSET_ON_CREATE = ("uid", "creationTimestamp", "generation")

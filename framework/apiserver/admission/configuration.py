@@ -7,9 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.labels import Selector, label_selector_as_selector
-
-from ..kinds.strategy import ResourceType
 
 GROUP = "admissionregistration.k8s.io"
 VALIDATING = f"validatingwebhookconfigurations.{GROUP}"

@@ -6,14 +6,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .. import errors
-from ..errors import StatusError
-from ..kinds.strategy import ResourceType
-from .configuration import GROUP, MUTATING, VALIDATING, Webhook, compile_webhooks, rule_matches
-from .review import Attributes
+from framework.apiserver.admission.configuration import (
+    GROUP,
+    MUTATING,
+    VALIDATING,
+    Webhook,
+    compile_webhooks,
+    rule_matches,
+)
+from framework.apiserver.admission.review import Attributes
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.strategy import ResourceType
 
 if TYPE_CHECKING:
-    from ..server import APIServer
+    from framework.apiserver.server import APIServer
 
 
 class WebhookMatcher:

@@ -7,15 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import decoding, envelope, errors, typed_decoding
-from ..errors import FieldError
-from ..kinds.strategy import ResourceType, normalize_times
-from ..rest.objects import deep_copy
-from ..rest.options import WriteOptions
-from ..rest.typed import builtin_model, decode_model
+from framework.apiserver.encoding import decoding, envelope, typed_decoding
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.registry.rest.objects import deep_copy
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.rest.typed import builtin_model, decode_model
+from framework.apiserver.registry.strategy import ResourceType, normalize_times
 
 if TYPE_CHECKING:
-    from ..rest.api import API
+    from framework.apiserver.registry.rest.api import API
 
 # Server-owned metadata a mutating webhook cannot change (the REST operation's values are kept).
 _SYSTEM_META = (

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from framework.apiserver.auth import tokens
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.storage.store import Storage
 from framework.meta.object import get_metadata
-
-from . import errors, tokens
-from .errors import StatusError
-from .storage import Storage
 
 MASTERS = "system:masters"
 AUTHENTICATED = "system:authenticated"

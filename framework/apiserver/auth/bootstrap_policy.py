@@ -18,8 +18,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .auth import AUTHENTICATED, MASTERS, RBAC_GROUP, UNAUTHENTICATED
-from .rbac_escalation import break_down, rule_covers
+from framework.apiserver.auth.authenticator import AUTHENTICATED, MASTERS, RBAC_GROUP, UNAUTHENTICATED
+from framework.apiserver.auth.rbac_escalation import break_down, rule_covers
 
 READ = ("get", "list", "watch")
 WRITE = ("create", "update", "patch", "delete", "deletecollection")

@@ -20,8 +20,15 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from . import errors
-from .auth import MASTERS, RBAC_GROUP, Attributes, RBACAuthorizer, UserInfo, non_resource_matches
+from framework.apiserver.auth.authenticator import (
+    MASTERS,
+    RBAC_GROUP,
+    Attributes,
+    RBACAuthorizer,
+    UserInfo,
+    non_resource_matches,
+)
+from framework.apiserver.machinery import errors
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

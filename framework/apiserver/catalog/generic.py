@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from framework.apiserver.catalog import CatalogEntry, builtin_resources
+from framework.apiserver.encoding import timefmt
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.schema import version_priority
-
-from .. import timefmt
-from ..kinds.strategy import ResourceType
-from . import CatalogEntry, builtin_resources
 
 # The subresources the generic REST code serves (scale.py is /scale); the rest (log, exec, proxy,
 # binding, eviction, ...) need a kubelet or a controller and are documented exceptions.

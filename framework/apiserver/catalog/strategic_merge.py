@@ -13,7 +13,7 @@ from importlib import resources
 
 import orjson
 
-from ..patch import MergeStrategy
+from framework.apiserver.machinery.patch import MergeStrategy
 
 
 @functools.cache

@@ -19,19 +19,20 @@ from typing import Any
 
 import structlog
 
+from framework.apiserver.crd.definition import storage_version
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.apiextensions.customresourcedefinition import (
+    CLEANUP_FINALIZER as CRD_CLEANUP_FINALIZER,
+)
+from framework.apiserver.registry.rest.api import API
+from framework.apiserver.registry.rest.objects import deep_copy, set_condition
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.served import Registry
+from framework.apiserver.registry.strategy import ResourceType
+from framework.apiserver.storage.store import Storage, WatchEvent
 from framework.meta.labels import label_selector_as_selector
 
-from .crd.definition import storage_version
-from .errors import StatusError
-from .kinds.apiextensions.customresourcedefinition import CLEANUP_FINALIZER as CRD_CLEANUP_FINALIZER
-from .kinds.strategy import ResourceType
-from .registry import Registry
-from .rest.api import API
-from .rest.objects import deep_copy, set_condition
-from .rest.options import WriteOptions
-from .storage import Storage, WatchEvent
-
-log = structlog.get_logger("framework.testing.apiserver")
+log = structlog.get_logger("framework.apiserver")
 
 CRD_STORAGE = "customresourcedefinitions.apiextensions.k8s.io"
 CLUSTER_ROLES = "clusterroles.rbac.authorization.k8s.io"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ..jsonvalues import as_dict
+from framework.apiserver.machinery.jsonvalues import as_dict
 
 
 def _has_default(s: Any) -> bool:

@@ -6,7 +6,7 @@ Mirrors apiextensions-apiserver's ``pkg/apis/apiextensions/v1/defaults.go`` and 
 
 from __future__ import annotations
 
-from ..jsonvalues import as_dict, as_list
+from framework.apiserver.machinery.jsonvalues import as_dict, as_list
 
 
 def version_entries(crd: dict) -> list[dict]:

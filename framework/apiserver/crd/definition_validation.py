@@ -9,14 +9,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from framework.apiserver.crd.definition import version_entries
+from framework.apiserver.crd.structural import validate_structural
+from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE
+from framework.apiserver.machinery.errors import (
+    FieldError,
+    duplicate,
+    forbidden,
+    invalid_value,
+    not_supported,
+    required,
+)
+from framework.apiserver.machinery.jsonvalues import as_dict, as_list
 from framework.meta.field import too_many
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
-
-from ..errors import FieldError, duplicate, forbidden, invalid_value, not_supported, required
-from ..jsonvalues import as_dict, as_list
-from .definition import version_entries
-from .structural import validate_structural
-from .values import EMBEDDED, INT_OR_STRING, PRESERVE
 
 _SCOPES = ["Cluster", "Namespaced"]
 _COLUMN_TYPES = "boolean,date,integer,number,string"

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from .controllers import CRD_STORAGE
-from .rest.objects import deep_copy
+from framework.apiserver.controllers.manager import CRD_STORAGE
+from framework.apiserver.registry.rest.objects import deep_copy
 
 if TYPE_CHECKING:
-    from .server import APIServer
+    from framework.apiserver.server import APIServer
 
 
 def install_crds(

@@ -15,13 +15,7 @@ import math
 import re
 from typing import Any
 
-from framework.meta import jsoncodec
-from framework.meta.field import go_float, too_long, too_many
-from framework.meta.validation import is_dns1035_label
-
-from ..errors import FieldError, invalid_value, not_supported, required, type_invalid
-from ..jsonvalues import as_dict, as_list
-from .values import (
+from framework.apiserver.crd.values import (
     EMBEDDED,
     INT_OR_STRING,
     is_json_integer,
@@ -29,6 +23,17 @@ from .values import (
     json_text,
     schema_type,
 )
+from framework.apiserver.machinery.errors import (
+    FieldError,
+    invalid_value,
+    not_supported,
+    required,
+    type_invalid,
+)
+from framework.apiserver.machinery.jsonvalues import as_dict, as_list
+from framework.meta import jsoncodec
+from framework.meta.field import go_float, too_long, too_many
+from framework.meta.validation import is_dns1035_label
 
 
 def validate_object(obj: Any, schema: dict) -> list[FieldError]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..jsonvalues import as_dict
-from .values import EMBEDDED, META_FIELDS, PRESERVE, join_path
+from framework.apiserver.crd.values import EMBEDDED, META_FIELDS, PRESERVE, join_path
+from framework.apiserver.machinery.jsonvalues import as_dict
 
 
 def prune(obj: Any, schema: dict, path: str = "") -> list[str]:

@@ -9,8 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .crd.definition import has_status_subresource, selectable_fields, served_versions, version_entry
-from .kinds.strategy import ResourceType
+from framework.apiserver.crd.definition import (
+    has_status_subresource,
+    selectable_fields,
+    served_versions,
+    version_entry,
+)
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def custom_resource_types(crd: dict) -> list[ResourceType]:

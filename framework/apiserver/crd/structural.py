@@ -12,11 +12,11 @@ import copy
 import re
 from typing import Any
 
-from ..errors import FieldError, forbidden, invalid_value, not_supported, required
-from ..jsonvalues import as_dict, as_list
-from .object_validation import SchemaValidator, compile_pattern
-from .pruning import prune_node
-from .values import EMBEDDED, INT_OR_STRING, META_FIELDS, PRESERVE, schema_type
+from framework.apiserver.crd.object_validation import SchemaValidator, compile_pattern
+from framework.apiserver.crd.pruning import prune_node
+from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, META_FIELDS, PRESERVE, schema_type
+from framework.apiserver.machinery.errors import FieldError, forbidden, invalid_value, not_supported, required
+from framework.apiserver.machinery.jsonvalues import as_dict, as_list
 
 _ROOT, _ITEM, _FIELD = "root", "item", "field"
 _OPENAPI_TYPES = ["array", "boolean", "integer", "number", "object", "string"]

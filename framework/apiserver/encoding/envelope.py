@@ -35,11 +35,11 @@ from typing import Any
 
 import orjson
 
+from framework.apiserver.encoding import gojson, typed_decoding
+from framework.apiserver.endpoints.negotiation import summarize
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
 from framework.meta.time import RFC3339, TimeParseError, parse_layout
-
-from . import errors, gojson, typed_decoding
-from .errors import StatusError
-from .negotiation import summarize
 
 __all__ = [
     "EnvelopeError",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.machinery.errors import FieldError, go_value, invalid_value
 from framework.meta import time as meta_time
 from framework.meta.field import GoText
-from framework.testing.apiserver.errors import FieldError, go_value, invalid_value
 
 
 def go_invalid(field: str, rendered: str, detail: str) -> FieldError:

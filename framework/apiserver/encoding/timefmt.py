@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.machinery.errors import StatusError, bad_request
 from framework.meta.time import (
     RFC3339,
     RFC3339_MICRO,
@@ -19,7 +20,6 @@ from framework.meta.time import (
     now,
     parse_layout,
 )
-from framework.testing.apiserver.errors import StatusError, bad_request
 
 # encoding/json's names for the JSON types it refuses to put into a Go string.
 _JSON_TYPES = {bool: "bool", list: "array", dict: "object"}

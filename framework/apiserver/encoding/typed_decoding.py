@@ -21,9 +21,8 @@ from typing import Any
 
 import orjson
 
+from framework.apiserver.encoding import gojson
 from framework.meta.quantity import quantity_from_json
-
-from . import gojson
 
 __all__ = ["DecodeError", "decode", "model_types"]
 
@@ -50,7 +49,7 @@ class DecodeError(ValueError):
 def model_types() -> dict[str, dict[str, Any]]:
     """The generated Go types of the built-in kinds, by client model class name (read on first use)."""
     data: dict[str, dict[str, Any]] = orjson.loads(
-        resources.files(__package__).joinpath("catalog", "types.json").read_bytes()
+        resources.files("framework.apiserver.catalog").joinpath("types.json").read_bytes()
     )
     return data
 

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import orjson
 
+from framework.apiserver.machinery.errors import failure_status
 from framework.server.connections import ConnectionLimits
-
-from .errors import failure_status
 
 __all__ = ["DEFAULT_LIMITS", "REFUSAL_STATUS", "status_answer"]
 

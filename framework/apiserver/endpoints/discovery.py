@@ -12,9 +12,9 @@ from typing import Any
 
 from aiohttp import web
 
-from .kinds.strategy import ResourceType
-from .registry import Registry
-from .responses import json_response
+from framework.apiserver.endpoints.responses import json_response
+from framework.apiserver.registry.served import Registry
+from framework.apiserver.registry.strategy import ResourceType
 
 GIT_VERSION = "v1.32.4"
 

@@ -18,18 +18,14 @@ from typing import TYPE_CHECKING, Any
 import structlog
 from aiohttp import web
 
-from framework.meta.object import get_resource_version
-
-from . import envelope, errors, fault_control, scale
-from . import params as query
-from .accounting import REQUEST_INFO, RequestInfo
-from .discovery import ROOT_PATHS, VERSION_INFO, Discovery
-from .errors import StatusError
-from .faults import Fault, check_faults
-from .health import health, is_health_path
-from .list_serving import serve_list, validate_list_options
-from .managed_fields.apply_config import apply_body_as_json
-from .negotiation import (
+from framework.apiserver.accounting.requests import REQUEST_INFO, RequestInfo
+from framework.apiserver.encoding import envelope
+from framework.apiserver.endpoints import params as query
+from framework.apiserver.endpoints import scale
+from framework.apiserver.endpoints.discovery import ROOT_PATHS, VERSION_INFO, Discovery
+from framework.apiserver.endpoints.health import health, is_health_path
+from framework.apiserver.endpoints.list_serving import serve_list, validate_list_options
+from framework.apiserver.endpoints.negotiation import (
     JSON_FORM,
     METADATA_FORM,
     RAW_BODY,
@@ -42,9 +38,8 @@ from .negotiation import (
     table_converter,
     table_version,
 )
-from .openapi import openapi
-from .request_auth import RequestAuth
-from .responses import (
+from framework.apiserver.endpoints.request_auth import RequestAuth
+from framework.apiserver.endpoints.responses import (
     json_response,
     method_not_allowed,
     path_not_found,
@@ -52,19 +47,26 @@ from .responses import (
     status_response,
     warning_headers,
 )
-from .rest.options import WriteOptions
-from .rest.patch import PATCH_TYPES_BUILTIN, PATCH_TYPES_CUSTOM
-from .reviews import create_review
-from .routing import Target, request_verb, resolve_target
-from .table import parse_include_object, partial_metadata
-from .watch import Watcher
-from .watch_serving import serve_watch
+from framework.apiserver.endpoints.reviews import create_review
+from framework.apiserver.endpoints.routing import Target, request_verb, resolve_target
+from framework.apiserver.endpoints.table import parse_include_object, partial_metadata
+from framework.apiserver.endpoints.watch_serving import serve_watch
+from framework.apiserver.faults import control as fault_control
+from framework.apiserver.faults.injection import Fault, check_faults
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.managed_fields.apply_config import apply_body_as_json
+from framework.apiserver.openapi.handler import openapi
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.rest.patch import PATCH_TYPES_BUILTIN, PATCH_TYPES_CUSTOM
+from framework.apiserver.storage.cache_watcher import Watcher
+from framework.meta.object import get_resource_version
 
 if TYPE_CHECKING:
-    from .kinds.strategy import ResourceType
-    from .server import APIServer
+    from framework.apiserver.registry.strategy import ResourceType
+    from framework.apiserver.server import APIServer
 
-log = structlog.get_logger("framework.testing.apiserver")
+log = structlog.get_logger("framework.apiserver")
 
 
 class Handler:

@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from . import errors
-from . import params as query
-from .kinds.strategy import ResourceType
-from .negotiation import table_converter, table_version
-from .responses import path_not_found, respond
-from .routing import Target
-from .table import parse_include_object, partial_metadata
+from framework.apiserver.endpoints import params as query
+from framework.apiserver.endpoints.negotiation import table_converter, table_version
+from framework.apiserver.endpoints.responses import path_not_found, respond
+from framework.apiserver.endpoints.routing import Target
+from framework.apiserver.endpoints.table import parse_include_object, partial_metadata
+from framework.apiserver.machinery import errors
+from framework.apiserver.registry.strategy import ResourceType
 
 if TYPE_CHECKING:
-    from .server import APIServer
+    from framework.apiserver.server import APIServer
 
 
 async def serve_list(

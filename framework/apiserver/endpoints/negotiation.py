@@ -14,12 +14,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from framework.apiserver.encoding import gojson, yaml_decoding
+from framework.apiserver.endpoints.table import TableConverter
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta import jsoncodec
-
-from . import errors, gojson, yaml_decoding
-from .errors import StatusError
-from .kinds.strategy import ResourceType
-from .table import TableConverter
 
 MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
 SERVED_MEDIA = ["application/json", "application/yaml"]
@@ -156,7 +156,9 @@ async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str
         if duplicates is not None and isinstance(body, dict) and not is_yaml:
             duplicates.extend(gojson.duplicate_fields(raw, body))
         return body
-    from . import protobuf  # local: protobuf's tables load only when a protobuf body arrives
+    from framework.apiserver.encoding import (
+        protobuf,  # local: protobuf's tables load only when a protobuf body arrives
+    )
 
     decodable = protobuf.decodable(rt.api_version, rt.kind)
     if ctype == protobuf.CONTENT_TYPE and decodable:

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import errors, gojson
-from .negotiation import BodyError, decode_body
+from framework.apiserver.encoding import gojson
+from framework.apiserver.endpoints.negotiation import BodyError, decode_body
+from framework.apiserver.machinery import errors
 
 _INT = re.compile(r"[+-]?[0-9]+")
 INT64_MAX = 2**63 - 1

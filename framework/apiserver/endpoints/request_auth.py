@@ -11,16 +11,17 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from . import errors, rbac_escalation
-from .accounting import REQUEST_INFO, RequestInfo
-from .auth import Attributes, UserInfo, forbidden_message
-from .errors import StatusError
-from .kinds.strategy import ResourceType
-from .routing import Target
-from .selectors import parse_field_selector, single_name
+from framework.apiserver.accounting.requests import REQUEST_INFO, RequestInfo
+from framework.apiserver.auth import rbac_escalation
+from framework.apiserver.auth.authenticator import Attributes, UserInfo, forbidden_message
+from framework.apiserver.endpoints.routing import Target
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.machinery.selectors import parse_field_selector, single_name
+from framework.apiserver.registry.strategy import ResourceType
 
 if TYPE_CHECKING:
-    from .server import APIServer
+    from framework.apiserver.server import APIServer
 
 
 class RequestAuth:

@@ -11,10 +11,9 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from framework.apiserver.endpoints.negotiation import wants_yaml
+from framework.apiserver.machinery.errors import StatusError
 from framework.meta import jsoncodec
-
-from .errors import StatusError
-from .negotiation import wants_yaml
 
 JSON = "application/json"
 

@@ -7,16 +7,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from framework.apiserver.auth import tokens
+from framework.apiserver.auth.authenticator import UserInfo
+from framework.apiserver.encoding import decoding, timefmt
+from framework.apiserver.machinery import errors
+from framework.apiserver.registry.rest.options import Result
+from framework.apiserver.registry.rest.typed import decode_builtin
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.time import format_time
 
-from . import decoding, errors, timefmt, tokens
-from .auth import UserInfo
-from .kinds.strategy import ResourceType
-from .rest.options import Result
-from .rest.typed import decode_builtin
-
 if TYPE_CHECKING:
-    from .server import APIServer
+    from framework.apiserver.server import APIServer
 
 
 def create_review(

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .kinds.strategy import ResourceType
-from .registry import Registry
-from .responses import method_not_allowed, path_not_found
+from framework.apiserver.endpoints.responses import method_not_allowed, path_not_found
+from framework.apiserver.registry.served import Registry
+from framework.apiserver.registry.strategy import ResourceType
 
 
 @dataclass

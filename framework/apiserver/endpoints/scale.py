@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.crd.definition import version_entry
+from framework.apiserver.machinery import errors
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta import field
 from framework.meta.labels import label_selector_as_selector
-
-from . import errors
-from .crd.definition import version_entry
-from .kinds.strategy import ResourceType
 
 _SCALE_META = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
 

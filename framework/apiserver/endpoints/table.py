@@ -17,11 +17,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from framework.apiserver.machinery import errors
 from framework.meta import jsoncodec
 from framework.meta.object import get_metadata
 from framework.meta.time import parse_time_or_none
-
-from . import errors
 
 __all__ = [
     "CREATED_DESCRIPTION",

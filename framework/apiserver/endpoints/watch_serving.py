@@ -13,21 +13,20 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from framework.apiserver.endpoints import params as query
+from framework.apiserver.endpoints.list_serving import validate_list_options, wait_for_rv
+from framework.apiserver.endpoints.negotiation import table_converter, table_version
+from framework.apiserver.endpoints.responses import JSON
+from framework.apiserver.endpoints.routing import Target
+from framework.apiserver.endpoints.table import parse_include_object, partial_metadata
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.strategy import ResourceType
+from framework.apiserver.storage.cache_watcher import Watcher, bookmark, error_line
 from framework.meta.object import get_resource_version
 
-from . import errors
-from . import params as query
-from .errors import StatusError
-from .kinds.strategy import ResourceType
-from .list_serving import validate_list_options, wait_for_rv
-from .negotiation import table_converter, table_version
-from .responses import JSON
-from .routing import Target
-from .table import parse_include_object, partial_metadata
-from .watch import Watcher, bookmark, error_line
-
 if TYPE_CHECKING:
-    from .server import APIServer
+    from framework.apiserver.server import APIServer
 
 
 async def serve_watch(

@@ -3,7 +3,7 @@
 :mod:`.faults` is the in-process kind tests use (``APIServer.inject_failure``); this one is set over
 HTTP, matches by user too, can delay instead of failing, and expires by time.
 
-Off unless ``python -m framework.testing.apiserver --fault-injection`` (or ``APIServer(chaos=True)``).
+Off unless ``python -m framework.apiserver --fault-injection`` (or ``APIServer(chaos=True)``).
 When on, ``POST /debug/faults`` with a JSON body controls the server; only members of
 ``system:masters`` may call it (others get 403), and without the flag the path does not exist (404).
 
@@ -32,15 +32,15 @@ import orjson
 import structlog
 from aiohttp import web
 
-from . import errors
-from .auth import MASTERS
-from .errors import StatusError
-from .faults import REASONS
+from framework.apiserver.auth.authenticator import MASTERS
+from framework.apiserver.faults.injection import REASONS
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
 
 if TYPE_CHECKING:
-    from .server import APIServer
+    from framework.apiserver.server import APIServer
 
-log = structlog.get_logger("framework.testing.apiserver.fault_control")
+log = structlog.get_logger("framework.apiserver.faults.control")
 
 PATH = "/debug/faults"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import StatusError
+from framework.apiserver.machinery.errors import StatusError
 
 REASONS = {
     400: "BadRequest",

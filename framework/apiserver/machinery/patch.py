@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from framework.testing.apiserver.errors import StatusError, bad_request
+from framework.apiserver.machinery.errors import StatusError, bad_request
 
 MAX_JSON_PATCH_OPERATIONS = 10000
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from framework.apiserver.machinery.errors import bad_request
 from framework.meta import fields, labels
 from framework.meta.labels import Selector
-from framework.testing.apiserver.errors import bad_request
 
 # --- label selectors: framework.meta.labels, answered as 400 --------------------------------------
 

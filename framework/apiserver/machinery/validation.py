@@ -17,6 +17,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from framework.apiserver.encoding.gorender import (
+    go_bool_ptr,
+    go_invalid,
+    go_str_field,
+    go_struct,
+    go_time_string,
+)
+from framework.apiserver.machinery.errors import (
+    FieldError,
+    forbidden,
+    go_value,
+    invalid_value,
+    required,
+    too_long,
+)
 from framework.meta.labels import validate_labels
 from framework.meta.validation import (
     is_dns1035_label,
@@ -25,21 +40,6 @@ from framework.meta.validation import (
     is_path_segment_name,
     is_path_segment_prefix,
     is_qualified_name,
-)
-from framework.testing.apiserver.errors import (
-    FieldError,
-    forbidden,
-    go_value,
-    invalid_value,
-    required,
-    too_long,
-)
-from framework.testing.apiserver.gorender import (
-    go_bool_ptr,
-    go_invalid,
-    go_str_field,
-    go_struct,
-    go_time_string,
 )
 
 FIELD_IMMUTABLE = "field is immutable"

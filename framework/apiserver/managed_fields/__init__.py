@@ -7,16 +7,16 @@ entries, update and apply), ``last_applied`` (kubectl's annotation bridge, manag
 ``apply_config`` (the apply body). The names the REST layer uses are exported here.
 """
 
-from .apply_config import load_apply_config
-from .fieldpath import TypedError, from_fields_v1, path_string, to_fields_v1
-from .last_applied import (
+from framework.apiserver.managed_fields.apply_config import load_apply_config
+from framework.apiserver.managed_fields.fieldpath import TypedError, from_fields_v1, path_string, to_fields_v1
+from framework.apiserver.managed_fields.last_applied import (
     KUBECTL_MANAGER,
     LAST_APPLIED,
     allowed_by_last_applied,
     last_applied_value,
     manager_from_user_agent,
 )
-from .managers import (
+from framework.apiserver.managed_fields.managers import (
     Conflicts,
     Managed,
     apply,
@@ -28,8 +28,8 @@ from .managers import (
     is_reset,
     record,
 )
-from .schema import Schema, builtin_schema, custom_schema
-from .typed import merge
+from framework.apiserver.managed_fields.schema import Schema, builtin_schema, custom_schema
+from framework.apiserver.managed_fields.typed import merge
 
 __all__ = [
     "KUBECTL_MANAGER",

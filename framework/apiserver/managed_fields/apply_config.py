@@ -8,11 +8,10 @@ from typing import Any
 
 import orjson
 
+from framework.apiserver.encoding.yaml_decoding import YAMLDecodeError
+from framework.apiserver.encoding.yaml_decoding import decode as decode_yaml
+from framework.apiserver.machinery.errors import StatusError
 from framework.meta import jsoncodec
-
-from ..errors import StatusError
-from ..yaml_decoding import YAMLDecodeError
-from ..yaml_decoding import decode as decode_yaml
 
 
 def _decode(raw: bytes) -> Any:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from framework.meta import jsoncodec
 
 if TYPE_CHECKING:
-    from .schema import Schema
+    from framework.apiserver.managed_fields.schema import Schema
 
 
 PathElement = tuple[str, Any]

@@ -7,13 +7,12 @@ import json
 
 import orjson
 
+from framework.apiserver.managed_fields.fieldpath import PathSet, TypedError
+from framework.apiserver.managed_fields.managers import without_managed_fields
+from framework.apiserver.managed_fields.schema import Schema
+from framework.apiserver.managed_fields.typed import compare, copy_value, field_set
 from framework.meta import jsoncodec
 from framework.meta.object import get_annotations, get_metadata
-
-from .fieldpath import PathSet, TypedError
-from .managers import without_managed_fields
-from .schema import Schema
-from .typed import compare, copy_value, field_set
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 KUBECTL_MANAGER = "kubectl"

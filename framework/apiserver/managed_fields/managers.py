@@ -12,11 +12,26 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import timefmt
-from ..errors import StatusError
-from .fieldpath import Path, PathSet, from_fields_v1, iterate, path_string, to_fields_v1
-from .schema import Schema
-from .typed import Comparison, compare, copy_value, ensure_named, field_set, merge, remove_paths
+from framework.apiserver.encoding import timefmt
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.managed_fields.fieldpath import (
+    Path,
+    PathSet,
+    from_fields_v1,
+    iterate,
+    path_string,
+    to_fields_v1,
+)
+from framework.apiserver.managed_fields.schema import Schema
+from framework.apiserver.managed_fields.typed import (
+    Comparison,
+    compare,
+    copy_value,
+    ensure_named,
+    field_set,
+    merge,
+    remove_paths,
+)
 
 APPLY = "Apply"
 UPDATE = "Update"

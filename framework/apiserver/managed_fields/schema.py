@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .fieldpath import MISSING
+from framework.apiserver.managed_fields.fieldpath import MISSING
 
 if TYPE_CHECKING:
-    from ..kinds.strategy import ResourceType
+    from framework.apiserver.registry.strategy import ResourceType
 
 
 class Schema:

@@ -7,10 +7,18 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from framework.apiserver.managed_fields.fieldpath import (
+    MISSING,
+    Path,
+    PathElement,
+    PathSet,
+    TypedError,
+    item_pe,
+    path_string,
+    pe_string,
+)
+from framework.apiserver.managed_fields.schema import Schema
 from framework.meta import jsoncodec
-
-from .fieldpath import MISSING, Path, PathElement, PathSet, TypedError, item_pe, path_string, pe_string
-from .schema import Schema
 
 
 def _index(items: list, s: Schema, where: str, lenient: bool) -> list[PathElement] | None:

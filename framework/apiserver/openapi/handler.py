@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from . import openapi_v2, openapi_v3
-from .registry import Registry
-from .responses import json_response, path_not_found
+from framework.apiserver.endpoints.responses import json_response, path_not_found
+from framework.apiserver.openapi import v2 as openapi_v2
+from framework.apiserver.openapi import v3 as openapi_v3
+from framework.apiserver.registry.served import Registry
 
 
 def openapi(request: web.Request, parts: list[str], registry: Registry) -> web.Response:

@@ -18,10 +18,10 @@ import threading
 import weakref
 from typing import Any
 
-from . import openapi_v3
-from .discovery import GIT_VERSION
-from .kinds.strategy import ResourceType
-from .registry import Registry
+from framework.apiserver.endpoints.discovery import GIT_VERSION
+from framework.apiserver.openapi import v3 as openapi_v3
+from framework.apiserver.registry.served import Registry
+from framework.apiserver.registry.strategy import ResourceType
 
 _V3_REF = "#/components/schemas/"
 _V2_REF = "#/definitions/"
@@ -139,7 +139,9 @@ def protobuf_document(registry: Registry) -> bytes:
         cached = _ENCODED.get(registry)
     if cached is not None and cached[0] is doc:
         return cached[1]
-    from . import openapi_v2_proto  # local: only kubectl's discovery client asks for it
+    from framework.apiserver.openapi import (
+        v2_proto as openapi_v2_proto,  # local: only kubectl's discovery client asks for it
+    )
 
     body = openapi_v2_proto.encode_document(doc)
     with _LOCK:

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from .protowire import FIXED64, VARINT, put_len, put_varint
+from framework.apiserver.encoding.protobuf.wire import FIXED64, VARINT, put_len, put_varint
 
 
 def _string(out: bytearray, num: int, value: Any) -> None:

@@ -9,22 +9,35 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .strategy import ResourceType
+    from framework.apiserver.registry.strategy import ResourceType
 
 
 def builtin_strategies() -> list[ResourceType]:
     """Every kind with its own strategy, in registration order (the generic catalog fills in the rest)."""
     # Imported here: the generic machinery imports ``kinds.strategy``, and the kind modules import it.
-    from .admissionregistration import mutatingwebhookconfiguration, validatingwebhookconfiguration
-    from .apiextensions import customresourcedefinition
-    from .apiregistration import apiservice
-    from .apps import controllerrevision, daemonset, deployment, replicaset, statefulset
-    from .authentication import selfsubjectreview, tokenreview
-    from .authorization import localsubjectaccessreview, selfsubjectaccessreview, subjectaccessreview
-    from .autoscaling import horizontalpodautoscaler
-    from .batch import cronjob, job
-    from .coordination import lease
-    from .core import (
+    from framework.apiserver.registry.admissionregistration import (
+        mutatingwebhookconfiguration,
+        validatingwebhookconfiguration,
+    )
+    from framework.apiserver.registry.apiextensions import customresourcedefinition
+    from framework.apiserver.registry.apiregistration import apiservice
+    from framework.apiserver.registry.apps import (
+        controllerrevision,
+        daemonset,
+        deployment,
+        replicaset,
+        statefulset,
+    )
+    from framework.apiserver.registry.authentication import selfsubjectreview, tokenreview
+    from framework.apiserver.registry.authorization import (
+        localsubjectaccessreview,
+        selfsubjectaccessreview,
+        subjectaccessreview,
+    )
+    from framework.apiserver.registry.autoscaling import horizontalpodautoscaler
+    from framework.apiserver.registry.batch import cronjob, job
+    from framework.apiserver.registry.coordination import lease
+    from framework.apiserver.registry.core import (
         configmap,
         endpoints,
         event,
@@ -41,14 +54,14 @@ def builtin_strategies() -> list[ResourceType]:
         service,
         serviceaccount,
     )
-    from .discovery import endpointslice
-    from .events import event as events_event
-    from .networking import ingress, ingressclass, networkpolicy
-    from .node import runtimeclass
-    from .policy import poddisruptionbudget
-    from .rbac import clusterrole, clusterrolebinding, role, rolebinding
-    from .scheduling import priorityclass
-    from .storage import csidriver, csinode, storageclass, volumeattachment
+    from framework.apiserver.registry.discovery import endpointslice
+    from framework.apiserver.registry.events import event as events_event
+    from framework.apiserver.registry.networking import ingress, ingressclass, networkpolicy
+    from framework.apiserver.registry.node import runtimeclass
+    from framework.apiserver.registry.policy import poddisruptionbudget
+    from framework.apiserver.registry.rbac import clusterrole, clusterrolebinding, role, rolebinding
+    from framework.apiserver.registry.scheduling import priorityclass
+    from framework.apiserver.registry.storage import csidriver, csinode, storageclass, volumeattachment
 
     return [
         *namespace.STRATEGIES,

@@ -6,10 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import is_int
 from framework.meta import field
-
-from ..errors import FieldError
-from ..jsonvalues import is_int
 
 _PERCENT = re.compile(r"[0-9]+%")
 PERCENT_DETAIL = (

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry.core.podspec import default_pod_spec
+from framework.apiserver.registry.core.podspec_validation import validate_pod_spec
 from framework.meta import field
 from framework.meta.labels import label_selector_as_selector, validate_label_selector
 from framework.meta.object import get_labels
-
-from ..errors import FieldError
-from ..jsonvalues import as_dict, is_int
-from .core.podspec import default_pod_spec
-from .core.podspec_validation import validate_pod_spec
 
 
 def default_template(template: Any) -> None:

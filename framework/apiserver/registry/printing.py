@@ -6,11 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.endpoints.table import (
+    CREATED_DESCRIPTION,
+    NAME_COLUMN,
+    Printer,
+    human_duration,
+    parse_printed_time,
+)
+from framework.apiserver.machinery.jsonvalues import as_dict
 from framework.meta.labels import label_selector_as_selector
 from framework.meta.object import get_creation_timestamp, get_name
-
-from ..jsonvalues import as_dict
-from ..table import CREATED_DESCRIPTION, NAME_COLUMN, Printer, human_duration, parse_printed_time
 
 __all__ = [
     "AGE",

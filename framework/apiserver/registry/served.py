@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import functools
 
+from framework.apiserver.catalog.generic import served_types
+from framework.apiserver.crd.resources import custom_resource_types
+from framework.apiserver.registry import builtin_strategies
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.schema import parse_group_version, version_priority
-
-from .catalog.generic import served_types
-from .kinds import builtin_strategies
-from .kinds.strategy import ResourceType
-from .resources import custom_resource_types
 
 
 @functools.cache

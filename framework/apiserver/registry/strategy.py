@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import timefmt
-from ..catalog.strategic_merge import merge_keys
-from ..decoding import META, Shape
-from ..errors import FieldError
-from ..table import Printer
+from framework.apiserver.catalog.strategic_merge import merge_keys
+from framework.apiserver.encoding import timefmt
+from framework.apiserver.encoding.decoding import META, Shape
+from framework.apiserver.endpoints.table import Printer
+from framework.apiserver.machinery.errors import FieldError
 
 PERSISTED_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 

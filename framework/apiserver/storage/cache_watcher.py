@@ -7,10 +7,9 @@ import asyncio
 from collections import deque
 from collections.abc import Callable
 
+from framework.apiserver.registry.strategy import ResourceType
+from framework.apiserver.storage.store import WatchEvent
 from framework.meta import jsoncodec
-
-from .kinds.strategy import ResourceType
-from .storage import WatchEvent
 
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .persistence import SQLiteStore
+    from framework.apiserver.storage.persistence import SQLiteStore
 
 ObjKey = tuple[str, str]  # (namespace or "", name)
 

@@ -85,7 +85,7 @@ def kubectl(apiserver, tmp_path) -> Iterator[Kubectl]:
 
 @pytest.fixture(scope="module")
 def module_server() -> Iterator[Any]:
-    from framework.testing.apiserver import APIServer
+    from framework.apiserver import APIServer
 
     with APIServer() as s:
         yield s

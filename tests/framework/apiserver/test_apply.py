@@ -12,8 +12,8 @@ import pytest
 import yaml
 from kubernetes import client, dynamic
 
-from framework.testing.apiserver import managed_fields as mf
-from framework.testing.apiserver.kinds.strategy import ResourceType
+from framework.apiserver import managed_fields as mf
+from framework.apiserver.registry.strategy import ResourceType
 from framework.testing.kubectl import Kubectl
 
 APPLY = "application/apply-patch+yaml"

@@ -20,12 +20,12 @@ import urllib3
 from kubernetes import client, dynamic
 from kubernetes.client.exceptions import ApiException
 
-from framework.testing.apiserver.catalog import builtin_resources
-from framework.testing.apiserver.catalog.generic import reset_status
-from framework.testing.apiserver.kinds import builtin_strategies
-from framework.testing.apiserver.registry import builtin_types
+from framework.apiserver.catalog import builtin_resources
+from framework.apiserver.catalog.generic import reset_status
+from framework.apiserver.registry import builtin_strategies
+from framework.apiserver.registry.served import builtin_types
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _generator():

@@ -7,7 +7,7 @@ kubernetes-client/python named by ``KUBERNETES_CLIENT_PYTHON_SRC`` (the director
 
 Every test must pass except the ones in :data:`NEEDS_A_KUBELET`: they need a Pod to run (exec,
 port-forward, a Running phase), which no API server can give without a kubelet. Slow (minutes): not
-in CI; run with ``pytest -m slow tests/framework/testing/apiserver/test_client_e2e_suite.py``.
+in CI; run with ``pytest -m slow tests/framework/apiserver/test_client_e2e_suite.py``.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 import pytest
 import urllib3
 
+from framework.apiserver import APIServer
+from framework.apiserver.endpoints.connections import DEFAULT_LIMITS
 from framework.server import ConnectionLimits
 from framework.testing import eventually
-from framework.testing.apiserver import APIServer
-from framework.testing.apiserver.connections import DEFAULT_LIMITS
 from framework.testing.rawconn import Closed, open_connection, read_until_closed
 
 SHORT = ConnectionLimits(idle_timeout=0.5, read_header_timeout=0.5, max_connections=64)

@@ -1,4 +1,4 @@
-"""Unit tests for framework.testing.apiserver.crd (spec §16, fieldValidation of §4-5)."""
+"""Unit tests for framework.apiserver.crd (spec §16, fieldValidation of §4-5)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from framework.testing.apiserver.crd.defaulting import apply_defaults
-from framework.testing.apiserver.crd.definition import (
+from framework.apiserver.crd.defaulting import apply_defaults
+from framework.apiserver.crd.definition import (
     default_crd,
     has_status_subresource,
     selectable_fields,
@@ -20,11 +20,11 @@ from framework.testing.apiserver.crd.definition import (
     storage_version,
     version_entry,
 )
-from framework.testing.apiserver.crd.definition_validation import validate_crd
-from framework.testing.apiserver.crd.object_validation import validate_object
-from framework.testing.apiserver.crd.pruning import prune
-from framework.testing.apiserver.crd.structural import validate_structural
-from framework.testing.apiserver.errors import (
+from framework.apiserver.crd.definition_validation import validate_crd
+from framework.apiserver.crd.object_validation import validate_object
+from framework.apiserver.crd.pruning import prune
+from framework.apiserver.crd.structural import validate_structural
+from framework.apiserver.machinery.errors import (
     FORBIDDEN,
     INVALID,
     NOT_SUPPORTED,

@@ -15,17 +15,17 @@ from pathlib import Path
 import pytest
 import urllib3
 
+from framework.apiserver import APIServer
 from framework.cache import SharedInformerFactory
 from framework.client import Client
 from framework.testing import eventually
-from framework.testing.apiserver import APIServer
 
 GROUP = "example.com"
 DEEPS = f"/apis/{GROUP}/v1/namespaces/default/deeps"
 CMS = "/api/v1/namespaces/default/configmaps"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 METADATA = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
-MANIFESTS = Path(__file__).resolve().parents[4] / "manifests" / "crds"
+MANIFESTS = Path(__file__).resolve().parents[3] / "manifests" / "crds"
 # The deepest spec.x kube-apiserver takes: the object's braces and spec's make levels 1 and 2.
 MAX_X = 10_000 - 2
 

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from kubernetes import client
 
-from framework.testing.apiserver import gojson
+from framework.apiserver.encoding import gojson
 
 CM = "/api/v1/namespaces/default/configmaps"
 

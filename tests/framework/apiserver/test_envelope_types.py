@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from framework.testing.apiserver.typed_decoding import model_types
+from framework.apiserver.encoding.typed_decoding import model_types
 
 from .conftest import Raw
 from .test_crd import GROUP, widget_crd

@@ -1,11 +1,11 @@
-"""Unit tests for framework.testing.apiserver.event_conversion (spec 18-1, 14-2)."""
+"""Unit tests for framework.apiserver.registry.events.conversion (spec 18-1, 14-2)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from framework.testing.apiserver.event_conversion import (
+from framework.apiserver.registry.events.conversion import (
     core_to_events_v1,
     event_field_set,
     events_v1_to_core,

@@ -18,7 +18,14 @@ from framework.testing import APIServer
 @pytest.fixture(scope="module")
 def chaos_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[APIServer]:
     log = tmp_path_factory.mktemp("chaos") / "requests.jsonl"
-    with APIServer(fault_injection=True, request_log=log) as server:
+    fields = {
+        "leases.coordination.k8s.io": {
+            "holder": "spec.holderIdentity",
+            "duration": "spec.leaseDurationSeconds",
+        },
+        "namespaces": {"labels": "metadata.labels", "missing": "status.nothing.here"},
+    }
+    with APIServer(fault_injection=True, request_log=log, request_log_fields=fields) as server:
         yield server
 
 
@@ -138,6 +145,8 @@ def test_request_log_names_who_wrote_what(chaos_server: APIServer) -> None:
     ns = [e for e in lines if e["resource"] == "namespaces" and e["name"] == "logged"]
     assert [(e["verb"], e["code"]) for e in ns] == [("create", 201), ("create", 409)]
     assert ns[0]["user"] == "admin" and ns[0]["labels"]["a"] == "b" and ns[0]["t"] <= ns[0]["end"]
+    assert ns[0]["missing"] is None  # a named field the object lacks is null
+    assert "labels" not in ns[1]  # a refused write has no stored object to take fields from
     lease = next(e for e in lines if e["resource"] == "leases.coordination.k8s.io")
     assert (lease["ns"], lease["name"], lease["holder"], lease["duration"]) == ("default", "lock", "me", 15)
     assert all(e["verb"] != "get" for e in lines)

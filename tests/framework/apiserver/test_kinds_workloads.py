@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from framework.cron import CronError, parse_standard
+from framework.apiserver.registry.batch.cron import CronError, parse_standard
 
 TEMPLATE = {
     "metadata": {"labels": {"app": "web"}},

@@ -30,8 +30,8 @@ from kubernetes import client
 from kubernetes.client.rest import ApiException
 
 from framework import certs
+from framework.apiserver.accounting.requests import RequestKey
 from framework.testing import APIServer, eventually
-from framework.testing.apiserver.accounting import RequestKey
 
 NS = "kopf-test"
 GROUP, VERSION, PLURAL = "kopf.dev", "v1", "kopfexamples"

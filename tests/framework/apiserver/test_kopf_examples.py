@@ -9,7 +9,7 @@ log: no crash, the finalizer added, creation and deletion handled, every handler
 once (or as often as the example's ``E2E_SUCCESS_COUNTS`` says), no failures unless declared, no
 traceback unless ``E2E_ALLOW_TRACEBACKS``. kopf's harness reads those ``E2E_*`` settings with
 astpath/lxml; here they are read with :mod:`ast`. Examples that ship their own tests are skipped, as
-kopf's harness skips them. Slow: ``pytest -m slow tests/framework/testing/apiserver/test_kopf_examples.py``.
+kopf's harness skips them. Slow: ``pytest -m slow tests/framework/apiserver/test_kopf_examples.py``.
 """
 
 from __future__ import annotations

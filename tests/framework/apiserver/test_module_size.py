@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import framework.testing.apiserver as apiserver_pkg
+import framework.apiserver as apiserver_pkg
 
 LIMIT = 600
 ROOT = Path(apiserver_pkg.__file__).parent
@@ -25,7 +25,7 @@ def _line_counts() -> dict[str, int]:
 
 def test_every_module_is_under_the_limit() -> None:
     counts = _line_counts()
-    assert "http.py" in counts  # the walk found the package
+    assert "endpoints/http.py" in counts  # the walk found the package
     too_long = {name: n for name, n in counts.items() if n >= LIMIT and name not in NOT_YET_SPLIT}
     assert too_long == {}, f"modules of {LIMIT} lines or more: {too_long}"
 

@@ -893,8 +893,8 @@ def test_custom_resources_keep_schema_null_semantics(raw, apiserver) -> None:
 def test_decoding_of_crd_schemas_keeps_json_values() -> None:
     """16-1: in a CRD's JSONSchemaProps, nulls of schema fields are absent (a null nested schema is the
     zero schema), while ``enum`` values and the inside of ``default`` are JSON data and stay."""
-    from framework.testing.apiserver import decoding
-    from framework.testing.apiserver.kinds.apiextensions import customresourcedefinition
+    from framework.apiserver.encoding import decoding
+    from framework.apiserver.registry.apiextensions import customresourcedefinition
 
     crd_obj: dict[str, Any] = {
         "spec": {

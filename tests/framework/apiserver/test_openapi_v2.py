@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from framework.testing.apiserver.rest.typed import builtin_model
+from framework.apiserver.registry.rest.typed import builtin_model
 
 from .test_kubectl import WIDGET_CRD
 

@@ -76,7 +76,7 @@ def test_apply_validate_strict_and_warn(apiserver, kubectl):
 
 
 def test_explain_gardener_project_spec(apiserver, kubectl):
-    root = os.path.dirname(os.path.abspath(__file__)) + "/../../../.."
+    root = os.path.dirname(os.path.abspath(__file__)) + "/../../.."
     apiserver.install_crds(os.path.join(root, "manifests/crds/core.gardener.cloud_projects.yaml"))
     out = kubectl.ok("explain", "project.spec")
     assert "GROUP:      core.gardener.cloud" in out and "KIND:       Project" in out

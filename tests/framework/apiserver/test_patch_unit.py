@@ -1,4 +1,4 @@
-"""Unit tests for framework.testing.apiserver.patch (spec §8)."""
+"""Unit tests for framework.apiserver.machinery.patch (spec §8)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from framework.testing.apiserver.errors import StatusError
-from framework.testing.apiserver.kinds import builtin_strategies
-from framework.testing.apiserver.patch import (
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.machinery.patch import (
     MAX_JSON_PATCH_OPERATIONS,
     json_patch,
     merge_patch,
     strategic_merge_patch,
 )
+from framework.apiserver.registry import builtin_strategies
 
 REJECTED = "the server rejected our request due to an error in our request"
 

@@ -17,15 +17,10 @@ import yaml
 from kubernetes import client, watch
 from kubernetes.client.rest import ApiException
 
+from framework.apiserver.storage.persistence import LOCK_NAME, DataDirError, lock_directory, unlock_directory
 from framework.cache import SharedIndexInformer
 from framework.client import Client
 from framework.testing import APIServer, eventually, free_port
-from framework.testing.apiserver.persistence import (
-    LOCK_NAME,
-    DataDirError,
-    lock_directory,
-    unlock_directory,
-)
 
 SCHEMA = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
 CRD = {
@@ -50,7 +45,7 @@ CRD = {
 }
 
 
-CLI = [sys.executable, "-m", "framework.testing.apiserver", "--port", "0"]
+CLI = [sys.executable, "-m", "framework.apiserver", "--port", "0"]
 
 
 def configmap(name: str) -> dict:
@@ -396,7 +391,7 @@ def test_an_informer_carries_on_across_a_kill_9_and_restart(tmp_path):
             [
                 sys.executable,
                 "-m",
-                "framework.testing.apiserver",
+                "framework.apiserver",
                 "--port",
                 str(port),
                 "--kubeconfig",

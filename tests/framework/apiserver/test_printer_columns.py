@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from kubernetes import client
 
-from framework.testing.apiserver.kinds import builtin_strategies
-from framework.testing.apiserver.table import TableConverter
+from framework.apiserver.endpoints.table import TableConverter
+from framework.apiserver.registry import builtin_strategies
 
 # The kinds operators create most, by (group, kind). Role, ClusterRole and LimitRange have no printer in
 # kube-apiserver either: they print the default ``NAME  CREATED AT``.

@@ -1,6 +1,6 @@
 """Protobuf request bodies (spec 1-9, 24-2, 5-3 rows 400/415).
 
-Three independent checks of the decoder in ``framework.testing.apiserver.protobuf``:
+Three independent checks of the decoder in ``framework.apiserver.encoding.protobuf``:
 
 - golden vectors: the exact bytes kubectl 1.32.4 sent for ``create …`` / ``auth can-i`` / ``create token``
   (captured once against this server) decode to the dict Go's JSON encoder would have produced, and the
@@ -28,8 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kubernetes import client
 
-from framework.testing.apiserver import protobuf
-from framework.testing.apiserver.errors import StatusError
+from framework.apiserver.encoding import protobuf
+from framework.apiserver.machinery.errors import StatusError
 
 PB = "application/vnd.kubernetes.protobuf"
 KUBECTL = "/usr/bin/kubectl"

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from framework.testing.apiserver.catalog import builtin_resources
-from framework.testing.apiserver.protobuf import messages
+from framework.apiserver.catalog import builtin_resources
+from framework.apiserver.encoding.protobuf import messages
 
-ROOT = Path(__file__).resolve().parents[4]
-CATALOG = ROOT / "framework/testing/apiserver/catalog/protobuf.json"
+ROOT = Path(__file__).resolve().parents[3]
+CATALOG = ROOT / "framework/apiserver/catalog/protobuf.json"
 MIRRORS = Path("/work/.mirror")
 SCALARS = {"string", "bytes", "bool", "int32", "int64", "uint32", "uint64", "double", "float"}
 PB = "application/vnd.kubernetes.protobuf"

@@ -7,8 +7,8 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client.rest import ApiException
 
+from framework.apiserver.accounting.requests import RequestRecord
 from framework.testing import APIServer, eventually
-from framework.testing.apiserver.accounting import RequestRecord
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Unit tests for framework.testing.apiserver.selectors (spec 14-1, 14-2, 21-3)."""
+"""Unit tests for framework.apiserver.machinery.selectors (spec 14-1, 14-2, 21-3)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from framework.testing.apiserver.errors import StatusError
-from framework.testing.apiserver.selectors import (
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.machinery.selectors import (
     FieldSelector,
     parse_field_selector,
     parse_label_selector,

@@ -252,7 +252,7 @@ def test_cli_runs_until_sigterm(tmp_path):
         [
             sys.executable,
             "-m",
-            "framework.testing.apiserver",
+            "framework.apiserver",
             "--port",
             "0",
             "--kubeconfig",
@@ -288,7 +288,7 @@ def test_cli_port_in_use_fails(apiserver, tmp_path):
         [
             sys.executable,
             "-m",
-            "framework.testing.apiserver",
+            "framework.apiserver",
             "--port",
             str(apiserver.port),
             "--kubeconfig",

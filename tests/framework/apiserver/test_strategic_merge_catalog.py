@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from kubernetes import client
 
-from framework.testing.apiserver.catalog import builtin_resources
-from framework.testing.apiserver.catalog.strategic_merge import merge_keys
+from framework.apiserver.catalog import builtin_resources
+from framework.apiserver.catalog.strategic_merge import merge_keys
 
-ROOT = Path(__file__).resolve().parents[4]
-CATALOG = ROOT / "framework/testing/apiserver/catalog/strategic_merge.json"
+ROOT = Path(__file__).resolve().parents[3]
+CATALOG = ROOT / "framework/apiserver/catalog/strategic_merge.json"
 MIRRORS = Path("/work/.mirror")
 METADATA = {"metadata.finalizers": ("merge", None), "metadata.ownerReferences": ("merge", "uid")}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 TABLE_V1 = "application/json;as=Table;v=v1;g=meta.k8s.io"
 TABLE_V1BETA1 = "application/json;as=Table;v=v1beta1;g=meta.k8s.io"
 KUBECTL_ACCEPT = f"{TABLE_V1},{TABLE_V1BETA1},application/json"

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from framework.testing.apiserver.kinds import builtin_strategies
-from framework.testing.apiserver.table import TableConverter, compile_json_path, human_duration
+from framework.apiserver.endpoints.table import TableConverter, compile_json_path, human_duration
+from framework.apiserver.registry import builtin_strategies
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 

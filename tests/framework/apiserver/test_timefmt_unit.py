@@ -1,4 +1,4 @@
-"""Unit tests for framework.testing.apiserver.timefmt (spec 6-12)."""
+"""Unit tests for framework.apiserver.encoding.timefmt (spec 6-12)."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import re
 
 import pytest
 
-from framework.testing.apiserver.errors import StatusError
-from framework.testing.apiserver.timefmt import (
+from framework.apiserver.encoding.timefmt import (
     normalize_microtime,
     normalize_object_times,
     normalize_time,
     now_microtime,
     now_time,
 )
+from framework.apiserver.machinery.errors import StatusError
 
 EVENT_PREFIX = 'Event in version "v1" cannot be handled as a Event: '
 MICRO_LAYOUT = '"2006-01-02T15:04:05.000000Z07:00"'

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from framework.testing.apiserver import catalog
-from framework.testing.apiserver.typed_decoding import model_types
+from framework.apiserver import catalog
+from framework.apiserver.encoding.typed_decoding import model_types
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[3]
 CM = "/api/v1/namespaces/default/configmaps"
 PODS = "/api/v1/namespaces/default/pods"
 

@@ -7,28 +7,28 @@ import base64
 
 import pytest
 
-from framework.meta import validation as names
-from framework.testing.apiserver import decoding
-from framework.testing.apiserver import validation as v
-from framework.testing.apiserver.errors import FieldError, invalid
-from framework.testing.apiserver.gobase64 import go_base64_decode
-from framework.testing.apiserver.kinds.admissionregistration.webhooks import (
+from framework.apiserver.encoding import decoding
+from framework.apiserver.encoding.gobase64 import go_base64_decode
+from framework.apiserver.machinery import validation as v
+from framework.apiserver.machinery.errors import FieldError, invalid
+from framework.apiserver.registry.admissionregistration.webhooks import (
     WEBHOOK_NULLS,
     default_webhook_configuration,
     validate_webhook_configuration,
 )
-from framework.testing.apiserver.kinds.coordination.lease import validate_lease
-from framework.testing.apiserver.kinds.core.configmap import validate_configmap
-from framework.testing.apiserver.kinds.core.event_validation import validate_event
-from framework.testing.apiserver.kinds.core.namespace import validate_namespace
-from framework.testing.apiserver.kinds.core.resourcequota import validate_resource_quota
-from framework.testing.apiserver.kinds.core.secret import normalize_secret, validate_secret
-from framework.testing.apiserver.kinds.core.serviceaccount import (
+from framework.apiserver.registry.coordination.lease import validate_lease
+from framework.apiserver.registry.core.configmap import validate_configmap
+from framework.apiserver.registry.core.event_validation import validate_event
+from framework.apiserver.registry.core.namespace import validate_namespace
+from framework.apiserver.registry.core.resourcequota import validate_resource_quota
+from framework.apiserver.registry.core.secret import normalize_secret, validate_secret
+from framework.apiserver.registry.core.serviceaccount import (
     normalize_service_account,
     validate_service_account,
 )
-from framework.testing.apiserver.kinds.rbac.bindings import validate_binding
-from framework.testing.apiserver.kinds.rbac.policyrules import validate_role
+from framework.apiserver.registry.rbac.bindings import validate_binding
+from framework.apiserver.registry.rbac.policyrules import validate_role
+from framework.meta import validation as names
 
 SUBDOMAIN_MSG = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "

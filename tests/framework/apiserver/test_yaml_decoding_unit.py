@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from framework.testing.apiserver.yaml_decoding import YAMLDecodeError, decode
+from framework.apiserver.encoding.yaml_decoding import YAMLDecodeError, decode
 
 
 def aliases(k: int) -> bytes:

@@ -40,9 +40,9 @@ fields on the wire).
 
 from __future__ import annotations
 
-from .decoder import decode
-from .encoder import encode
-from .fields import CONTENT_TYPE
-from .messages import decodable, kinds
+from framework.apiserver.encoding.protobuf.decoder import decode
+from framework.apiserver.encoding.protobuf.encoder import encode
+from framework.apiserver.encoding.protobuf.fields import CONTENT_TYPE
+from framework.apiserver.encoding.protobuf.messages import decodable, kinds
 
 __all__ = ["CONTENT_TYPE", "decodable", "decode", "encode", "kinds"]

@@ -10,13 +10,7 @@ from typing import Any
 
 import orjson
 
-from framework.meta import jsoncodec
-from framework.meta.schema import parse_group_version
-from framework.meta.time import format_time
-
-from .. import errors
-from ..errors import StatusError
-from .fields import (
+from framework.apiserver.encoding.protobuf.fields import (
     ALWAYS,
     BOOL,
     BYTES,
@@ -49,7 +43,12 @@ from .fields import (
     Field,
     short_name,
 )
-from .messages import TYPE_META, UNKNOWN, fields, is_slice, message_of
+from framework.apiserver.encoding.protobuf.messages import TYPE_META, UNKNOWN, fields, is_slice, message_of
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.meta import jsoncodec
+from framework.meta.schema import parse_group_version
+from framework.meta.time import format_time
 
 
 class Malformed(Exception):

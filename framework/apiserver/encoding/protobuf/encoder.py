@@ -7,12 +7,7 @@ import base64
 import struct
 from typing import Any
 
-from framework.meta import jsoncodec
-from framework.meta.time import parse_time
-
-from ..protowire import put_len as _put_len
-from ..protowire import put_varint as _put_varint
-from .fields import (
+from framework.apiserver.encoding.protobuf.fields import (
     BYTES,
     DOUBLE,
     EPOCH,
@@ -35,7 +30,11 @@ from .fields import (
     ZERO,
     Field,
 )
-from .messages import fields, is_slice, message_of
+from framework.apiserver.encoding.protobuf.messages import fields, is_slice, message_of
+from framework.apiserver.encoding.protobuf.wire import put_len as _put_len
+from framework.apiserver.encoding.protobuf.wire import put_varint as _put_varint
+from framework.meta import jsoncodec
+from framework.meta.time import parse_time
 
 
 def _put_scalar(out: bytearray, num: int, f: Field, value: Any) -> None:

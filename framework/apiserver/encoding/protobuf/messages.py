@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from .fields import Field
+from framework.apiserver.encoding.protobuf.fields import Field
 
 # runtime.Unknown and its TypeMeta (k8s.io/apimachinery/pkg/runtime/generated.proto).
 UNKNOWN = {1: "typeMeta", 2: "raw", 3: "contentEncoding", 4: "contentType"}
@@ -23,7 +23,7 @@ TYPE_META = {1: "apiVersion", 2: "kind"}
 
 @functools.cache
 def _catalog() -> dict[str, Any]:
-    data = resources.files("framework.testing.apiserver.catalog").joinpath("protobuf.json").read_bytes()
+    data = resources.files("framework.apiserver.catalog").joinpath("protobuf.json").read_bytes()
     catalog: dict[str, Any] = orjson.loads(data)
     return catalog
 

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from ..strategy import ResourceType
-from .webhooks import (
+from framework.apiserver.registry.admissionregistration.webhooks import (
     WEBHOOK_ATOMIC,
     WEBHOOK_NULLS,
     WEBHOOKS_PRINTER,
     default_webhook_configuration,
     validate_webhook_configuration,
 )
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def normalize(obj: dict, old: dict | None) -> None:

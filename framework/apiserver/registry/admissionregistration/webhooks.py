@@ -6,11 +6,9 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from framework.meta.labels import validate_label_selector
-from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
-
-from ... import decoding
-from ...errors import (
+from framework.apiserver.encoding import decoding
+from framework.apiserver.encoding.gorender import go_invalid
+from framework.apiserver.machinery.errors import (
     FieldError,
     duplicate,
     forbidden,
@@ -20,9 +18,10 @@ from ...errors import (
     required,
     type_invalid,
 )
-from ...gorender import go_invalid
-from ...jsonvalues import is_int
-from .. import printing
+from framework.apiserver.machinery.jsonvalues import is_int
+from framework.apiserver.registry import printing
+from framework.meta.labels import validate_label_selector
+from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
 # ``Name``, the number of webhooks, ``Age`` (``printMutatingWebhook``, ``printValidatingWebhook``).
 WEBHOOKS_PRINTER = printing.count_printer(

@@ -4,12 +4,11 @@ the ``crd`` package."""
 
 from __future__ import annotations
 
+from framework.apiserver.crd.definition import default_crd
+from framework.apiserver.crd.definition_validation import validate_crd
+from framework.apiserver.encoding import decoding
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.conditions import set_status_condition
-
-from ... import decoding
-from ...crd.definition import default_crd
-from ...crd.definition_validation import validate_crd
-from ..strategy import ResourceType
 
 # The finalizer a CRD's DELETE adds; the CRD finalizer controller removes it once every instance is gone
 # (``customresourcedefinition/etcd.go``, ``pkg/controller/finalizer``).

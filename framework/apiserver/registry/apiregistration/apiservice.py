@@ -3,8 +3,8 @@ empty (``kube-aggregator/pkg/registry/apiservice``)."""
 
 from __future__ import annotations
 
-from ...catalog.generic import reset_status
-from ..strategy import ResourceType
+from framework.apiserver.catalog.generic import reset_status
+from framework.apiserver.registry.strategy import ResourceType
 
 STRATEGIES = [
     ResourceType(

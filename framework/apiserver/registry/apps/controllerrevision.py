@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ...catalog.generic import strategy
-from ...jsonvalues import as_dict
-from .. import printing
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
 
 
 def _controller(obj: dict) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...jsonvalues import as_dict
-from .. import printing
-from ..core.podspec import template_normalize, template_validate
-from ..strategy import ResourceType
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.podspec import template_normalize, template_validate
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def _ds_cells(ds: dict, now: datetime) -> list[Any]:

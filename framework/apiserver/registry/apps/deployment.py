@@ -7,16 +7,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError, invalid_value, required
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.podspec import default_pod_spec
+from framework.apiserver.registry.core.podspec_validation import validate_pod_spec
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.labels import label_selector_as_selector, validate_label_selector
 from framework.meta.object import get_labels
-
-from ... import decoding
-from ...errors import FieldError, invalid_value, required
-from ...jsonvalues import as_dict, is_int
-from .. import printing
-from ..core.podspec import default_pod_spec
-from ..core.podspec_validation import validate_pod_spec
-from ..strategy import ResourceType
 
 
 def normalize(obj: dict, old: dict | None) -> None:

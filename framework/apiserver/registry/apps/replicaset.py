@@ -6,13 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.podtemplate import (
+    default_template,
+    nonnegative,
+    validate_selector_and_template,
+)
 from framework.meta import field
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from ..podtemplate import default_template, nonnegative, validate_selector_and_template
 
 
 def normalize(obj: dict, old: dict | None) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import timefmt
-from ..strategy import review_strategy
+from framework.apiserver.encoding import timefmt
+from framework.apiserver.registry.strategy import review_strategy
 
 
 def whoami(server: Any, body: dict, requester: Any, namespace: str | None) -> dict:

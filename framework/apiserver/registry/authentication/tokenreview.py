@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.auth import tokens
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry.strategy import review_strategy
 from framework.meta.object import get_metadata
-
-from ... import decoding, tokens
-from ...jsonvalues import as_dict
-from ..strategy import review_strategy
 
 
 def token_review(server: Any, body: dict, requester: Any, namespace: str | None) -> dict:

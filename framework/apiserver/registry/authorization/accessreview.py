@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...auth import Attributes, access_review
-from ..strategy import Review
+from framework.apiserver.auth.authenticator import Attributes, access_review
+from framework.apiserver.registry.strategy import Review
 
 
 def access_reviewer(kind: str, *, self_subject: bool = False, local: bool = False) -> Review:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ... import decoding
-from ..strategy import review_strategy
-from .accessreview import access_reviewer
+from framework.apiserver.encoding import decoding
+from framework.apiserver.registry.authorization.accessreview import access_reviewer
+from framework.apiserver.registry.strategy import review_strategy
 
 STRATEGIES = [
     review_strategy(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..strategy import review_strategy
-from .accessreview import access_reviewer
+from framework.apiserver.registry.authorization.accessreview import access_reviewer
+from framework.apiserver.registry.strategy import review_strategy
 
 STRATEGIES = [
     review_strategy(

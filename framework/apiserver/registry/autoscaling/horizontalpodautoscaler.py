@@ -9,12 +9,11 @@ import copy
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry import printing
 from framework.meta import field
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict, is_int
-from .. import printing
 
 DEFAULT_CPU_UTILIZATION = 80
 METRIC_TYPES = ("ContainerResource", "External", "Object", "Pods", "Resource")

@@ -7,14 +7,13 @@ import zoneinfo
 from datetime import datetime
 from typing import Any
 
-from framework.cron import CronError, parse_standard
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.batch.cron import CronError, parse_standard
+from framework.apiserver.registry.podtemplate import default_template, nonnegative, validate_template_spec
 from framework.meta import field
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from ..podtemplate import default_template, nonnegative, validate_template_spec
 
 CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
 JOB_RESTART_POLICIES = ("OnFailure", "Never")

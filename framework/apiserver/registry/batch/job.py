@@ -7,19 +7,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from framework.meta import field
-from framework.meta.time import parse_time
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from .. import printing
-from ..podtemplate import (
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.podtemplate import (
     as_dict,
     default_template,
     immutable,
     nonnegative,
     validate_selector_and_template,
 )
+from framework.meta import field
+from framework.meta.time import parse_time
 
 COMPLETION_MODES = ("Indexed", "NonIndexed")
 RESTART_POLICIES = ("OnFailure", "Never")

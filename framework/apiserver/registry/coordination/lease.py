@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-from ...errors import FieldError, invalid_value, type_invalid
-from ...jsonvalues import as_dict, is_int
-from .. import printing
-from ..strategy import ResourceType
+from framework.apiserver.machinery.errors import FieldError, invalid_value, type_invalid
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def validate_lease(obj: dict) -> list[FieldError]:

@@ -17,7 +17,7 @@ import ipaddress
 import random
 from typing import Any
 
-from .errors import FieldError, invalid_value
+from framework.apiserver.machinery.errors import FieldError, invalid_value
 
 SERVICE_CIDR = ipaddress.ip_network("10.96.0.0/12")
 KUBERNETES_SERVICE_IP = "10.96.0.1"  # the first address: default/kubernetes

@@ -3,10 +3,9 @@ limit, base64 of ``[]byte`` maps and ``immutable: true``."""
 
 from __future__ import annotations
 
+from framework.apiserver.encoding.gobase64 import CorruptInputError, go_base64_decode
+from framework.apiserver.machinery.errors import FieldError, forbidden, invalid_value
 from framework.meta.validation import is_config_map_key
-
-from ...errors import FieldError, forbidden, invalid_value
-from ...gobase64 import CorruptInputError, go_base64_decode
 
 IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
 MAX_SECRET_SIZE = 1024 * 1024  # also the ConfigMap limit

@@ -3,13 +3,17 @@
 
 from __future__ import annotations
 
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError, invalid_value, too_long
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.configdata import (
+    MAX_SECRET_SIZE,
+    decoded_sizes,
+    immutable_data_errors,
+    validate_data_keys,
+)
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.validation import is_config_map_key
-
-from ... import decoding
-from ...errors import FieldError, invalid_value, too_long
-from .. import printing
-from ..strategy import ResourceType
-from .configdata import MAX_SECRET_SIZE, decoded_sizes, immutable_data_errors, validate_data_keys
 
 
 def validate_configmap(obj: dict, old: dict | None = None) -> list[FieldError]:

@@ -7,13 +7,12 @@ import ipaddress
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry import printing
 from framework.meta import field
 from framework.meta.validation import is_dns1123_label
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict, is_int
-from .. import printing
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 _IP_DETAIL = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"

@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ... import decoding, event_conversion
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from ..strategy import ResourceType
-from .event_validation import validate_event
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.event_validation import validate_event
+from framework.apiserver.registry.events import conversion as event_conversion
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def fields(obj: dict) -> dict[str, str]:

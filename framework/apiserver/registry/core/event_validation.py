@@ -3,12 +3,15 @@ stricter ones of events.k8s.io/v1 writes, both run on the stored (core) form (sp
 
 from __future__ import annotations
 
+from framework.apiserver.encoding.gorender import go_invalid, go_str_field, go_struct, go_time_string
+from framework.apiserver.machinery.errors import FieldError, go_value, invalid_value, required
+from framework.apiserver.machinery.validation import (
+    FIELD_IMMUTABLE,
+    validate_object_meta,
+    validate_object_meta_update,
+)
 from framework.meta.object import get_metadata, get_namespace
 from framework.meta.validation import is_dns1123_subdomain, is_qualified_name
-
-from ...errors import FieldError, go_value, invalid_value, required
-from ...gorender import go_invalid, go_str_field, go_struct, go_time_string
-from ...validation import FIELD_IMMUTABLE, validate_object_meta, validate_object_meta_update
 
 OBJECT_REFERENCE_FIELDS = [
     ("Kind", "kind"),

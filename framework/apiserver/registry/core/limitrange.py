@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
 from framework.meta import field
 from framework.meta.quantity import Quantity, quantity_from_json
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
 
 LIMIT_TYPES = ("Container", "PersistentVolumeClaim", "Pod")
 

@@ -4,13 +4,12 @@ Active phase (``pkg/registry/core/namespace/strategy.go``), no deletecollection;
 
 from __future__ import annotations
 
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError, invalid_value
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.strategy import PERSISTED_VERBS, ResourceType
 from framework.meta.validation import is_qualified_name
-
-from ... import decoding
-from ...errors import FieldError, invalid_value
-from ...jsonvalues import as_dict
-from .. import printing
-from ..strategy import PERSISTED_VERBS, ResourceType
 
 STANDARD_FINALIZERS = ("kubernetes", "orphan", "foregroundDeletion")
 # The namespaces a DELETE is refused for: the NamespaceLifecycle admission plugin's immortal namespaces

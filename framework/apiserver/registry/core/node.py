@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...catalog.generic import reset_status
-from ...jsonvalues import as_dict
-from .. import printing
-from ..strategy import ResourceType
+from framework.apiserver.catalog.generic import reset_status
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def fields(obj: dict) -> dict[str, str]:

@@ -6,13 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.volumes import (
+    access_modes_text,
+    validate_access_modes,
+    validate_volume_mode,
+)
 from framework.meta import field
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from .volumes import access_modes_text, validate_access_modes, validate_volume_mode
 
 # PersistentVolumeSource's members: exactly one is set.
 VOLUME_SOURCES = (

@@ -6,12 +6,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from ..strategy import ResourceType
-from .podspec import default_pod_spec
-from .podspec_validation import validate_pod_spec
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.podspec import default_pod_spec
+from framework.apiserver.registry.core.podspec_validation import validate_pod_spec
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def normalize(obj: dict, old: dict | None) -> None:

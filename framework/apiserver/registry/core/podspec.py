@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import orjson
 
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from ..strategy import Hook
-from .podspec_validation import validate_pod_spec
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry.core.podspec_validation import validate_pod_spec
+from framework.apiserver.registry.strategy import Hook
 
 
 def default_pod_spec(pod: dict) -> None:

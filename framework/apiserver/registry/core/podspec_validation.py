@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
 from framework.meta import field
 from framework.meta.quantity import quantity_from_json
 from framework.meta.validation import is_dns1123_label, is_valid_port_name
-
-from ...errors import FieldError
-from ...jsonvalues import as_dict, is_int
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirst", "ClusterFirstWithHostNet", "Default", "None")

@@ -6,12 +6,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.podspec import template_normalize, template_validate
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.object import get_labels
-
-from ...jsonvalues import as_dict
-from .. import printing
-from ..strategy import ResourceType
-from .podspec import template_normalize, template_validate
 
 
 def fields(obj: dict) -> dict[str, str]:

@@ -6,13 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.encoding import decoding
+from framework.apiserver.encoding.gorender import go_invalid
+from framework.apiserver.machinery.errors import FieldError, invalid_value
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.quantity import ERR_FORMAT_WRONG, parse_quantity
-
-from ... import decoding
-from ...errors import FieldError, invalid_value
-from ...gorender import go_invalid
-from .. import printing
-from ..strategy import ResourceType
 
 # helper.IsIntegerResourceName: object counts and the standard integer resources.
 _INTEGER_RESOURCES = {

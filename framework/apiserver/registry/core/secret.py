@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from base64 import b64encode
 
-from ... import decoding
-from ...errors import FieldError, invalid_value, too_long
-from ...validation import FIELD_IMMUTABLE
-from .. import printing
-from ..strategy import ResourceType
-from .configdata import MAX_SECRET_SIZE, decoded_sizes, immutable_data_errors, validate_data_keys
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError, invalid_value, too_long
+from framework.apiserver.machinery.validation import FIELD_IMMUTABLE
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.configdata import (
+    MAX_SECRET_SIZE,
+    decoded_sizes,
+    immutable_data_errors,
+    validate_data_keys,
+)
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def normalize_secret(obj: dict) -> None:

@@ -7,11 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ... import allocators, decoding
-from ...errors import FieldError, duplicate, invalid_value, not_supported, required
-from ...jsonvalues import as_dict, is_int
-from .. import printing
-from ..strategy import ResourceType
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError, duplicate, invalid_value, not_supported, required
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core import allocators
+from framework.apiserver.registry.strategy import ResourceType
 
 _SERVICE_TYPES = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"]
 

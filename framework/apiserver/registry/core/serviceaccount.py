@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ... import decoding
-from ...errors import FieldError
-from .. import printing
-from ..strategy import ResourceType
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def validate_service_account(obj: dict) -> list[FieldError]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.machinery.errors import FieldError
 from framework.meta import field
-
-from ...errors import FieldError
 
 # GetAccessModesAsString's order and abbreviations.
 ACCESS_MODES = {

@@ -7,15 +7,14 @@ import ipaddress
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.endpoints import endpoints_text, validate_port
+from framework.apiserver.registry.podtemplate import immutable
 from framework.meta import field
 from framework.meta.validation import is_dns1123_subdomain
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from ..core.endpoints import endpoints_text, validate_port
-from ..podtemplate import immutable
 
 ADDRESS_TYPES = ("FQDN", "IPv4", "IPv6")
 MAX_ADDRESSES = 100

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import decoding, event_conversion
-from ...errors import FieldError
-from ..core import event as core_event
-from ..core.event_validation import validate_event
+from framework.apiserver.encoding import decoding
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.registry.core import event as core_event
+from framework.apiserver.registry.core.event_validation import validate_event
+from framework.apiserver.registry.events import conversion as event_conversion
 
 
 def validate(obj: dict, old: dict | None) -> list[FieldError]:

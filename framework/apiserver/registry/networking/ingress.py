@@ -7,13 +7,12 @@ import ipaddress
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry import printing
 from framework.meta import field
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict, is_int
-from .. import printing
 
 PATH_TYPES = ("Exact", "ImplementationSpecific", "Prefix")
 _INVALID_SEQUENCES = ("//", "/./", "/../", "%2f", "%2F")

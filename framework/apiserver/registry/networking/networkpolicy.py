@@ -7,13 +7,12 @@ import ipaddress
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict, is_int
+from framework.apiserver.registry import printing
 from framework.meta import field
 from framework.meta.labels import validate_label_selector
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict, is_int
-from .. import printing
 
 POLICY_TYPES = ("Egress", "Ingress")
 PROTOCOLS = ("SCTP", "TCP", "UDP")

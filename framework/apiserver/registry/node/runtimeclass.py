@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...catalog.generic import strategy
-from .. import printing
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.registry import printing
 
 PRINTER: printing.Printer = (
     [

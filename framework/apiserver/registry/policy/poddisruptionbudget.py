@@ -6,14 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.intorpercent import validate_positive_int_or_percent
 from framework.meta import field
 from framework.meta.labels import validate_label_selector
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from ..intorpercent import validate_positive_int_or_percent
 
 EVICTION_POLICIES = ("AlwaysAllow", "IfHealthyBudget")
 

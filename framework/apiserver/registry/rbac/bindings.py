@@ -6,13 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.auth.authenticator import RBAC_GROUP
+from framework.apiserver.encoding.gorender import go_invalid, go_str_field, go_struct
+from framework.apiserver.machinery.errors import FieldError, invalid_value, not_supported, required
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
 from framework.meta.validation import is_dns1123_subdomain, is_path_segment_name
-
-from ...auth import RBAC_GROUP
-from ...errors import FieldError, invalid_value, not_supported, required
-from ...gorender import go_invalid, go_str_field, go_struct
-from ...jsonvalues import as_dict
-from .. import printing
 
 
 def _go_role_ref(ref: dict) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ... import decoding
-from ..strategy import ResourceType
-from .policyrules import validate_role
-from .role import POLICY_RULE_NULLS, normalize
+from framework.apiserver.encoding import decoding
+from framework.apiserver.registry.rbac.policyrules import validate_role
+from framework.apiserver.registry.rbac.role import POLICY_RULE_NULLS, normalize
+from framework.apiserver.registry.strategy import ResourceType
 
 NULLS = decoding.shape(
     {

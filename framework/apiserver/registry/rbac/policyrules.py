@@ -3,7 +3,7 @@ Role and ClusterRole (spec 19-1): each PolicyRule of ``rules[]``."""
 
 from __future__ import annotations
 
-from ...errors import FieldError, invalid_value, required
+from framework.apiserver.machinery.errors import FieldError, invalid_value, required
 
 
 def validate_role(obj: dict, cluster: bool) -> list[FieldError]:

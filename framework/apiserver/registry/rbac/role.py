@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ... import decoding
-from ..strategy import ResourceType
-from .policyrules import validate_role
+from framework.apiserver.encoding import decoding
+from framework.apiserver.registry.rbac.policyrules import validate_role
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def normalize(obj: dict, old: dict | None) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ... import decoding
-from ..strategy import ResourceType
-from .bindings import binding_printer, validate_binding
+from framework.apiserver.encoding import decoding
+from framework.apiserver.registry.rbac.bindings import binding_printer, validate_binding
+from framework.apiserver.registry.strategy import ResourceType
 
 PRINTER = binding_printer("roleBinding")
 

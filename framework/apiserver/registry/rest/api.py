@@ -7,8 +7,8 @@ watchers like any client's (spec 0-4).
 
 from __future__ import annotations
 
-from .delete import Delete
-from .patch import Patch
+from framework.apiserver.registry.rest.delete import Delete
+from framework.apiserver.registry.rest.patch import Patch
 
 
 class API(Patch, Delete):

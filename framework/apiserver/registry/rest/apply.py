@@ -3,15 +3,14 @@
 
 from __future__ import annotations
 
+from framework.apiserver import managed_fields as mf
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.rest.objects import object_key
+from framework.apiserver.registry.rest.options import Result, WriteOptions
+from framework.apiserver.registry.rest.update import Update
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.object import get_metadata
-
-from .. import errors
-from .. import managed_fields as mf
-from ..errors import StatusError
-from ..kinds.strategy import ResourceType
-from .objects import object_key
-from .options import Result, WriteOptions
-from .update import Update
 
 
 class Apply(Update):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..crd.definition import storage_version
-from ..kinds.strategy import ResourceType
-from ..registry import Registry
-from ..storage import Storage
-from .options import WriteOptions
+from framework.apiserver.crd.definition import storage_version
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.served import Registry
+from framework.apiserver.registry.strategy import ResourceType
+from framework.apiserver.storage.store import Storage
 
 
 class RESTBase:

@@ -7,11 +7,17 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from .. import decoding, envelope, errors, typed_decoding
-from ..kinds.strategy import ResourceType
-from .base import RESTBase
-from .options import WriteOptions
-from .typed import builtin_model, check_bytes_fields, decode_model, internal_group
+from framework.apiserver.encoding import decoding, envelope, typed_decoding
+from framework.apiserver.machinery import errors
+from framework.apiserver.registry.rest.base import RESTBase
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.rest.typed import (
+    builtin_model,
+    check_bytes_fields,
+    decode_model,
+    internal_group,
+)
+from framework.apiserver.registry.strategy import ResourceType
 
 SCALE_MODEL = "V1Scale"  # the Go type /scale decodes (autoscaling/v1 Scale)
 META_KEYS = {

@@ -7,13 +7,14 @@ import random
 import uuid
 from typing import Any
 
-from .. import errors, timefmt
-from ..errors import FieldError, StatusError
-from ..kinds.strategy import ResourceType, normalize_times
-from .managed import ManagedFields
-from .objects import object_key
-from .options import Result, WriteOptions
-from .write_checks import WriteChecks
+from framework.apiserver.encoding import timefmt
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import FieldError, StatusError
+from framework.apiserver.registry.rest.managed import ManagedFields
+from framework.apiserver.registry.rest.objects import object_key
+from framework.apiserver.registry.rest.options import Result, WriteOptions
+from framework.apiserver.registry.rest.write_checks import WriteChecks
+from framework.apiserver.registry.strategy import ResourceType, normalize_times
 
 GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .. import errors, timefmt
-from ..errors import StatusError
-from ..kinds.strategy import ResourceType
-from .objects import deep_copy, object_key
-from .options import Result
-from .reads import Reads
+from framework.apiserver.encoding import timefmt
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.registry.rest.objects import deep_copy, object_key
+from framework.apiserver.registry.rest.options import Result
+from framework.apiserver.registry.rest.reads import Reads
+from framework.apiserver.registry.strategy import ResourceType
 
 
 class Delete(Reads):

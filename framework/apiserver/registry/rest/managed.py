@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import builtins
 
+from framework.apiserver import managed_fields as mf
+from framework.apiserver.crd.definition import version_entry
+from framework.apiserver.registry.rest.base import RESTBase
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta.object import get_metadata
-
-from .. import managed_fields as mf
-from ..crd.definition import version_entry
-from ..kinds.strategy import ResourceType
-from .base import RESTBase
-from .options import WriteOptions
 
 
 class ManagedFields(RESTBase):

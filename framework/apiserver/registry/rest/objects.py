@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from framework.apiserver.storage.store import ObjKey
 from framework.meta import jsoncodec
 from framework.meta.conditions import set_status_condition
-
-from ..storage import ObjKey
 
 
 def deep_copy(obj: Any) -> Any:

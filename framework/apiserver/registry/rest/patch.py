@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import orjson
 
+from framework.apiserver.encoding import gojson
+from framework.apiserver.endpoints import scale
+from framework.apiserver.machinery import errors, patch
+from framework.apiserver.registry.rest.apply import Apply
+from framework.apiserver.registry.rest.objects import deep_copy, object_key
+from framework.apiserver.registry.rest.options import Result, WriteOptions
+from framework.apiserver.registry.strategy import ResourceType
 from framework.meta import jsoncodec
-
-from .. import errors, gojson, patch, scale
-from ..kinds.strategy import ResourceType
-from .apply import Apply
-from .objects import deep_copy, object_key
-from .options import Result, WriteOptions
 
 PATCH_TYPES_BUILTIN = [
     "application/json-patch+json",

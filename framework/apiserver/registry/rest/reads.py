@@ -8,12 +8,12 @@ from typing import Any
 
 import orjson
 
-from .. import errors
-from ..kinds.strategy import ResourceType
-from ..selectors import parse_field_selector, parse_label_selector
-from ..storage import ObjKey
-from .base import RESTBase
-from .objects import object_key
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.selectors import parse_field_selector, parse_label_selector
+from framework.apiserver.registry.rest.base import RESTBase
+from framework.apiserver.registry.rest.objects import object_key
+from framework.apiserver.registry.strategy import ResourceType
+from framework.apiserver.storage.store import ObjKey
 
 
 class Reads(RESTBase):

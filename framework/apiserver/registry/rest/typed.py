@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 
-from .. import catalog, envelope, errors, gobase64, gojson, typed_decoding
-from ..kinds.strategy import ResourceType
+from framework.apiserver import catalog
+from framework.apiserver.encoding import envelope, gobase64, gojson, typed_decoding
+from framework.apiserver.machinery import errors
+from framework.apiserver.registry.strategy import ResourceType
 
 
 def internal_group(rt: ResourceType) -> str:

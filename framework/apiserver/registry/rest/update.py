@@ -6,12 +6,13 @@ from __future__ import annotations
 import builtins
 from typing import Any
 
-from .. import errors, scale
-from ..errors import FieldError, StatusError
-from ..kinds.strategy import ResourceType, normalize_times
-from .create import Create
-from .objects import deep_copy, object_key
-from .options import Result, WriteOptions
+from framework.apiserver.endpoints import scale
+from framework.apiserver.machinery import errors
+from framework.apiserver.machinery.errors import FieldError, StatusError
+from framework.apiserver.registry.rest.create import Create
+from framework.apiserver.registry.rest.objects import deep_copy, object_key
+from framework.apiserver.registry.rest.options import Result, WriteOptions
+from framework.apiserver.registry.strategy import ResourceType, normalize_times
 
 # Server-owned metadata that an update cannot change (6-1..6-5).
 SYSTEM_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")

@@ -3,15 +3,15 @@ resource's schema (defaulting, pruning, validation) and the kind's validation.""
 
 from __future__ import annotations
 
-from .. import errors, validation
-from ..crd.defaulting import apply_defaults
-from ..crd.definition import version_entry
-from ..crd.object_validation import validate_object
-from ..crd.pruning import prune
-from ..errors import FieldError
-from ..kinds.strategy import ResourceType
-from .body import BodyDecoding
-from .options import WriteOptions
+from framework.apiserver.crd.defaulting import apply_defaults
+from framework.apiserver.crd.definition import version_entry
+from framework.apiserver.crd.object_validation import validate_object
+from framework.apiserver.crd.pruning import prune
+from framework.apiserver.machinery import errors, validation
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.registry.rest.body import BodyDecoding
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.strategy import ResourceType
 
 
 class WriteChecks(BodyDecoding):

@@ -7,13 +7,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
+from framework.apiserver.registry.podtemplate import immutable
 from framework.meta import field
-
-from ...catalog.generic import strategy
-from ...errors import FieldError
-from ...jsonvalues import as_dict
-from .. import printing
-from ..podtemplate import immutable
 
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000

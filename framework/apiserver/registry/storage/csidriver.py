@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...catalog.generic import strategy
-from ...jsonvalues import as_dict
-from .. import printing
+from framework.apiserver.catalog.generic import strategy
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
 
 
 def _cells(driver: dict, now: datetime) -> list[Any]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from ...catalog.generic import reset_status, strategy
-from ...jsonvalues import as_dict
-from .. import printing
+from framework.apiserver.catalog.generic import reset_status, strategy
+from framework.apiserver.machinery.jsonvalues import as_dict
+from framework.apiserver.registry import printing
 
 
 def _cells(va: dict, now: datetime) -> list[Any]:

@@ -1,4 +1,4 @@
-"""The Gardener API server's Project and Shoot rules (``APIServer(gardener_admission=True)``), via kubectl.
+"""The Gardener API server's Project and Shoot rules (``gcm.embedded.admission``'s plugins), via kubectl.
 
 What gardener-apiserver does (gardener ``plugin/pkg/project/mutator``, ``pkg/api/core/validation/
 project.go``, ``pkg/apiserver/registry/core/project/strategy.go``, ``plugin/pkg/global/
@@ -16,15 +16,17 @@ import yaml
 
 from framework.testing import APIServer, eventually
 from framework.testing.kubectl import KUBECTL, Kubectl
+from gcm.apis.constants import ANNOTATION_CONFIRMATION_DELETION
+from gcm.embedded import admission
 
-CRDS = Path(__file__).resolve().parents[4] / "manifests" / "crds"
+CRDS = Path(__file__).resolve().parents[3] / "manifests" / "crds"
 RBAC = "rbac.authorization.k8s.io"
-REFUSED = 'is forbidden: must have a "confirmation.gardener.cloud/deletion" annotation to delete'
+REFUSED = f'is forbidden: must have a "{ANNOTATION_CONFIRMATION_DELETION}" annotation to delete'
 
 
 @pytest.fixture(scope="module")
 def garden(tmp_path_factory) -> Iterator[APIServer]:
-    with APIServer(gardener_admission=True) as server:
+    with APIServer(admission_plugins=admission.plugins()) as server:
         server.install_crds(CRDS)
         yield server
 
