@@ -36,7 +36,7 @@ import kubernetes.client as client
 import pydantic
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOG = ROOT / "framework" / "testing" / "apiserver" / "catalog"
+CATALOG = ROOT / "framework" / "apiserver" / "catalog"
 OUT = CATALOG / "types.json"
 DESCRIPTIONS = CATALOG / "descriptions.json"
 

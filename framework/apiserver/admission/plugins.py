@@ -84,10 +84,13 @@ def load(spec: str) -> Sequence[AdmissionPlugin]:
         factory = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as e:
         raise ValueError(f"{spec!r}: {e}") from None
-    made = factory()
+    try:
+        made = factory()
+    except Exception as e:  # a factory's own failure, for the command line's one line
+        raise ValueError(f"{spec!r}: {attr}() failed: {e}") from None
     plugins = (
         [made] if isinstance(made, AdmissionPlugin) else list(made) if isinstance(made, Iterable) else None
     )
-    if plugins is None or not all(isinstance(p, AdmissionPlugin) for p in plugins):
+    if not plugins or not all(isinstance(p, AdmissionPlugin) for p in plugins):
         raise ValueError(f"{spec!r}: {attr}() returned no AdmissionPlugin")
     return plugins

@@ -1,7 +1,7 @@
 """The resource types of custom resources: one per served version of an established CRD (as
 k8s.io/apiextensions-apiserver ``pkg/apiserver/customresource_handler.go`` serves them).
 
-The built-in kinds' strategies are in ``kinds/`` (one module per kind).
+The built-in kinds' strategies are in ``registry/`` (one module per kind).
 """
 
 from __future__ import annotations

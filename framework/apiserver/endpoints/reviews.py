@@ -1,6 +1,6 @@
 """The create-only review APIs and the ServiceAccount ``token`` subresource (TokenRequest, 10-6, 22-3):
 answered at once, never stored. Each review kind's strategy evaluates it (``ResourceType.review``: the
-kinds of ``kinds/authentication`` and ``kinds/authorization``, the catalog's echo for the rest)."""
+kinds of ``registry/authentication`` and ``registry/authorization``, the catalog's echo for the rest)."""
 
 from __future__ import annotations
 

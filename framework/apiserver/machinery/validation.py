@@ -4,7 +4,7 @@ Rules and texts follow ``k8s.io/apimachinery/pkg/util/validation`` and
 ``pkg/api/validation/objectmeta.go``; the name rules themselves are :mod:`framework.meta.validation`'s.
 Every validator is pure: it takes JSON-shaped dicts and returns a list of :class:`FieldError`; the
 caller turns a non-empty list into ``422 Invalid`` (spec 5-3). A kind's own rules live in its strategy
-(``kinds/<group>/<kind>.py``, the ``validate`` hook).
+(``registry/<group>/<kind>.py``, the ``validate`` hook).
 
 The caller runs :func:`validate_object_meta` (create) or :func:`validate_object_meta_update` (update)
 with the kind's name rule next to the kind's ``validate`` hook. Upstream's generic registry runs the

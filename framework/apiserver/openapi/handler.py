@@ -1,9 +1,9 @@
 """``/openapi/v2`` and ``/openapi/v3``: the OpenAPI documents kubectl fetches for ``explain`` and
 field validation.
 
-v2 is the Swagger 2.0 document of :mod:`openapi_v2`, as JSON or, for kubectl's discovery client, as
-gnostic's protobuf (:mod:`openapi_v2_proto`; ``kubectl explain --output=plaintext-openapiv2``).
-v3 is served per group-version by :mod:`openapi_v3`, which kubectl ≥ 1.27 prefers for
+v2 is the Swagger 2.0 document of :mod:`.v2`, as JSON or, for kubectl's discovery client, as
+gnostic's protobuf (:mod:`.v2_proto`; ``kubectl explain --output=plaintext-openapiv2``).
+v3 is served per group-version by :mod:`.v3`, which kubectl ≥ 1.27 prefers for
 ``explain`` and ``apply``.
 """
 

@@ -1,6 +1,6 @@
 """``/openapi/v2``: one Swagger 2.0 document for every served kind (kube-openapi's ``handler``).
 
-The definitions are :mod:`openapi_v3`'s component schemas of every served group-version, merged (their
+The definitions are :mod:`.v3`'s component schemas of every served group-version, merged (their
 names are unique across groups: the client's model class names, ``group.version.Kind`` for custom
 resources) with ``$ref``s pointing at ``#/definitions/``; v2 has no ``allOf`` wrapper around a
 described ``$ref``, so a field's description sits beside its ``$ref`` as kube-openapi writes it. Paths

@@ -1,6 +1,6 @@
 """The kinds the server knows more about than the catalog's generic strategy: one module per kind.
 
-Each ``kinds/<group>/<kind>.py`` declares ``STRATEGIES``, the :class:`~.strategy.ResourceType` of each
+Each ``registry/<group>/<kind>.py`` declares ``STRATEGIES``, the :class:`~.strategy.ResourceType` of each
 served version of its kind (kube-apiserver's ``pkg/registry/<group>/<kind>/strategy.go``).
 """
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def builtin_strategies() -> list[ResourceType]:
     """Every kind with its own strategy, in registration order (the generic catalog fills in the rest)."""
-    # Imported here: the generic machinery imports ``kinds.strategy``, and the kind modules import it.
+    # Imported here: the generic machinery imports ``registry.strategy``, and the kind modules import it.
     from framework.apiserver.registry.admissionregistration import (
         mutatingwebhookconfiguration,
         validatingwebhookconfiguration,

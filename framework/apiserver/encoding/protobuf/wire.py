@@ -1,5 +1,5 @@
-"""Protobuf wire-format writing shared by the encoders (built-in kinds' bodies in :mod:`protobuf`,
-gnostic's OpenAPI document in :mod:`openapi_v2_proto`): varints and length-delimited fields."""
+"""Protobuf wire-format writing shared by the encoders (built-in kinds' bodies in :mod:`..protobuf`,
+gnostic's OpenAPI document in ``openapi/v2_proto.py``): varints and length-delimited fields."""
 
 from __future__ import annotations
 
