@@ -8,15 +8,18 @@ deletionconfirmation``), checked through kubectl as a user of a garden would see
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from framework.client import Client, Forbidden
 from framework.testing import APIServer, eventually
 from framework.testing.kubectl import KUBECTL, Kubectl
-from gcm.apis.constants import ANNOTATION_CONFIRMATION_DELETION
+from gcm.apis.constants import ANNOTATION_CONFIRMATION_DELETION, CORE_V1BETA1, KIND_PROJECT
 from gcm.embedded import admission
 
 CRDS = Path(__file__).resolve().parents[3] / "manifests" / "crds"
@@ -275,3 +278,38 @@ def test_the_plain_test_server_has_no_gardener_rules(apiserver, tmp_path):
     k.ok("create", "-f", "-", input=project("plain-project-name"))
     assert "createdBy" not in k.json("get", "project", "plain-project-name")["spec"]
     k.ok("delete", "project", "plain-project-name")
+
+
+def test_the_cli_loads_the_rules_as_admission_plugins(tmp_path):
+    """``python -m framework.apiserver --admission-plugin gcm.embedded.admission:plugins`` (bench/chaos.py's
+    server) runs the same rules; the plugins' names are Gardener's."""
+    assert [p.name for p in admission.plugins()] == ["ProjectValidator", "DeletionConfirmation"]
+    kc = tmp_path / "kubeconfig"
+    cmd = [
+        sys.executable,
+        "-m",
+        "framework.apiserver",
+        "--port",
+        "0",
+        "--kubeconfig",
+        str(kc),
+        "--crds",
+        str(CRDS),
+    ]
+    proc = subprocess.Popen(
+        [*cmd, "--admission-plugin", "gcm.embedded.admission:plugins"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        eventually(lambda: proc.poll() is None and kc.exists(), timeout=60, message="server started")
+        c = Client.from_kubeconfig(kc, qps=0)
+        body = {"apiVersion": CORE_V1BETA1, "kind": KIND_PROJECT, "metadata": {"name": "cli"}, "spec": {}}
+        created = c.create(body)
+        assert created["spec"]["createdBy"]["name"] == "admin"  # the mutator ran
+        with pytest.raises(Forbidden) as e:
+            c.delete(CORE_V1BETA1, KIND_PROJECT, "cli")
+        assert REFUSED in str(e.value)
+    finally:
+        proc.terminate()
+        proc.wait(30)
