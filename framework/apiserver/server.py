@@ -27,13 +27,8 @@ from framework.apiserver.accounting.requests import RequestAccounting, RequestKe
 from framework.apiserver.admission import Admission
 from framework.apiserver.admission.plugins import AdmissionPlugin, admit, admit_delete, default_plugins
 from framework.apiserver.auth import tokens
-from framework.apiserver.auth.authenticator import (
-    MASTERS,
-    RBAC_GROUP,
-    Authenticator,
-    RBACAuthorizer,
-    UserInfo,
-)
+from framework.apiserver.auth.authenticator import MASTERS, RBAC_GROUP, Authenticator, UserInfo
+from framework.apiserver.auth.authorizer import RBACAuthorizer
 from framework.apiserver.auth.bootstrap_policy import bootstrap_policy, reconcile
 from framework.apiserver.controllers.manager import CRD_STORAGE, Controllers
 from framework.apiserver.crd.install import install_crds

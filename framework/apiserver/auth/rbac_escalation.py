@@ -20,14 +20,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from framework.apiserver.auth.authenticator import (
-    MASTERS,
-    RBAC_GROUP,
-    Attributes,
-    RBACAuthorizer,
-    UserInfo,
-    non_resource_matches,
-)
+from framework.apiserver.auth.authenticator import MASTERS, RBAC_GROUP, UserInfo
+from framework.apiserver.auth.authorizer import Attributes, RBACAuthorizer, non_resource_matches
 from framework.apiserver.machinery import errors
 
 if TYPE_CHECKING:

@@ -13,7 +13,8 @@ from aiohttp import web
 
 from framework.apiserver.accounting.requests import REQUEST_INFO, RequestInfo
 from framework.apiserver.auth import rbac_escalation
-from framework.apiserver.auth.authenticator import Attributes, UserInfo, forbidden_message
+from framework.apiserver.auth.authenticator import UserInfo
+from framework.apiserver.auth.authorizer import Attributes, forbidden_message
 from framework.apiserver.endpoints.routing import Target
 from framework.apiserver.machinery import errors
 from framework.apiserver.machinery.errors import StatusError

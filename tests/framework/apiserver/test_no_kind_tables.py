@@ -28,9 +28,9 @@ NOT_YET_MOVED: set[str] = set()
 # Literals naming the kind of a *reference* or of a manifest document, not a dispatch on the served kind.
 ALLOWED = {
     ("machinery/validation.py", "Event"),  # ValidateOwnerReferences: a core/v1 Event may not be an owner
-    ("auth/authenticator.py", "ClusterRole"),  # a binding's roleRef.kind, whose rules RBAC evaluates
-    ("auth/authenticator.py", "Role"),
-    ("auth/authenticator.py", "ServiceAccount"),  # an RBAC subject's kind
+    ("auth/authorizer.py", "ClusterRole"),  # a binding's roleRef.kind, whose rules RBAC evaluates
+    ("auth/authorizer.py", "Role"),
+    ("auth/authorizer.py", "ServiceAccount"),  # an RBAC subject's kind
     ("crd/install.py", "CustomResourceDefinition"),  # the CRD documents of a manifest file
     ("auth/tokens.py", "Pod"),  # the kinds a bound ServiceAccount token may be bound to
     ("auth/tokens.py", "Secret"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from framework.apiserver.auth.authenticator import Attributes, access_review
+from framework.apiserver.auth.authorizer import Attributes, access_review
 from framework.apiserver.registry.strategy import Review
 
 
