@@ -2,7 +2,7 @@
 
     python bench/chaos.py --seed 7 --minutes 10 --replicas 3 [--events K] [--convergence-s 180]
 
-Starts ``python -m framework.testing.apiserver`` (RBAC, Gardener admission, ``--fault-injection``,
+Starts ``python -m framework.apiserver`` (RBAC, Gardener's admission plugins, ``--fault-injection``,
 ``--request-log``) and ``--replicas`` real ``python -m gcm run`` processes with leader election, each
 as its own ServiceAccount ``garden/gcm-<i>`` bound to gcm's RBAC from ``manifests/deploy``, so the
 request log says which replica wrote what. For ``--minutes`` it interleaves a workload (Projects
@@ -70,6 +70,14 @@ DAY = 86400.0
 # staleExpirationTimeDays (90) after the stale mark, and back (a clock corrected backwards).
 CLOCK_JUMPS_DAYS = [0, -1, 31, 45, 100, 130, 200, 400]
 WEBHOOK_SERVICE = ("garden", "gardener-controller-manager", 443)
+# What the request log records beyond who wrote what: Lease holders (which replica led), the stored
+# labels of namespaces (which Project each belongs to) and a Project's stale auto-delete timestamp.
+REQUEST_LOG_FIELDS = (
+    "leases.coordination.k8s.io:holder=spec.holderIdentity",
+    "leases.coordination.k8s.io:duration=spec.leaseDurationSeconds",
+    "namespaces:labels=metadata.labels",
+    "projects.core.gardener.cloud:staleAutoDelete=status.staleAutoDeleteTimestamp",
+)
 REQUEST_THREAD = re.compile(r"-handler_\d+$")
 # A delaying queue starts its timer thread at its first add_after and keeps it for the queue's life
 # (framework/workqueue/delaying_queue.py): the first one may come after the baseline, a second is a leak.
@@ -157,7 +165,7 @@ class Chaos:
         cmd = [
             sys.executable,
             "-m",
-            "framework.testing.apiserver",
+            "framework.apiserver",
             "--port",
             str(self.port),
             "--kubeconfig",
@@ -168,10 +176,12 @@ class Chaos:
             str(MANIFESTS / "crds"),
             "--authorization-mode",
             "RBAC",
-            "--gardener-admission",
+            "--admission-plugin",
+            "gcm.embedded.admission:plugins",
             "--fault-injection",
             "--request-log",
             str(self.request_log),
+            *(arg for field in REQUEST_LOG_FIELDS for arg in ("--request-log-field", field)),
             "--webhook-service",
             f"{WEBHOOK_SERVICE[0]}/{WEBHOOK_SERVICE[1]}:{WEBHOOK_SERVICE[2]}=127.0.0.1:{self.webhook_port}",
         ]

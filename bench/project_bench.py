@@ -5,7 +5,7 @@
     .venv/bin/python bench/project_bench.py --n 500 --syncs 5,10,20 --qps 50
 
 Each measurement runs in its own child process (so peak RSS is its own) against its own API server
-(``python -m framework.testing.apiserver`` in a further process, RBAC on, so gcm and the server do not
+(``python -m framework.apiserver`` in a further process, RBAC on, so gcm and the server do not
 share a GIL). The server is bootstrapped like ``python -m gcm --embedded``: CRDs, ``manifests/global``,
 gcm's ServiceAccount and RBAC; gcm (``project`` and ``project-resourcequota`` controllers) runs in the
 child as that ServiceAccount.
@@ -79,7 +79,7 @@ class Server:
             [
                 sys.executable,
                 "-m",
-                "framework.testing.apiserver",
+                "framework.apiserver",
                 "--port",
                 str(port),
                 "--kubeconfig",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``framework/testing/apiserver/catalog/resources.json`` from the official client's API classes.
+"""Generate ``framework/apiserver/catalog/resources.json`` from the official client's API classes.
 
 Every ``<Group><Version>Api`` class of the ``kubernetes`` package names, per operation, its HTTP method
 and resource path (in ``_<op>_serialize``) and its response model (``_response_types_map``). From those
@@ -13,7 +13,7 @@ declares (``ShortNames()``/``Categories()`` in ``pkg/registry/<group>/<kind>/sto
 ``kubectl api-resources`` lists.
 
 Usage: ``python hack/gen-builtin-catalog.py`` (writes the file) or ``--check`` (exit 1 if stale).
-``tests/framework/testing/apiserver/test_catalog.py`` regenerates in memory and compares.
+``tests/framework/apiserver/test_catalog.py`` regenerates in memory and compares.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "framework/testing/apiserver/catalog/resources.json"
+OUT = Path(__file__).resolve().parent.parent / "framework/apiserver/catalog/resources.json"
 
 # pkg/registry/*/storage: ShortNames() and Categories() of each resource ("group/plural", core: "plural").
 SHORT_NAMES: dict[str, list[str]] = {

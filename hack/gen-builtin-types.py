@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate framework/testing/apiserver/catalog/types.json (and descriptions.json) from the client's models.
+"""Generate framework/apiserver/catalog/types.json (and descriptions.json) from the client's models.
 
 The ``kubernetes`` client's models are pydantic models whose field annotations are the Go types of the
 Kubernetes API in Python terms (``Optional[StrictStr]``, ``List[V1Container]``, ``StrictInt | StrictStr``
@@ -36,7 +36,7 @@ import kubernetes.client as client
 import pydantic
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOG = ROOT / "framework" / "testing" / "apiserver" / "catalog"
+CATALOG = ROOT / "framework" / "apiserver" / "catalog"
 OUT = CATALOG / "types.json"
 DESCRIPTIONS = CATALOG / "descriptions.json"
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``framework/testing/apiserver/catalog/protobuf.json`` from the Kubernetes protobuf sources.
+"""Generate ``framework/apiserver/catalog/protobuf.json`` from the Kubernetes protobuf sources.
 
 The field numbers, types and repetition of every message come from the ``generated.proto`` files that
 go-to-protobuf writes into kubernetes/api (``<group>/<version>/generated.proto``), kubernetes/apimachinery
@@ -24,7 +24,7 @@ The sources are git mirrors read with ``git show`` (no work tree needed); the ta
 preferred over a pre-release, else ``HEAD``.
 
 Usage: ``python hack/gen-protobuf-catalog.py [--check] [--mirrors DIR]`` (default ``/work/.mirror``).
-``tests/framework/testing/apiserver/test_protobuf_catalog.py`` regenerates in memory when the mirrors
+``tests/framework/apiserver/test_protobuf_catalog.py`` regenerates in memory when the mirrors
 are present and compares.
 """
 
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "framework/testing/apiserver/catalog/protobuf.json"
-RESOURCES = ROOT / "framework/testing/apiserver/catalog/resources.json"
+OUT = ROOT / "framework/apiserver/catalog/protobuf.json"
+RESOURCES = ROOT / "framework/apiserver/catalog/resources.json"
 
 # mirror directory name → (upstream repository, how its proto package names map to its directories)
 REPOS = {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate ``framework/testing/apiserver/catalog/strategic_merge.json``: each built-in kind's
+"""Generate ``framework/apiserver/catalog/strategic_merge.json``: each built-in kind's
 strategic-merge-patch keys, from the Go struct tags of its types.
 
 kube-apiserver merges a strategic merge patch with the ``patchStrategy`` and ``patchMergeKey`` tags of
@@ -15,7 +15,7 @@ so its items are not walked; nor are map values: a strategic-merge path through 
 map key, and no built-in map value has a merging list.
 
 Usage: ``python hack/gen-strategic-merge-catalog.py [--check] [--mirrors DIR]`` (default
-``/work/.mirror``). ``tests/framework/testing/apiserver/test_strategic_merge_catalog.py`` regenerates in
+``/work/.mirror``). ``tests/framework/apiserver/test_strategic_merge_catalog.py`` regenerates in
 memory when the mirrors are present and compares.
 """
 
@@ -27,8 +27,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "framework/testing/apiserver/catalog/strategic_merge.json"
-PROTOBUF = ROOT / "framework/testing/apiserver/catalog/protobuf.json"
+OUT = ROOT / "framework/apiserver/catalog/strategic_merge.json"
+PROTOBUF = ROOT / "framework/apiserver/catalog/protobuf.json"
 
 
 def _protobuf_generator():  # type: ignore[no-untyped-def]

@@ -21,8 +21,8 @@ import pytest
 import framework
 import gcm
 
-# gcm --embedded runs the test API server on purpose (imported lazily by gcm.__main__).
-MAY_IMPORT_TESTING = ("framework.testing", "gcm.embedded")
+# Only the test support imports itself; production code (gcm --embedded too) uses framework.apiserver.
+MAY_IMPORT_TESTING = ("framework.testing",)
 
 CHILD = textwrap.dedent(
     """
@@ -103,7 +103,7 @@ CHILD = textwrap.dedent(
     def package_then_modules(package, names):
         # Import `package` (with its parents: what Python imports first for any module in it), then
         # each of `names` in a child of its own. A fresh interpreter does the same imports in the same
-        # order, but imports `package` once per module: framework.testing.apiserver's ~160 modules
+        # order, but imports `package` once per module: framework.apiserver's ~160 modules
         # each imported the whole API server.
 
         def job():

@@ -19,11 +19,11 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
+from framework.apiserver.registry.batch.cron import parse_standard
 from framework.builder import Builder
 from framework.client import AlreadyExists, NotFound, ReaderWriter
 from framework.clock import Clock, RealClock
 from framework.controllerutil import get_controller_of, set_controller_reference
-from framework.cron import parse_standard
 from framework.manager import Manager
 from framework.meta.time import format_time, parse_time
 from framework.reconcile import Request, Result

@@ -585,7 +585,7 @@ class Reflector:
     def _fix_metadata_kind(self, obj: Any) -> None:
         """A PartialObjectMetadata from the server becomes a metadata-only object of the watched kind
         (controller-runtime's GVK fixup for metadata informers), so handlers and mappers see a
-        ``Shoot`` whose body is just ``metadata``."""
+        ``Deployment`` whose body is just ``metadata``."""
         if type(obj) is dict and obj.get("kind") == "PartialObjectMetadata":
             obj["apiVersion"] = self.api_version
             obj["kind"] = self.kind

@@ -441,7 +441,7 @@ class Client:
         result = self.request("GET", m.path(ns), params=params, headers=headers, timeout=timeout)
         if metadata_only:
             # As controller-runtime's metadata client restores the GVK asked for, and as the cache
-            # serves them: a metadata-only Shoot is still a Shoot.
+            # serves them: a metadata-only Deployment is still a Deployment.
             result["apiVersion"], result["kind"] = api_version, m.kind + "List"
         for item in result.get("items") or ():
             if metadata_only or "kind" not in item:

@@ -136,7 +136,7 @@ def new_controller_ref(
 
 def merge_owner_references(obj: dict[str, Any], refs: list[Mapping[str, Any]]) -> bool:
     """Append each of ``refs`` whose ``uid`` ``obj`` does not reference yet; the references already
-    there are kept as they are (Gardener's ``kubernetes.MergeOwnerReferences``). Returns whether
+    there are kept as they are (as Gardener's ``kubernetes.MergeOwnerReferences`` does). Returns whether
     ``obj`` changed."""
     existing = _refs(obj)
     uids = {r.get("uid") for r in existing}

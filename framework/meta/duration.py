@@ -1,6 +1,6 @@
 """Go duration strings: ``time.ParseDuration`` and ``time.Duration.String()``, byte for byte; the one
-parser of the component configuration (``gcm.config``), cron's ``@every`` (:mod:`framework.cron`) and
-anything else that reads a Go duration.
+parser of the component configuration (``gcm.config``), cron's ``@every``
+(:mod:`framework.apiserver.registry.batch.cron`) and anything else that reads a Go duration.
 
 A duration string is an optional sign and a sequence of decimal numbers, each with an optional
 fraction and a unit suffix: ``300ms``, ``-1.5h``, ``2h45m``, ``.5s``. Units are ``ns``, ``us`` (or

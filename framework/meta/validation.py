@@ -4,7 +4,7 @@
 Each ``is_*`` function returns the list of problems with a value, empty when it is valid, worded
 exactly as kube-apiserver words them (double spaces in :func:`regex_error` included). Extension code
 such as admission webhooks can therefore produce errors indistinguishable from the API server's, and
-the test API server (:mod:`framework.testing.apiserver`) uses the same functions.
+the test API server (:mod:`framework.apiserver`) uses the same functions.
 
 Lengths are counted in characters where Go counts UTF-8 bytes. The patterns accept only ASCII, so a
 value is valid here exactly when it is valid upstream; only a long non-ASCII value can miss

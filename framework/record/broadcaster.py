@@ -215,7 +215,7 @@ class EventBroadcaster:
 
     def new_recorder(self, controller_name: str, instance: str | None = None) -> EventRecorder:
         """A recorder reporting as ``controller_name`` (``reportingController``, a qualified name such
-        as ``project-controller`` or ``gardener.cloud/project``) and ``instance``
+        as ``project-controller`` or ``example.com/widget``) and ``instance``
         (``reportingInstance``, default ``<controller_name>-<hostname>``, at most 128 bytes)."""
         validate_controller_name(controller_name)
         if instance is None:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from framework.testing.apiserver import APIServer
+from framework.apiserver import APIServer
 
 
 @pytest.fixture

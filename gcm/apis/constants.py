@@ -46,6 +46,7 @@ ANNOTATION_NAMESPACE_CREATED_BY_PROJECT_CONTROLLER = "namespace.gardener.cloud/c
 ANNOTATION_NAMESPACE_KEEP_AFTER_PROJECT_DELETION = "namespace.gardener.cloud/keep-after-project-deletion"
 ANNOTATION_PROJECT_SKIP_STALE_CHECK = "project.gardener.cloud/skip-stale-check"
 ANNOTATION_CONFIRMATION_DELETION = "confirmation.gardener.cloud/deletion"
+ANNOTATION_DELETION_CONFIRMED_BY = "deletion.gardener.cloud/confirmed-by"
 ANNOTATION_TIMESTAMP = "gardener.cloud/timestamp"
 ANNOTATION_CONFIGMAPS_PER_SHOOT = "quota.gardener.cloud/configmaps-per-shoot"
 ANNOTATION_SECRETS_PER_SHOOT = "quota.gardener.cloud/secrets-per-shoot"

@@ -173,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
     embedded = None
     if args.embedded:
         from gcm import embedded as embedded_mode
+        from gcm.embedded import admission
 
         offset = args.embedded_port_offset
         try:
@@ -181,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
                 args.embedded_kubeconfig,
                 data_dir=args.embedded_data_dir,
                 ephemeral=args.embedded_ephemeral,
-                gardener_admission=True,  # a garden's gardener-apiserver rules for Projects and Shoots
+                admission_plugins=admission.plugins(),  # a garden's gardener-apiserver rules
                 extension_roles=cfg.controllers.project.extension_roles is True,
             )
         except embedded_mode.DataDirError as e:

@@ -55,7 +55,7 @@ def test_request_log_file_that_cannot_be_opened_is_one_line_and_exit_2(tmp_path:
         [
             sys.executable,
             "-m",
-            "framework.testing.apiserver",
+            "framework.apiserver",
             "--port",
             "0",
             "--kubeconfig",
@@ -69,7 +69,7 @@ def test_request_log_file_that_cannot_be_opened_is_one_line_and_exit_2(tmp_path:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"python -m framework.testing.apiserver: --request-log {tmp_path / 'missing' / 'log.jsonl'}: "
+        f"python -m framework.apiserver: --request-log {tmp_path / 'missing' / 'log.jsonl'}: "
         "No such file or directory"
     ]
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from framework.testing.apiserver.patch import json_patch
+from framework.apiserver.machinery.patch import json_patch
 from framework.webhook import create_patch
 
 

@@ -6,7 +6,7 @@ privilege escalation), its memory limit, and its volumes where it mounts them: t
 the webhook certificate Secret's ``tls.crt``/``tls.key`` (made here; the Secret is not shipped), the
 ``/tmp`` emptyDir as a tmpfs of its sizeLimit, and the ServiceAccount files (``token``, ``ca.crt``,
 ``namespace``) at ``/var/run/secrets/kubernetes.io/serviceaccount``. The API server is
-``python -m framework.testing.apiserver`` on the host (RBAC on, the manifests applied with kubectl), found
+``python -m framework.apiserver`` on the host (RBAC on, the manifests applied with kubectl), found
 through ``KUBERNETES_SERVICE_HOST``/``_PORT`` as in a cluster; the container shares the host's network,
 so the ports are the ones the ConfigMap configures and the Service's webhook is mapped to them.
 
@@ -229,7 +229,7 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
     log = (tmp / "apiserver.log").open("wb")
     proc = subprocess.Popen(
         [
-            *(sys.executable, "-m", "framework.testing.apiserver", "--port", str(port)),
+            *(sys.executable, "-m", "framework.apiserver", "--port", str(port)),
             *("--kubeconfig", str(kubeconfig), "--crds", str(MANIFESTS / "crds")),
             *("--authorization-mode", "RBAC"),
             *("--webhook-service", f"{namespace}/{service}:{service_port}=127.0.0.1:{container_port}"),

@@ -1,0 +1,3 @@
+"""Shared API machinery (k8s.io/apimachinery's counterparts): Status errors, ObjectMeta validation,
+selectors, JSON patches and JSON value checks.
+"""

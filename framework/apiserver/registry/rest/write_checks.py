@@ -1,0 +1,84 @@
+"""What a write must pass before it is stored: namespace lifecycle, a terminating CRD, a custom
+resource's schema (defaulting, pruning, validation) and the kind's validation."""
+
+from __future__ import annotations
+
+from framework.apiserver.crd.defaulting import apply_defaults
+from framework.apiserver.crd.definition import version_entry
+from framework.apiserver.crd.object_validation import validate_object
+from framework.apiserver.crd.pruning import prune
+from framework.apiserver.machinery import errors, validation
+from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.registry.rest.body import BodyDecoding
+from framework.apiserver.registry.rest.options import WriteOptions
+from framework.apiserver.registry.strategy import ResourceType
+
+
+class WriteChecks(BodyDecoding):
+    """Admission and validation rules common to creates and updates."""
+
+    def _check_namespace_for_create(self, rt: ResourceType, ns: str, name: str) -> None:
+        """NamespaceLifecycle admission: 404 in a missing namespace, 403 in a terminating one."""
+        nsobj = self.storage.get("namespaces", ("", ns))
+        if nsobj is None:
+            raise errors.not_found("namespaces", "", ns)
+        if (
+            nsobj["metadata"].get("deletionTimestamp")
+            or nsobj.get("status", {}).get("phase") == "Terminating"
+        ):
+            raise errors.forbidden_error(
+                rt.resource,
+                rt.group,
+                name,
+                f"unable to create new content in namespace {ns} because it is being terminated",
+                [
+                    {
+                        "reason": "NamespaceTerminating",
+                        "message": f"namespace {ns} is being terminated",
+                        "field": "metadata.namespace",
+                    }
+                ],
+            )
+
+    def _check_crd_not_terminating(self, rt: ResourceType, name: str) -> None:
+        if rt.crd is None:
+            return
+        crd = self.storage.get(
+            "customresourcedefinitions.apiextensions.k8s.io", ("", rt.crd["metadata"]["name"])
+        )
+        if crd is None or crd["metadata"].get("deletionTimestamp"):
+            raise errors.forbidden_error(
+                rt.resource,
+                rt.group,
+                name,
+                "create not allowed while custom resource definition is terminating",
+            )
+
+    def _custom_schema(
+        self, rt: ResourceType, obj: dict, opts: WriteOptions, warnings: list[str]
+    ) -> list[FieldError]:
+        """Default, prune and validate a custom resource against its version's schema (16-5..16-7)."""
+        assert rt.crd is not None
+        entry = version_entry(rt.crd, rt.version) or {}
+        schema = (entry.get("schema") or {}).get("openAPIV3Schema")
+        unknown, opts.unknown_metadata = opts.unknown_metadata, []
+        if schema:
+            apply_defaults(obj, schema)
+            unknown = unknown + prune(obj, schema)
+        if unknown:
+            opts.strict_decoding([f'unknown field "{u}"' for u in unknown], warnings)
+        return validate_object(obj, schema) if schema else []
+
+    def _validate(self, rt: ResourceType, stored: dict, old: dict | None, generate: bool) -> list[FieldError]:
+        errs = validation.validate_object_meta(
+            stored["metadata"], namespaced=rt.namespaced, name_rule=rt.name_rule, generate_name_used=generate
+        )
+        if old is not None:
+            errs += validation.validate_object_meta_update(stored["metadata"], old["metadata"])
+        if rt.validate:
+            errs += rt.validate(stored, old)
+        return errs
+
+    def _raise_invalid(self, rt: ResourceType, name: str, errs: list[FieldError]) -> None:
+        if errs:
+            raise errors.invalid(rt.kind, rt.group, name, errs)
