@@ -77,6 +77,11 @@ class RequestAuth:
         if verb in ("list", "watch") and not name:
             # A field selector pinning metadata.name authorizes like a request for that name.
             name = _pinned_name(rt, request.query.get("fieldSelector"))
+        namespace = t.namespace or ""
+        if not namespace and t.name and rt.group == "" and rt.resource == "namespaces":
+            # apiserver's RequestInfoFactory reads /api/v1/namespaces/NAME[/status|/finalize] as a
+            # request in namespace NAME: a RoleBinding there may grant reading its own Namespace.
+            namespace = t.name
         a = Attributes(
             info.user,
             verb,
@@ -86,7 +91,7 @@ class RequestAuth:
             rt.resource,
             t.subresource or "",
             name,
-            t.namespace or "",
+            namespace,
         )
         if not self.allowed(a):
             raise errors.forbidden_error(rt.resource, rt.group, t.name or "", forbidden_message(a))

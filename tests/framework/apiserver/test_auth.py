@@ -137,6 +137,28 @@ def test_role_binding_scopes_to_namespace(rbac_server):
     assert e.value.status == 403
 
 
+def test_namespace_requests_are_in_that_namespace(rbac_server):
+    """kube-apiserver's RequestInfo reads /api/v1/namespaces/NAME (and its /status, /finalize) as a
+    request in namespace NAME: a RoleBinding there grants reading that Namespace (the default ``view``
+    and ``admin`` roles rely on it), never another one nor the list."""
+    r = rbac(rbac_server)
+    admin_core = client.CoreV1Api(rbac_server.api_client())
+    for name in ("team", "other"):
+        admin_core.create_namespace({"metadata": {"name": name}})
+    r.create_namespaced_role_binding("team", binding("view", "ClusterRole", "view", [user("alice")], "team"))
+    core = client.CoreV1Api(api_for(rbac_server, "alice"))
+    eventually(lambda: core.read_namespace("team").metadata.name == "team")
+    assert core.read_namespace_status("team").metadata.name == "team"
+    for call in (lambda: core.read_namespace("other"), core.list_namespace):
+        with pytest.raises(ApiException) as e:
+            call()
+        assert e.value.status == 403
+    with pytest.raises(ApiException) as e:
+        core.delete_namespace("team")  # view does not delete
+    assert e.value.status == 403
+    assert 'in the namespace "team"' in status_of(e.value)["message"]
+
+
 def test_resource_names_and_subresources(rbac_server):
     """22-2: resourceNames limit get; `namespaces/status` is its own resource."""
     r = rbac(rbac_server)
