@@ -18,8 +18,8 @@ server's work alike.
    from its last resourceVersion and receives them as fast as it can.
 3. **Memory per cached object** (tracemalloc): an informer syncs M core/v1 Events (~1 KB of JSON, a
    third of it managedFields); allocations made by ``framework.client``, ``framework.cache`` and the JSON
-   decoder they use (``framework.meta.jsoncodec``) that are still alive afterwards (decoded dicts, keys, index entries) are divided by M. Target: <= 2.5 KB with
-   the transform.
+   decoder they use (``framework.meta.jsoncodec``) that are still alive afterwards (decoded dicts, keys,
+   index entries) are divided by M. Target: <= 2.5 KB with the transform.
 
 ``--quick`` (about 10 s): 10k objects, 3k updates, 3k Events, the official client on the same 10k. The
 4x target is for 100k objects: the official client's per-object cost grows with the heap.
