@@ -116,6 +116,46 @@ def assign_modules(types: dict, resources: list) -> dict[str, str]:
     return out
 
 
+_QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
+_INTSTR = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
+
+
+def proto_fields(messages: dict, message: str) -> dict[str, tuple[str, str]]:
+    """A protobuf message's fields by JSON name, ``(type, repetition)``, inlined structs flattened."""
+    out: dict[str, tuple[str, str]] = {}
+    for name, ptype, rep, mode in messages.get(message, {}).get("fields", {}).values():
+        if mode == "inline":
+            out.update(proto_fields(messages, ptype))
+        else:
+            out[name] = (ptype, rep)
+    return out
+
+
+def link_messages(types: dict, resources: list, proto: dict) -> dict[str, str]:
+    """Each client model's protobuf message (the Go struct), walked from the served kinds: the Go
+    integer widths and the Quantity/IntOrString fields are read from there, as the client's models do
+    not say them."""
+    messages = proto["messages"]
+    out: dict[str, str] = {}
+
+    def link(model: str, message: str) -> None:
+        if model in out or model not in types or message not in messages:
+            return
+        out[model] = message
+        pfields = proto_fields(messages, message)
+        for key, t in types[model]["fields"].items():
+            refs = _refs(t)
+            if refs and key in pfields:
+                link(refs[0], pfields[key][0])
+
+    for e in resources:
+        api_version = f"{e['group']}/{e['version']}" if e["group"] else e["version"]
+        message = proto["kinds"].get(f"{api_version} {e['kind']}")
+        if e.get("model") and message:
+            link(e["model"], message)
+    return out
+
+
 def class_name(model: str, types: dict) -> str:
     return str(types[model]["go"]).rpartition(".")[2]
 
@@ -140,10 +180,32 @@ def docstring(text: str, indent: str) -> str:
 
 
 class Writer:
-    def __init__(self, types: dict, docs: dict, modules: dict[str, str]) -> None:
+    def __init__(self, types: dict, docs: dict, modules: dict[str, str], proto: dict, links: dict) -> None:
         self.types = types
         self.docs = docs
         self.modules = modules
+        self.messages = proto["messages"]
+        self.links = links
+
+    def go_type(self, model: str, key: str) -> str | None:
+        """The protobuf (Go) type of a model's field, if the model is linked to its message."""
+        message = self.links.get(model)
+        found = proto_fields(self.messages, message).get(key) if message else None
+        return found[0] if found else None
+
+    def field_type(self, model: str, key: str) -> str:
+        """The catalog's type of a field, with the Go struct's integer width and known types."""
+        t = self.types[model]["fields"][key]
+        go = self.go_type(model, key)
+        prefix = re.match(r"^(\[\]|map:)*", t).group(0)  # type: ignore[union-attr]
+        base = t[len(prefix) :]
+        if go in ("int32", "int64") and base in ("int32", "int64"):
+            base = go
+        elif go == _QUANTITY and base in ("string", "quantity"):
+            base = "quantity"
+        elif go == _INTSTR and base in ("string", "intstr"):
+            base = "intstr"
+        return prefix + base
 
     def ref(self, model: str, here: str, imports: set[str]) -> str:
         name = class_name(model, self.types)
@@ -221,7 +283,7 @@ class Writer:
         plain: list[str] = []
         odd: list[str] = []  # JSON names that are not Python identifiers: a functional base TypedDict
         for key in sorted(fields):
-            ann = self.annotation(fields[key], here, imports, names)
+            ann = self.annotation(self.field_type(model, key), here, imports, names)
             if key not in required:
                 ann = f"NotRequired[{ann}]"
             if key.isidentifier() and not keyword.iskeyword(key):
@@ -274,7 +336,8 @@ def generate() -> dict[Path, str]:
     by_module: dict[str, list[str]] = {}
     for model, module in sorted(modules.items()):
         by_module.setdefault(module, []).append(model)
-    writer = Writer(types, docs, modules)
+    proto = json.loads((CATALOG / "protobuf.json").read_text())
+    writer = Writer(types, docs, modules, proto, link_messages(types, resources, proto))
     out: dict[Path, str] = {}
     for module, models in sorted(by_module.items()):
         seen: dict[str, str] = {}

@@ -138,7 +138,7 @@ class MutatingWebhook(TypedDict):
     """rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule."""
     sideEffects: str
     """sideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown)."""
-    timeoutSeconds: NotRequired[Int64]
+    timeoutSeconds: NotRequired[Int32]
     """timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy."""
 
 
@@ -317,7 +317,7 @@ class ValidatingWebhook(TypedDict):
     """rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule."""
     sideEffects: str
     """sideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown)."""
-    timeoutSeconds: NotRequired[Int64]
+    timeoutSeconds: NotRequired[Int32]
     """timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy."""
 
 

@@ -24,7 +24,7 @@ class ControllerRevision(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    revision: NotRequired[Int32]
+    revision: NotRequired[Int64]
     """Revision indicates the revision of the state represented by Data."""
 
 
@@ -58,7 +58,7 @@ class DaemonSetCondition(TypedDict):
 class DaemonSetSpec(TypedDict):
     """DaemonSetSpec is the specification of a daemon set."""
 
-    minReadySeconds: NotRequired[Int64]
+    minReadySeconds: NotRequired[Int32]
     """The minimum number of seconds for which a newly created DaemonSet pod should be ready without any of its container crashing, for it to be considered available."""
     revisionHistoryLimit: NotRequired[Int32]
     """The number of old history to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10."""
@@ -70,7 +70,7 @@ class DaemonSetSpec(TypedDict):
 class DaemonSetStatus(TypedDict):
     """DaemonSetStatus represents the current status of a daemon set."""
 
-    collisionCount: NotRequired[Int64]
+    collisionCount: NotRequired[Int32]
     """Count of hash collisions for the DaemonSet. The DaemonSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision."""
     conditions: NotRequired[list[DaemonSetCondition]]
     """Represents the latest available observations of a DaemonSet's current state."""
@@ -132,11 +132,11 @@ class DeploymentCondition(TypedDict):
 class DeploymentSpec(TypedDict):
     """DeploymentSpec is the specification of the desired behavior of the Deployment."""
 
-    minReadySeconds: NotRequired[Int64]
+    minReadySeconds: NotRequired[Int32]
     """Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available."""
     paused: NotRequired[bool]
     """Indicates that the deployment is paused."""
-    progressDeadlineSeconds: NotRequired[Int64]
+    progressDeadlineSeconds: NotRequired[Int32]
     """The maximum time in seconds for a deployment to make progress before it is considered to be failed."""
     replicas: NotRequired[Int32]
     """Number of desired pods. This is a pointer to distinguish between explicit zero and not specified. Defaults to 1."""
@@ -152,7 +152,7 @@ class DeploymentStatus(TypedDict):
 
     availableReplicas: NotRequired[Int32]
     """Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment."""
-    collisionCount: NotRequired[Int64]
+    collisionCount: NotRequired[Int32]
     """Count of hash collisions for the Deployment. The Deployment controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ReplicaSet."""
     conditions: NotRequired[list[DeploymentCondition]]
     """Represents the latest available observations of a deployment's current state."""
@@ -208,7 +208,7 @@ class ReplicaSetCondition(TypedDict):
 class ReplicaSetSpec(TypedDict):
     """ReplicaSetSpec is the specification of a ReplicaSet."""
 
-    minReadySeconds: NotRequired[Int64]
+    minReadySeconds: NotRequired[Int32]
     """Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available."""
     replicas: NotRequired[Int32]
     """Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1."""
@@ -308,7 +308,7 @@ class StatefulSetPersistentVolumeClaimRetentionPolicy(TypedDict):
 class StatefulSetSpec(TypedDict):
     """A StatefulSetSpec is the specification of a StatefulSet."""
 
-    minReadySeconds: NotRequired[Int64]
+    minReadySeconds: NotRequired[Int32]
     """Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available."""
     ordinals: NotRequired[StatefulSetOrdinals]
     persistentVolumeClaimRetentionPolicy: NotRequired[StatefulSetPersistentVolumeClaimRetentionPolicy]
@@ -332,7 +332,7 @@ class StatefulSetStatus(TypedDict):
 
     availableReplicas: NotRequired[Int32]
     """Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset."""
-    collisionCount: NotRequired[Int64]
+    collisionCount: NotRequired[Int32]
     """collisionCount is the count of hash collisions for the StatefulSet."""
     conditions: NotRequired[list[StatefulSetCondition]]
     """Represents the latest available observations of a statefulset's current state."""

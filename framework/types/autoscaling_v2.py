@@ -62,7 +62,7 @@ class ExternalMetricStatus(TypedDict):
 class HPAScalingPolicy(TypedDict):
     """HPAScalingPolicy is a single policy which must hold true for a specified past interval."""
 
-    periodSeconds: Int64
+    periodSeconds: Int32
     """periodSeconds specifies the window of time for which the policy should hold true. PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min)."""
     type: str
     """type is used to specify the scaling policy."""
@@ -77,9 +77,9 @@ class HPAScalingRules(TypedDict):
     """policies is a list of potential scaling polices which can be used during scaling."""
     selectPolicy: NotRequired[str]
     """selectPolicy is used to specify which policy should be used. If not set, the default value Max is used."""
-    stabilizationWindowSeconds: NotRequired[Int64]
+    stabilizationWindowSeconds: NotRequired[Int32]
     """stabilizationWindowSeconds is the number of seconds for which past recommendations should be considered while scaling up or scaling down."""
-    tolerance: NotRequired[str]
+    tolerance: NotRequired[Quantity]
     """tolerance is the tolerance on the ratio between the current and desired metric value under which no updates are made to the desired number of replicas (e.g. 0.01 for 1%)."""
 
 

@@ -210,7 +210,7 @@ class SuccessPolicy(TypedDict):
 class SuccessPolicyRule(TypedDict):
     """SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the "succeededIndexes" or "succeededCount" specified."""
 
-    succeededCount: NotRequired[Int64]
+    succeededCount: NotRequired[Int32]
     """succeededCount specifies the minimal required size of the actual set of the succeeded indexes for the Job."""
     succeededIndexes: NotRequired[str]
     """succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job."""
@@ -237,7 +237,7 @@ class WorkloadPodGroupDisruptionMode(TypedDict):
 class WorkloadPodGroupGangSchedulingPolicy(TypedDict):
     """WorkloadPodGroupGangSchedulingPolicy defines the parameters for gang (all-or-nothing) scheduling."""
 
-    minCount: NotRequired[Int64]
+    minCount: NotRequired[Int32]
     """minCount is the minimum number of pods that must be scheduled at the same time for the scheduler to admit the entire group. This field is optional."""
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int64
+from framework.markers.validation import Int32
 from framework.types import meta_v1
 
 
@@ -46,7 +46,7 @@ class CertificateSigningRequestCondition(TypedDict):
 class CertificateSigningRequestSpec(TypedDict):
     """CertificateSigningRequestSpec contains the certificate request."""
 
-    expirationSeconds: NotRequired[Int64]
+    expirationSeconds: NotRequired[Int32]
     """expirationSeconds is the requested duration of validity of the issued certificate."""
     extra: NotRequired[dict[str, list[str]]]
     """extra contains extra attributes of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable."""
@@ -108,7 +108,7 @@ class PodCertificateRequest(TypedDict):
 class PodCertificateRequestSpec(TypedDict):
     """PodCertificateRequestSpec describes the certificate request. All fields are immutable after creation."""
 
-    maxExpirationSeconds: NotRequired[Int64]
+    maxExpirationSeconds: NotRequired[Int32]
     """maxExpirationSeconds is the maximum lifetime permitted for the certificate. If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour)."""
     nodeName: str
     """nodeName is the name of the node the pod is assigned to."""

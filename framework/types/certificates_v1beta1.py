@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int64
+from framework.markers.validation import Int32
 from framework.types import meta_v1
 
 
@@ -49,7 +49,7 @@ class PodCertificateRequest(TypedDict):
 class PodCertificateRequestSpec(TypedDict):
     """PodCertificateRequestSpec describes the certificate request. All fields are immutable after creation."""
 
-    maxExpirationSeconds: NotRequired[Int64]
+    maxExpirationSeconds: NotRequired[Int32]
     """maxExpirationSeconds is the maximum lifetime permitted for the certificate. If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour)."""
     nodeName: str
     """nodeName is the name of the node the pod is assigned to."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32
 from framework.types import meta_v1
 
 
@@ -32,7 +32,7 @@ class LeaseSpec(TypedDict):
     """acquireTime is a time when the current lease was acquired."""
     holderIdentity: NotRequired[str]
     """holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field."""
-    leaseDurationSeconds: NotRequired[Int64]
+    leaseDurationSeconds: NotRequired[Int32]
     """leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime."""
     leaseTransitions: NotRequired[Int32]
     """leaseTransitions is the number of transitions of a lease between holders."""

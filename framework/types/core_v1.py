@@ -207,7 +207,7 @@ class CinderVolumeSource(TypedDict):
 class ClientIPConfig(TypedDict):
     """ClientIPConfig represents the configurations of Client IP based session affinity."""
 
-    timeoutSeconds: NotRequired[Int64]
+    timeoutSeconds: NotRequired[Int32]
     """timeoutSeconds specifies the seconds of ClientIP type session sticky time. The value must be >0 && <=86400(for 1 day) if ServiceAffinity == "ClientIP". Default value is 10800(for 3 hours)."""
 
 
@@ -223,7 +223,7 @@ class ClusterTrustBundleProjection(TypedDict):
     """Relative path from the volume root to write the bundle."""
     signerName: NotRequired[str]
     """Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name. The contents of all selected ClusterTrustBundles will be unified and deduplicated."""
-    user: NotRequired[Int32]
+    user: NotRequired[Int64]
     """user is Optional: The owner UID of the created file. If specified, the item-level user field takes precedence over defaultUser."""
 
 
@@ -319,7 +319,7 @@ class ConfigMapVolumeSource(TypedDict):
 
     defaultMode: NotRequired[Int32]
     """defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
-    defaultUser: NotRequired[Int32]
+    defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
     items: NotRequired[list[KeyToPath]]
     """items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value."""
@@ -501,7 +501,7 @@ class ContainerStatus(TypedDict):
     ready: bool
     """Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing."""
     resources: NotRequired[ResourceRequirements]
-    restartCount: Int64
+    restartCount: Int32
     """RestartCount holds the number of times the container has been restarted."""
     started: NotRequired[bool]
     """Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful."""
@@ -542,7 +542,7 @@ class DownwardAPIVolumeFile(TypedDict):
     path: str
     """Required: Path is the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'"""
     resourceFieldRef: NotRequired[ResourceFieldSelector]
-    user: NotRequired[Int32]
+    user: NotRequired[Int64]
     """user is Optional: The owner UID of the created file. If specified, the item-level user field takes precedence over defaultUser."""
 
 
@@ -551,7 +551,7 @@ class DownwardAPIVolumeSource(TypedDict):
 
     defaultMode: NotRequired[Int32]
     """Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default."""
-    defaultUser: NotRequired[Int32]
+    defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
     items: NotRequired[list[DownwardAPIVolumeFile]]
     """Items is a list of downward API volume file"""
@@ -1022,7 +1022,7 @@ class KeyToPath(TypedDict):
     """mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
     path: str
     """path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'."""
-    user: NotRequired[Int32]
+    user: NotRequired[Int64]
     """user is Optional: The owner UID of the created file. If specified, the item-level user field takes precedence over defaultUser."""
 
 
@@ -1082,11 +1082,11 @@ class LimitRangeSpec(TypedDict):
 class LinuxContainerUser(TypedDict):
     """LinuxContainerUser represents user identity information in Linux containers"""
 
-    gid: Int32
+    gid: Int64
     """GID is the primary gid initially attached to the first process in the container"""
-    supplementalGroups: NotRequired[list[Int32]]
+    supplementalGroups: NotRequired[list[Int64]]
     """SupplementalGroups are the supplemental groups initially attached to the first process in the container"""
-    uid: Int32
+    uid: Int64
     """UID is the primary uid initially attached to the first process in the container"""
 
 
@@ -1223,7 +1223,7 @@ class NodeAllocatableMappedResources(TypedDict):
 
     name: str
     """Name is the name of the resource (e.g., cpu, memory)."""
-    quantity: str
+    quantity: Quantity
     """Quantity is the total node allocatable resource capacity allocated for the claim. This claim's allocated devices is shared by all the containers referencing the claim."""
 
 
@@ -1232,9 +1232,9 @@ class NodeAllocatableOverheadResources(TypedDict):
 
     name: str
     """Name is the name of the resource (e.g., cpu, memory)."""
-    perContainer: NotRequired[str]
+    perContainer: NotRequired[Quantity]
     """PerContainer is the variable overhead quantity applied for each container referencing the claim. The container references are recorded in `nodeAllocatableResourceClaimStatuses.containers`."""
-    perPod: NotRequired[str]
+    perPod: NotRequired[Quantity]
     """PerPod is the flat overhead quantity allocated per pod."""
 
 
@@ -1372,7 +1372,7 @@ class NodeStatus(TypedDict):
 class NodeSwapStatus(TypedDict):
     """NodeSwapStatus represents swap memory information."""
 
-    capacity: NotRequired[Int32]
+    capacity: NotRequired[Int64]
     """Total amount of swap memory in bytes."""
 
 
@@ -1650,11 +1650,11 @@ class PodCertificateProjection(TypedDict):
     """Write the key at this path in the projected volume. Most applications should use credentialBundlePath."""
     keyType: str
     """The type of keypair Kubelet will generate for the pod. Valid values are "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", and "ED25519"."""
-    maxExpirationSeconds: NotRequired[Int64]
+    maxExpirationSeconds: NotRequired[Int32]
     """maxExpirationSeconds is the maximum lifetime permitted for the certificate. Kubelet copies this value verbatim into the PodCertificateRequests it generates for this projection."""
     signerName: str
     """Kubelet's generated CSRs will be addressed to this signer."""
-    user: NotRequired[Int32]
+    user: NotRequired[Int64]
     """user is Optional: The owner UID of the created file. If specified, the item-level user field takes precedence over defaultUser."""
     userAnnotations: NotRequired[dict[str, str]]
     """userAnnotations allow pod authors to pass additional information to the signer implementation. Kubernetes does not restrict or validate this metadata in any way."""
@@ -1767,21 +1767,21 @@ class PodSecurityContext(TypedDict):
     """PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext."""
 
     appArmorProfile: NotRequired[AppArmorProfile]
-    fsGroup: NotRequired[Int32]
+    fsGroup: NotRequired[Int64]
     """A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod: 1."""
     fsGroupChangePolicy: NotRequired[str]
     """fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod."""
-    runAsGroup: NotRequired[Int32]
+    runAsGroup: NotRequired[Int64]
     """The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext."""
     runAsNonRoot: NotRequired[bool]
     """Indicates that the container must run as a non-root user."""
-    runAsUser: NotRequired[Int32]
+    runAsUser: NotRequired[Int64]
     """The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in SecurityContext."""
     seLinuxChangePolicy: NotRequired[str]
     """seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux."""
     seLinuxOptions: NotRequired[SELinuxOptions]
     seccompProfile: NotRequired[SeccompProfile]
-    supplementalGroups: NotRequired[list[Int32]]
+    supplementalGroups: NotRequired[list[Int64]]
     """A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified)."""
     supplementalGroupsPolicy: NotRequired[str]
     """Defines how supplemental groups of the first container processes are calculated. Valid values are "Merge" and "Strict". If not specified, "Merge" is used."""
@@ -1878,7 +1878,7 @@ class PodSpec(TypedDict):
 class PodStatus(TypedDict):
     """PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane."""
 
-    allocatedResources: NotRequired[dict[str, str]]
+    allocatedResources: NotRequired[dict[str, Quantity]]
     """AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod."""
     conditions: NotRequired[list[PodCondition]]
     """Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions"""
@@ -1989,16 +1989,16 @@ class Probe(TypedDict):
     """Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1."""
     grpc: NotRequired[GRPCAction]
     httpGet: NotRequired[HTTPGetAction]
-    initialDelaySeconds: NotRequired[Int64]
+    initialDelaySeconds: NotRequired[Int32]
     """Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes"""
-    periodSeconds: NotRequired[Int64]
+    periodSeconds: NotRequired[Int32]
     """How often (in seconds) to perform the probe. Default to 10 seconds. Minimum value is 1."""
     successThreshold: NotRequired[Int32]
     """Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1."""
     tcpSocket: NotRequired[TCPSocketAction]
     terminationGracePeriodSeconds: NotRequired[Int64]
     """Optional duration in seconds the pod needs to terminate gracefully upon probe failure."""
-    timeoutSeconds: NotRequired[Int64]
+    timeoutSeconds: NotRequired[Int32]
     """Number of seconds after which the probe times out. Defaults to 1 second. Minimum value is 1. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes"""
 
 
@@ -2007,7 +2007,7 @@ class ProjectedVolumeSource(TypedDict):
 
     defaultMode: NotRequired[Int32]
     """defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
-    defaultUser: NotRequired[Int32]
+    defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
     sources: NotRequired[list[VolumeProjection]]
     """sources is the list of volume projections. Each entry in this list handles one source."""
@@ -2100,7 +2100,7 @@ class ReplicationControllerCondition(TypedDict):
 class ReplicationControllerSpec(TypedDict):
     """ReplicationControllerSpec is the specification of a replication controller."""
 
-    minReadySeconds: NotRequired[Int64]
+    minReadySeconds: NotRequired[Int32]
     """Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available."""
     replicas: NotRequired[Int32]
     """Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1."""
@@ -2140,7 +2140,7 @@ class ResourceFieldSelector(TypedDict):
 
     containerName: NotRequired[str]
     """Container name: required for volumes, optional for env vars"""
-    divisor: NotRequired[str]
+    divisor: NotRequired[Quantity]
     """Specifies the output format of the exposed resources, defaults to "1\""""
     resource: str
     """Required: resource to select"""
@@ -2359,7 +2359,7 @@ class SecretVolumeSource(TypedDict):
 
     defaultMode: NotRequired[Int32]
     """defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
-    defaultUser: NotRequired[Int32]
+    defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
     items: NotRequired[list[KeyToPath]]
     """items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value."""
@@ -2382,11 +2382,11 @@ class SecurityContext(TypedDict):
     """procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths."""
     readOnlyRootFilesystem: NotRequired[bool]
     """Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows."""
-    runAsGroup: NotRequired[Int32]
+    runAsGroup: NotRequired[Int64]
     """The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in PodSecurityContext."""
     runAsNonRoot: NotRequired[bool]
     """Indicates that the container must run as a non-root user."""
-    runAsUser: NotRequired[Int32]
+    runAsUser: NotRequired[Int64]
     """The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext."""
     seLinuxOptions: NotRequired[SELinuxOptions]
     seccompProfile: NotRequired[SeccompProfile]
@@ -2430,7 +2430,7 @@ class ServiceAccountTokenProjection(TypedDict):
     """expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token."""
     path: str
     """path is the path relative to the mount point of the file to project the token into."""
-    user: NotRequired[Int32]
+    user: NotRequired[Int64]
     """user is Optional: The owner UID of the created file. If specified, the item-level user field takes precedence over defaultUser."""
 
 
@@ -2512,7 +2512,7 @@ class SessionAffinityConfig(TypedDict):
 class SleepAction(TypedDict):
     """SleepAction describes a "sleep" action."""
 
-    seconds: Int32
+    seconds: Int64
     """Seconds is the number of seconds to sleep."""
 
 

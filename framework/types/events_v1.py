@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32
 from framework.types import core_v1, meta_v1
 
 
@@ -21,7 +21,7 @@ class Event(TypedDict):
     """action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters."""
     apiVersion: NotRequired[str]
     """APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values."""
-    deprecatedCount: NotRequired[Int64]
+    deprecatedCount: NotRequired[Int32]
     """deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type."""
     deprecatedFirstTimestamp: NotRequired[meta_v1.Time]
     """deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32, Int64, Quantity
 from framework.types import meta_v1
 
 
@@ -94,7 +94,7 @@ class PoolStatus(TypedDict):
     """PartitionSummary reports allocatability per (attribute, partition type) for a partitionable pool that publishes SharedCounters."""
     poolName: str
     """PoolName is the name of the pool. Must be a valid resource pool name (DNS subdomains separated by "/")."""
-    resourceSliceCount: NotRequired[Int64]
+    resourceSliceCount: NotRequired[Int32]
     """ResourceSliceCount is the number of ResourceSlices that make up this pool. May be unset when validationError is set."""
     shareableSummary: NotRequired[ShareableSummaryStatus]
     totalDevices: NotRequired[Int32]
@@ -135,7 +135,7 @@ class ResourcePoolStatusRequestStatus(TypedDict):
 
     conditions: NotRequired[list[meta_v1.Condition]]
     """Conditions provide information about the state of the request. A condition with type=Complete or type=Failed will always be set when the status is populated."""
-    poolCount: Int64
+    poolCount: Int32
     """PoolCount is the total number of pools that matched the filter criteria, regardless of truncation. This helps users understand how many pools exist even when the response is truncated."""
     pools: NotRequired[list[PoolStatus]]
     """Pools contains the first `spec.limit` matching pools, sorted by driver then pool name. If `len(pools) < poolCount`, the list was truncated. When omitted, no pools matched the request filters."""
@@ -144,13 +144,13 @@ class ResourcePoolStatusRequestStatus(TypedDict):
 class ShareableCapacityStatus(TypedDict):
     """ShareableCapacityStatus reports aggregate amounts for a single shareable capacity key."""
 
-    available: str
+    available: Quantity
     """Available is Total minus Consumed, never negative."""
-    consumed: str
+    consumed: Quantity
     """Consumed is the amount drawn by current allocations."""
     name: str
     """Name is the capacity name."""
-    total: str
+    total: Quantity
     """Total is the sum of this capacity across shareable devices in the pool."""
 
 

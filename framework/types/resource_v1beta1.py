@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int64, Quantity
 from framework.types import meta_v1, resource_v1
 
 
@@ -79,35 +79,35 @@ class CELDeviceSelector(TypedDict):
 class CapacityRequestPolicy(TypedDict):
     """CapacityRequestPolicy defines how requests consume device capacity. Must not set more than one ValidRequestValues."""
 
-    default: NotRequired[str]
+    default: NotRequired[Quantity]
     """Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity."""
     validRange: NotRequired[CapacityRequestPolicyRange]
-    validValues: NotRequired[list[str]]
+    validValues: NotRequired[list[Quantity]]
     """ValidValues defines a set of acceptable quantity values in consuming requests. Must not contain more than 10 entries. Must be sorted in ascending order."""
 
 
 class CapacityRequestPolicyRange(TypedDict):
     """CapacityRequestPolicyRange defines a valid range for consumable capacity values."""
 
-    max: NotRequired[str]
+    max: NotRequired[Quantity]
     """Max defines the upper limit for capacity that can be requested. Max must be less than or equal to the capacity value. Min and requestPolicy.default must be less than or equal to the maximum."""
-    min: str
+    min: Quantity
     """Min specifies the minimum capacity allowed for a consumption request. Min must be greater than or equal to zero, and less than or equal to the capacity value."""
-    step: NotRequired[str]
+    step: NotRequired[Quantity]
     """Step defines the step size between valid capacity amounts within the range. Max (if set) and requestPolicy.default must be a multiple of Step."""
 
 
 class CapacityRequirements(TypedDict):
     """CapacityRequirements defines the capacity requirements for a specific device request."""
 
-    requests: NotRequired[dict[str, str]]
+    requests: NotRequired[dict[str, Quantity]]
     """Requests represent individual device resource requests for distinct resources, all of which must be provided by the device."""
 
 
 class Counter(TypedDict):
     """Counter describes a quantity associated with a device."""
 
-    value: str
+    value: Quantity
     """Value defines how much of a certain device counter is available."""
 
 
@@ -154,9 +154,9 @@ class DeviceAttribute(TypedDict):
     """BoolValue is a true/false value."""
     bools: NotRequired[list[bool]]
     """BoolValues is a non-empty list of true/false values."""
-    int: NotRequired[Int32]
+    int: NotRequired[Int64]
     """IntValue is a number."""
-    ints: NotRequired[list[Int32]]
+    ints: NotRequired[list[Int64]]
     """IntValues is a non-empty list of numbers. This is an alpha field and requires enabling the DRAListTypeAttributes feature gate."""
     string: NotRequired[str]
     """StringValue is a string. Must not be longer than 64 characters."""
@@ -172,7 +172,7 @@ class DeviceCapacity(TypedDict):
     """DeviceCapacity describes a quantity associated with a device."""
 
     requestPolicy: NotRequired[CapacityRequestPolicy]
-    value: str
+    value: Quantity
     """Value defines how much of a certain capacity that device has. This field reflects the fixed total capacity and does not change."""
 
 
@@ -262,7 +262,7 @@ class DeviceRequest(TypedDict):
     allocationMode: NotRequired[str]
     """AllocationMode and its related fields define how devices are allocated to satisfy this request. Supported values are: - ExactCount: This request is for a specific number of devices."""
     capacity: NotRequired[CapacityRequirements]
-    count: NotRequired[Int32]
+    count: NotRequired[Int64]
     """Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one."""
     derivedAttributes: NotRequired[list[DeviceDerivedAttribute]]
     """DerivedAttributes defines a set of virtual attributes computed via CEL expressions for each candidate device."""
@@ -287,7 +287,7 @@ class DeviceRequestAllocationResult(TypedDict):
     """BindingConditions contains a copy of the BindingConditions from the corresponding ResourceSlice at the time of allocation."""
     bindingFailureConditions: NotRequired[list[str]]
     """BindingFailureConditions contains a copy of the BindingFailureConditions from the corresponding ResourceSlice at the time of allocation."""
-    consumedCapacity: NotRequired[dict[str, str]]
+    consumedCapacity: NotRequired[dict[str, Quantity]]
     """ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request."""
     device: str
     """Device references one device instance via its name in the driver's resource pool. It must be a DNS label."""
@@ -317,7 +317,7 @@ class DeviceSubRequest(TypedDict):
     allocationMode: NotRequired[str]
     """AllocationMode and its related fields define how devices are allocated to satisfy this subrequest. Supported values are: - ExactCount: This request is for a specific number of devices."""
     capacity: NotRequired[CapacityRequirements]
-    count: NotRequired[Int32]
+    count: NotRequired[Int64]
     """Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one."""
     derivedAttributes: NotRequired[list[DeviceDerivedAttribute]]
     """DerivedAttributes defines a set of virtual attributes computed via CEL expressions for each candidate device."""
@@ -375,18 +375,18 @@ class NodeAllocatableMapping(TypedDict):
 
     capacityKey: NotRequired[str]
     """CapacityKey references a capacity name defined as a key in the `spec.devices[*].capacity` map."""
-    capacityMultiplier: NotRequired[str]
+    capacityMultiplier: NotRequired[Quantity]
     """CapacityMultiplier is used as a multiplier for the allocated capacity consumed. It is only valid if `capacityKey` is set."""
-    deviceMultiplier: NotRequired[str]
+    deviceMultiplier: NotRequired[Quantity]
     """DeviceMultiplier is used as a multiplier for the allocated device count in the claim. The final node allocatable resource amount is `deviceCount` * `deviceMultiplier`."""
 
 
 class NodeAllocatableOverhead(TypedDict):
     """NodeAllocatableOverhead defines auxiliary resource overheads incurred when allocating a device."""
 
-    perContainer: NotRequired[str]
+    perContainer: NotRequired[Quantity]
     """PerContainer is applied per container reference to the claim. This models overhead scaling linearly with the number of containers actively using the device."""
-    perPod: NotRequired[str]
+    perPod: NotRequired[Quantity]
     """PerPod is overhead applied once per pod referencing the claim on this node. This is a flat overhead incurred for every pod referencing the claim."""
 
 

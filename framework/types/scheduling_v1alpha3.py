@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32
 from framework.types import meta_v1
 
 
@@ -26,7 +26,7 @@ class CompositeDisruptionMode(TypedDict):
 class CompositeGangSchedulingPolicy(TypedDict):
     """CompositeGangSchedulingPolicy indicates that the groups belonging to the composite group should be scheduled using all-or-nothing semantics."""
 
-    minGroupCount: Int64
+    minGroupCount: Int32
     """minGroupCount is the minimum number of child groups that must be schedulable or scheduled at the same time for the scheduler to admit the entire group. It must be a positive integer."""
 
 
@@ -113,7 +113,7 @@ class DisruptionMode(TypedDict):
 class GangSchedulingPolicy(TypedDict):
     """GangSchedulingPolicy defines the parameters for gang scheduling."""
 
-    minCount: Int64
+    minCount: Int32
     """minCount is the minimum number of pods that must be schedulable or scheduled at the same time for the scheduler to admit the entire group. It must be a positive integer."""
 
 
