@@ -64,7 +64,7 @@ def declared_resources(modules: Iterable[ModuleType]) -> list[tuple[type, Resour
 
 
 def _check_info(cls: type, info: ResourceInfo) -> None:
-    where = f"{cls.__qualname__} ({info.kind})"
+    where = f"{cls.__name__} ({info.kind})"
     if not is_typeddict(cls):
         raise GenerateError("@resource must decorate a TypedDict", where)
     if not _VERSION.fullmatch(info.version):

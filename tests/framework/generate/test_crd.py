@@ -42,10 +42,7 @@ def _schema(crd: dict) -> dict:
 def _at(schema: dict, path: str) -> dict:
     """The schema at a dotted path; ``[]`` steps into a list's items."""
     for part in path.split("."):
-        if part == "[]":
-            schema = schema["items"]
-        else:
-            schema = schema["properties"][part]
+        schema = schema["items"] if part == "[]" else schema["properties"][part]
     return schema
 
 
