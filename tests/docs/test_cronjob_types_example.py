@@ -1,6 +1,7 @@
-"""``framework.generate.crd`` on the kubebuilder CronJob tutorial's types: the generated CRD inlines the
-built-in JobTemplateSpec as controller-gen does, installs on the test API server, documents its fields
-in ``kubectl explain`` and has the server refuse objects its schema refuses."""
+"""``docs/examples/cronjob_types.py`` through ``framework.generate.crd``: the kubebuilder CronJob
+tutorial's types make a CRD that inlines the built-in JobTemplateSpec as controller-gen does, installs
+on the test API server, documents its fields in ``kubectl explain`` and has the server refuse objects
+its schema refuses."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -17,15 +20,24 @@ from kubernetes.dynamic.exceptions import UnprocessibleEntityError
 
 from framework.generate.crd import generate_crds
 from framework.testing.kubectl import KUBECTL, Kubectl
-from tests.framework.generate import cronjob_v1
+from tests.docs.examples import EXAMPLES, load_example
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 PATH = "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml"
 
 
 @pytest.fixture(scope="module")
-def crd_text() -> str:
-    out = generate_crds([cronjob_v1])
+def cronjob_types() -> Iterator[ModuleType]:
+    """The example, imported as a module (the generator reads its source and resolves its names)."""
+    module = load_example("cronjob_types")
+    sys.modules[module.__name__] = module
+    yield module
+    del sys.modules[module.__name__]
+
+
+@pytest.fixture(scope="module")
+def crd_text(cronjob_types) -> str:
+    out = generate_crds([cronjob_types])
     assert list(out) == [PATH]
     return out[PATH]
 
@@ -190,18 +202,17 @@ def _assert_structural(schema: dict, path: str) -> None:
         _assert_structural(schema["additionalProperties"], path + "{}")
 
 
-def test_output_is_deterministic(crd_text) -> None:
-    assert generate_crds([cronjob_v1])[PATH] == crd_text
+def test_output_is_deterministic(cronjob_types, crd_text) -> None:
+    assert generate_crds([cronjob_types])[PATH] == crd_text
     # Another interpreter with another hash seed writes the same bytes.
     code = (
         "import sys; from framework.generate.crd import generate_crds; "
-        "from tests.framework.generate import cronjob_v1; "
-        f"sys.stdout.write(generate_crds([cronjob_v1])[{PATH!r}])"
+        f"sys.path.insert(0, {str(EXAMPLES)!r}); import cronjob_types; "
+        f"sys.stdout.write(generate_crds([cronjob_types])[{PATH!r}])"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
     assert out.stdout == crd_text
 
 
@@ -297,3 +308,8 @@ def test_kubectl_explain_shows_the_docstrings(apiserver, crd, tmp_path) -> None:
         assert "List of containers belonging to the pod." in out
     finally:
         kubectl.close()
+
+
+def test_typed_read(cronjob_types) -> None:
+    obj = _cronjob("x", {"schedule": "@daily", "jobTemplate": _JOB_TEMPLATE, "failedJobsHistoryLimit": 0})
+    assert cronjob_types.history_limits(obj) == (3, 0)
