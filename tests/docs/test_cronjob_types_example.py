@@ -181,6 +181,21 @@ def test_job_template_is_inlined_in_full(crd) -> None:
     assert limits["type"] == "object"
     assert limits["additionalProperties"]["x-kubernetes-int-or-string"] is True
     assert limits["additionalProperties"]["pattern"].startswith(r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))")
+    # The Go types' own markers, as controller-gen copies them from k8s.io/api.
+    containers = _at(root, "spec.jobTemplate.spec.template.spec.containers")
+    assert (containers["x-kubernetes-list-type"], containers["x-kubernetes-list-map-keys"]) == (
+        "map",
+        ["name"],
+    )
+    ports = _at(root, "spec.jobTemplate.spec.template.spec.containers.[].ports")
+    assert ports["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
+    assert (
+        _at(root, "spec.jobTemplate.spec.template.spec.containers.[].ports.[].protocol")["default"] == "TCP"
+    )
+    assert _at(root, "spec.jobTemplate.spec.selector")["x-kubernetes-map-type"] == "atomic"
+    secret_ref = _at(root, "spec.jobTemplate.spec.template.spec.containers.[].envFrom.[].secretRef")
+    assert secret_ref["x-kubernetes-map-type"] == "atomic"  # inherited from the inlined LocalObjectReference
+    assert secret_ref["properties"]["name"]["default"] == ""
     run_as = _at(root, "spec.jobTemplate.spec.template.spec.securityContext.runAsUser")
     assert (run_as["type"], run_as["format"]) == ("integer", "int64")
     assert _at(root, "spec.jobTemplate.spec.backoffLimit")["format"] == "int32"
