@@ -513,3 +513,32 @@ def test_scope_is_checked_at_declaration() -> None:
 )
 def test_default_plural(kind: str, plural: str) -> None:
     assert plural_of(kind) == plural
+
+
+def test_cel_rules_install_with_the_crd(apiserver) -> None:
+    """The rules reach the API server as written (issue 25's CEL evaluation enforces them)."""
+
+    @type_markers(
+        XValidation("self.min <= self.max", message="min must not exceed max", reason="FieldValueInvalid")
+    )
+    class RangeSpec(TypedDict, total=False):
+        min: Int32
+        max: Annotated[Int32, XValidation("self >= 0", message_expression="'max is ' + string(self)")]
+
+    @resource(group="x.example.com", version="v1", kind="Range")
+    class Range(TypedDict):
+        spec: NotRequired[RangeSpec]
+
+    (crd,) = crd_objects([_module(Range)]).values()
+    apiserver.install_crds([crd])
+    from kubernetes import client
+
+    stored = client.ApiextensionsV1Api(apiserver.api_client()).read_custom_resource_definition(
+        "ranges.x.example.com"
+    )
+    spec = stored.spec.versions[0].schema.open_apiv3_schema.properties["spec"]
+    assert [(r.rule, r.message, r.reason) for r in spec.x_kubernetes_validations] == [
+        ("self.min <= self.max", "min must not exceed max", "FieldValueInvalid")
+    ]
+    (rule,) = spec.properties["max"].x_kubernetes_validations
+    assert (rule.rule, rule.message_expression) == ("self >= 0", "'max is ' + string(self)")
