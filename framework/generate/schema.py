@@ -50,7 +50,8 @@ class GenerateError(Exception):
 
 
 def is_typeddict(obj: object) -> bool:
-    return typing.is_typeddict(obj)
+    """A ``TypedDict`` class, ``typing``'s or ``typing_extensions``' (its own class on Python < 3.13)."""
+    return typing.is_typeddict(obj) or (isinstance(obj, type) and type(obj).__name__ == "_TypedDictMeta")
 
 
 # --- descriptions from the source ---------------------------------------------------------------------

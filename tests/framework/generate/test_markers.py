@@ -542,3 +542,17 @@ def test_cel_rules_install_with_the_crd(apiserver) -> None:
     ]
     (rule,) = spec.properties["max"].x_kubernetes_validations
     assert (rule.rule, rule.message_expression) == ("self >= 0", "'max is ' + string(self)")
+
+
+def test_typing_extensions_typeddict_maps_too() -> None:
+    te = pytest.importorskip("typing_extensions")
+
+    class Spec(te.TypedDict):
+        a: te.NotRequired[int]
+        b: str
+
+    assert _spec_schema(Spec) == {
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["b"],
+        "type": "object",
+    }
