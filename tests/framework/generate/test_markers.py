@@ -556,3 +556,39 @@ def test_typing_extensions_typeddict_maps_too() -> None:
         "required": ["b"],
         "type": "object",
     }
+
+
+def test_an_edited_and_reloaded_module_is_read_anew(tmp_path, monkeypatch) -> None:
+    """``generate --check`` after an edit in one process: the new field and its docstring are seen."""
+    import importlib
+    import sys
+
+    source = (
+        "from typing import NotRequired, TypedDict\n"
+        "from framework.markers import resource\n\n\n"
+        "class GadgetSpec(TypedDict, total=False):\n"
+        "    size: int\n"
+        '    """How big."""\n\n\n'
+        '@resource(group="gadgets.example.com", version="v1", kind="Gadget")\n'
+        "class Gadget(TypedDict):\n"
+        "    spec: NotRequired[GadgetSpec]\n"
+    )
+    path = tmp_path / "gadget_types.py"
+    path.write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("gadget_types")
+    try:
+        first = yaml.safe_load(next(iter(generate_crds([module]).values())))
+        spec = first["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        assert spec["properties"] == {"size": {"description": "How big.", "type": "integer"}}
+        path.write_text(
+            source.replace(
+                '    """How big."""\n', '    """How big."""\n    color: str\n    """Which colour."""\n'
+            )
+        )
+        module = importlib.reload(module)
+        second = yaml.safe_load(next(iter(generate_crds([module]).values())))
+        spec = second["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        assert spec["properties"]["color"] == {"description": "Which colour.", "type": "string"}
+    finally:
+        sys.modules.pop("gadget_types", None)
