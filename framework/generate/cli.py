@@ -62,9 +62,12 @@ def _marker_rules(modules: list[ModuleType]) -> list[Rule]:
 def outputs(project: Project) -> dict[str, str]:
     """Relative path → the text the project's code generates for it."""
     with project_imports(project):
-        api = import_tree(f"{project.package}.api")
+        api = import_tree(f"{project.package}.api", project.root)
         crds = _crds(api) if api else {}
-        code = import_tree(f"{project.package}.controllers") + import_tree(f"{project.package}.webhooks")
+        code = [
+            *import_tree(f"{project.package}.controllers", project.root),
+            *import_tree(f"{project.package}.webhooks", project.root),
+        ]
         rules = _marker_rules(code)
         recording = record_setup(project)
     kinds = Kinds(yaml.safe_load(text) for text in crds.values())

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
 import pkgutil
 import re
 import sys
 import tempfile
 import tomllib
+import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,27 +125,41 @@ def project_imports(project: Project) -> Iterator[None]:
         _forget(project.package)
 
 
-def _describe(error: BaseException) -> str:
+def _describe(error: BaseException, root: Path | None = None) -> str:
+    """``Type: first line``, and where in the project it was raised (the deepest frame under ``root``)."""
     text = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    out = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    if root is not None:
+        where = None
+        base = str(root.resolve()) + os.sep
+        for frame, line in traceback.walk_tb(error.__traceback__):
+            filename = frame.f_code.co_filename
+            if filename.startswith(base):
+                where = f"{filename[len(base):]}:{line}"
+        if where is None and isinstance(error, SyntaxError) and error.filename and error.filename.startswith(base):
+            where = f"{error.filename[len(base):]}:{error.lineno}"
+        if where:
+            out += f" ({where})"
+    return out
 
 
-def import_tree(name: str) -> list[ModuleType]:
-    """``name`` and every module below it, sorted by name; [] if ``name`` does not exist."""
+def import_tree(name: str, root: Path | None = None) -> list[ModuleType]:
+    """``name`` and every module below it, sorted by name; [] if ``name`` does not exist. Errors name
+    the place in the project (under ``root``) that raised."""
     try:
         top = importlib.import_module(name)
     except ModuleNotFoundError as e:
         if e.name == name:
             return []
-        raise ProjectError(f"cannot import {name}: {_describe(e)}") from None
+        raise ProjectError(f"cannot import {name}: {_describe(e, root)}") from None
     except Exception as e:
-        raise ProjectError(f"cannot import {name}: {_describe(e)}") from None
+        raise ProjectError(f"cannot import {name}: {_describe(e, root)}") from None
     modules = [top]
     for info in sorted(pkgutil.walk_packages(getattr(top, "__path__", []), prefix=name + "."), key=lambda i: i.name):
         try:
             modules.append(importlib.import_module(info.name))
         except Exception as e:
-            raise ProjectError(f"cannot import {info.name}: {_describe(e)}") from None
+            raise ProjectError(f"cannot import {info.name}: {_describe(e, root)}") from None
     return modules
 
 
@@ -192,7 +208,7 @@ def record_setup(project: Project) -> Recording:
             try:
                 setup(mgr)
             except Exception as e:
-                raise ProjectError(f"{name}.setup(mgr) failed: {_describe(e)}") from None
+                raise ProjectError(f"{name}.setup(mgr) failed: {_describe(e, project.root)}") from None
         recording.informers = sorted(mgr.cache.factory.informers(), key=lambda k: tuple(map(str, k)))
         recording.webhooks = dict(sorted(server.webhooks.items()))
     client.close()
