@@ -1,3 +1,4 @@
-"""Generators: ``python -m framework generate`` writes a project's CRDs, RBAC role and webhook
-configurations from its code, as controller-gen does for a kubebuilder project (see
-:mod:`framework.generate.cli`)."""
+"""Generators: Kubernetes manifests from Python declarations, as kubebuilder's controller-gen makes
+them from Go (``crd``: CustomResourceDefinitions from ``@resource`` ``TypedDict`` types; ``rbac``: the
+manager's role; ``webhook``: its webhook configurations). ``python -m framework generate``
+(:mod:`framework.generate.cli`) writes them into a project."""
