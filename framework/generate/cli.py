@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -31,10 +32,10 @@ from framework.generate import rbac as rbac_gen
 from framework.generate.kinds import Kinds
 from framework.generate.project import Project, ProjectError, import_tree, project_imports, record_setup
 from framework.generate.webhook import webhook_configurations
-from framework.generate.yamlout import dump_documents
+from framework.generate.crd import render_yaml
 from framework.markers.rbac import Rule, rules_of
 
-__all__ = ["ROLE_PATH", "WEBHOOK_PATH", "generate", "outputs"]
+__all__ = ["ROLE_PATH", "WEBHOOK_PATH", "generate", "outputs", "render_documents"]
 
 ROLE_PATH = "config/rbac/role.yaml"
 WEBHOOK_PATH = "config/webhook/manifests.yaml"
@@ -59,6 +60,11 @@ def _marker_rules(modules: list[ModuleType]) -> list[Rule]:
     return rules
 
 
+def render_documents(documents: Iterable[dict[str, Any]]) -> str:
+    """A YAML stream of ``documents``, each after ``---``, as controller-gen writes a file."""
+    return "".join(render_yaml(doc) for doc in documents)
+
+
 def outputs(project: Project) -> dict[str, str]:
     """Relative path → the text the project's code generates for it."""
     with project_imports(project):
@@ -79,9 +85,9 @@ def outputs(project: Project) -> dict[str, str]:
     if recording.webhooks and project.managed_webhook_configuration:
         rules.append(rbac_gen.WEBHOOK_CONFIGURATION_RULE)
     out = dict(sorted(crds.items()))
-    out[ROLE_PATH] = dump_documents(rbac_gen.roles(rules))
+    out[ROLE_PATH] = render_documents(rbac_gen.roles(rules))
     if recording.webhooks:
-        out[WEBHOOK_PATH] = dump_documents(webhook_configurations(recording.webhooks, kinds, project.name))
+        out[WEBHOOK_PATH] = render_documents(webhook_configurations(recording.webhooks, kinds, project.name))
     return out
 
 

@@ -12,10 +12,9 @@ from string import Template
 from typing import Any
 
 import framework
-from framework.generate.cli import ROLE_PATH
+from framework.generate.cli import ROLE_PATH, render_documents
 from framework.generate.project import ProjectError, check_domain, check_project_name
 from framework.generate.rbac import leader_election_role, roles
-from framework.generate.yamlout import dump_documents
 from framework.scaffold import resource_templates as rt
 from framework.scaffold.files import Changes, ProjectFile
 from framework.scaffold.templates import INIT
@@ -80,8 +79,8 @@ def init(root: Path, domain: str, project: str, framework_path: str | None = Non
     changes = Changes(root, ProjectFile(domain=domain, project_name=project, package=package))
     for rel, text in INIT.items():
         changes.add(_render(rel, values), _render(text, values))
-    changes.add(ROLE_PATH, dump_documents(roles([])))  # what `generate` writes for a project without code
-    changes.add("config/rbac/leader_election_role.yaml", dump_documents([leader_election_role()]))
+    changes.add(ROLE_PATH, render_documents(roles([])))  # what `generate` writes for a project without code
+    changes.add("config/rbac/leader_election_role.yaml", render_documents([leader_election_role()]))
     return changes.apply()
 
 
@@ -168,11 +167,11 @@ def create_webhook(
     functions, chain, tests = "", "", ""
     if defaulting:
         functions += _render(rt.DEFAULTER, values)
-        chain += ".with_defaulter(default)"
+        chain += "    hooks.with_defaulter(default)\n"
         tests += _render(rt.DEFAULTER_TEST, values)
     if validation:
         functions += _render(rt.VALIDATOR, values)
-        chain += ".with_validator(on_create=validate, on_update=validate_update)"
+        chain += "    hooks.with_validator(on_create=validate, on_update=validate_update)\n"
         tests += _render(rt.VALIDATOR_TEST, values)
     namespaced = bool((resource.get("api") or {}).get("namespaced", True))
     values.update(
@@ -192,7 +191,7 @@ def create_webhook(
     changes.add(f"{package}/webhooks/{names['module']}.py", webhook_text)
     test_text = _render(rt.WEBHOOK_TEST, values)
     if not validation:
-        test_text = test_text.replace("import pytest\n\n", "").replace("from framework.client import APIError\n", "")
+        test_text = test_text.replace("import pytest\n", "").replace("from framework.client import APIError\n", "")
     changes.add(f"tests/test_{names['module']}_webhook.py", test_text)
     if not (root / "config/webhook/kustomization.yaml").exists():
         changes.add("config/webhook/kustomization.yaml", rt.WEBHOOK_KUSTOMIZATION)

@@ -95,7 +95,8 @@ class Changes:
         self._new[rel] = text
 
     def insert(self, rel: str, name: str, line: str) -> None:
-        """``line`` before the ``# +framework:scaffold:<name>`` line of ``rel``, indented as it is."""
+        """``line`` before the ``# +framework:scaffold:<name>`` line of ``rel``, indented as it is; for a
+        marker named ``imports``, into the sorted run of lines right after it (an import block)."""
         self._inserts.append((rel, name, line))
 
     def _extended(self, texts: dict[str, str]) -> dict[str, str]:
@@ -114,8 +115,16 @@ class Changes:
                     f"{rel}: the line `# {marker(name)}` is missing; this command adds its code there"
                 )
             indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
-            if f"{indent}{line}\n" not in lines:
-                lines.insert(at, f"{indent}{line}\n")
+            new = f"{indent}{line}\n"
+            if new in lines:
+                pass
+            elif name == "imports":
+                end = at + 1
+                while end < len(lines) and lines[end].strip():
+                    end += 1
+                lines[at + 1 : end] = sorted([*lines[at + 1 : end], new])
+            else:
+                lines.insert(at, new)
             out[rel] = "".join(lines)
         return out
 

@@ -7,14 +7,14 @@
 from __future__ import annotations
 
 TYPES = '''\
-"""${kind}: the ${group}/${version} API (``python -m framework generate`` writes its CRD from this)."""
+"""${kind}: the ${group}/${version} API (``generate`` writes its CRD from this)."""
 
 from __future__ import annotations
 
 from typing import Annotated, NotRequired, TypedDict
 
 from framework.markers import MaxLength, resource
-from framework.types import Condition, ObjectMeta
+from framework.types.meta_v1 import Condition, ObjectMeta
 
 
 class ${kind}Spec(TypedDict):
@@ -31,7 +31,13 @@ class ${kind}Status(TypedDict):
     """What the controller last observed: a Ready condition once it reconciled the ${kind}."""
 
 
-@resource(group="${group}", version="${version}", kind="${kind}", plural="${plural}", scope="${scope}")
+@resource(
+    group="${group}",
+    version="${version}",
+    kind="${kind}",
+    plural="${plural}",
+    scope="${scope}",
+)
 class ${kind}(TypedDict):
     """${kind} is the Schema for the ${plural} API."""
 
@@ -54,19 +60,31 @@ from __future__ import annotations
 from typing import cast
 
 import structlog
-
 from framework import Builder, Manager, NotFound, Request, Result
 from framework.client import ReaderWriter
 from framework.markers.rbac import rbac
 from framework.meta.conditions import set_status_condition
+
 from ${api_module} import API_VERSION, KIND, ${kind}
 
 log = structlog.get_logger(__name__)
 
 
-@rbac(groups=["${group}"], resources=["${plural}"], verbs=["get", "list", "watch", "create", "update", "patch", "delete"])
-@rbac(groups=["${group}"], resources=["${plural}/status"], verbs=["get", "update", "patch"])
-@rbac(groups=["${group}"], resources=["${plural}/finalizers"], verbs=["update"])
+@rbac(
+    groups=["${group}"],
+    resources=["${plural}"],
+    verbs=["get", "list", "watch", "create", "update", "patch", "delete"],
+)
+@rbac(
+    groups=["${group}"],
+    resources=["${plural}/status"],
+    verbs=["get", "update", "patch"],
+)
+@rbac(
+    groups=["${group}"],
+    resources=["${plural}/finalizers"],
+    verbs=["update"],
+)
 class ${kind}Reconciler:
     """Brings the cluster towards what a ${kind} asks for; level-triggered, so it reads the current
     state and converges it, however many events led here."""
@@ -107,12 +125,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-
 from framework.meta.conditions import is_status_condition_true
 from framework.testing import eventually
+
 from ${api_module} import API_VERSION, KIND
 
-SAMPLE = Path(__file__).resolve().parents[1] / "config" / "samples" / "${sample}"
+SAMPLES = Path(__file__).resolve().parents[1] / "config" / "samples"
+SAMPLE = SAMPLES / "${sample}"
 
 
 def test_reconciles_the_sample(manager):
@@ -150,12 +169,14 @@ from typing import Any
 from framework import Manager
 from framework.meta import field
 from framework.webhook import Invalid, WebhookBuilder
+
 from ${api_module} import API_VERSION, KIND
 ${functions}
 
 def setup(mgr: Manager) -> None:
     """Register the ${kind} webhooks on the manager's webhook server."""
-    WebhookBuilder(mgr).for_(API_VERSION, KIND)${chain}.complete()
+    hooks = WebhookBuilder(mgr).for_(API_VERSION, KIND)
+${chain}    hooks.complete()
 '''
 
 DEFAULTER = '''
@@ -186,18 +207,26 @@ WEBHOOK_TEST = '''\
 from __future__ import annotations
 
 import pytest
-
 from framework.client import APIError
 from framework.testing import eventually
+
 from ${api_module} import API_VERSION, KIND
 
 
 def new(name: str, **spec) -> dict:
-    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name${namespace_field}}, "spec": spec}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name${namespace_field}},
+        "spec": spec,
+    }
 
 
 def wait_for_webhooks(manager) -> None:
-    eventually(lambda: manager.webhook_configurator.last_error is None, message="webhook configuration written")
+    def written() -> bool:
+        return manager.webhook_configurator.last_error is None
+
+    eventually(written, message="the webhook configuration is written")
 ${tests}'''
 
 DEFAULTER_TEST = '''

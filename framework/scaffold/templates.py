@@ -107,15 +107,15 @@ INIT["${package}/__init__.py"] = '''\
 '''
 
 INIT["${package}/__main__.py"] = '''\
-"""``python -m ${package}``: the manager of ${project}, with the flags of kubebuilder's ``main.go``.
+"""The manager of ${project}, with the flags of kubebuilder's ``main.go``.
 
-It runs the controllers (``${package}.controllers``) while it holds the leader lease (``--leader-elect``),
-serves metrics (``--metrics-bind-address``) and the ``/healthz`` and ``/readyz`` probes
-(``--health-probe-bind-address``), and when the project has webhooks (``${package}.webhooks``) serves
-them on ``--webhook-port`` and writes their Mutating/ValidatingWebhookConfiguration with a self-signed
-certificate it rotates: for the Service ``--webhook-service`` in a cluster (default: the
-``${project}-webhook-service`` of the pod's namespace), or ``--webhook-url`` when the API server reaches
-this process directly (running on your machine against a test API server).
+It runs the controllers while it holds the leader lease (``--leader-elect``), serves metrics
+(``--metrics-bind-address``) and the ``/healthz`` and ``/readyz`` probes
+(``--health-probe-bind-address``), and when the project has webhooks serves them on
+``--webhook-port`` and writes their Mutating/ValidatingWebhookConfiguration with a self-signed
+certificate it rotates: for the Service ``--webhook-service`` in a cluster (default: the project's
+webhook Service in the pod's namespace), or ``--webhook-url`` when the API server reaches this
+process directly (running on your machine against a test API server).
 """
 
 from __future__ import annotations
@@ -126,10 +126,10 @@ import os
 import sys
 
 import structlog
-from prometheus_client import CollectorRegistry
-
 from framework import Client, LeaderElectionOptions, Manager
 from framework.webhook import SelfSigned, ServiceReference, WebhookConfiguration, WebhookServer
+from prometheus_client import CollectorRegistry
+
 from ${package} import controllers, webhooks
 
 PROJECT = "${project}"
@@ -137,7 +137,7 @@ LEADER_ELECTION_ID = "${project}.${domain}"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m ${package}", description="The manager of ${project}.")
+    p = argparse.ArgumentParser(description="The manager of ${project}.")
     p.add_argument(
         "--kubeconfig",
         help="kubeconfig file (default: $$KUBECONFIG, in a pod its service account, else ~/.kube/config)",
@@ -297,8 +297,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from framework.testing import free_port
+
 from ${package}.__main__ import build_manager, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -315,11 +315,16 @@ def manager(apiserver, tmp_path) -> Iterator:
     mgr = build_manager(
         parse_args(
             [
-                "--kubeconfig", apiserver.kubeconfig,
-                "--health-probe-bind-address", "127.0.0.1:0",
-                "--webhook-port", str(port),
-                "--webhook-url", f"https://127.0.0.1:{port}",
-                "--webhook-cert-dir", str(tmp_path / "certs"),
+                "--kubeconfig",
+                apiserver.kubeconfig,
+                "--health-probe-bind-address",
+                "127.0.0.1:0",
+                "--webhook-port",
+                str(port),
+                "--webhook-url",
+                f"https://127.0.0.1:{port}",
+                "--webhook-cert-dir",
+                str(tmp_path / "certs"),
             ]
         )
     )
@@ -343,9 +348,8 @@ from framework.testing import eventually
 
 
 def test_the_manager_becomes_ready(manager):
-    port = manager.probe_server.port
-
     def ready() -> bool:
+        port = manager.probe_server.port  # bound once the manager started
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as response:
             return response.status == 200
 
