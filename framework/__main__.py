@@ -27,11 +27,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     init = sub.add_parser("init", help="write a new project into the current directory")
-    init.add_argument("--domain", required=True, help="the domain of the project's API groups, e.g. example.com")
+    init.add_argument(
+        "--domain", required=True, help="the domain of the project's API groups, e.g. example.com"
+    )
     init.add_argument("--project", required=True, help="the project's name, e.g. memcached-operator")
     init.add_argument(
         "--framework-path",
-        help="the framework checkout the project depends on (default: $FRAMEWORK_PATH, else this framework's)",
+        help="the framework checkout the project depends on (default: $FRAMEWORK_PATH, else this one)",
     )
 
     create = sub.add_parser("create", help="add an API or a webhook")

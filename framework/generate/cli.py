@@ -29,10 +29,10 @@ from typing import Any
 import yaml
 
 from framework.generate import rbac as rbac_gen
+from framework.generate.crd import render_yaml
 from framework.generate.kinds import Kinds
 from framework.generate.project import Project, ProjectError, import_tree, project_imports, record_setup
 from framework.generate.webhook import webhook_configurations
-from framework.generate.crd import render_yaml
 from framework.markers.rbac import Rule, rules_of
 
 __all__ = ["ROLE_PATH", "WEBHOOK_PATH", "generate", "outputs", "render_documents"]
@@ -78,7 +78,7 @@ def outputs(project: Project) -> dict[str, str]:
         recording = record_setup(project)
     kinds = Kinds(yaml.safe_load(text) for text in crds.values())
     for key in recording.informers:
-        info = kinds.lookup(key.api_version, key.kind, f"{project.package}.controllers.setup(mgr) watches it")
+        info = kinds.lookup(key.api_version, key.kind, f"{project.package}.controllers.setup(mgr)")
         rules.append(replace(rbac_gen.read_rule(info.group, info.resource), namespace=key.namespace or None))
     if recording.event_recorders:
         rules.append(rbac_gen.EVENT_RULE)

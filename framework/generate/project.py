@@ -89,7 +89,7 @@ def load_project(root: Path) -> Project:
     for key in ("domain", "project", "package"):
         value = table.get(key)
         if not isinstance(value, str) or not value:
-            raise ProjectError(f"{path}: [tool.framework] needs {key} = \"...\"")
+            raise ProjectError(f'{path}: [tool.framework] needs {key} = "..."')
         values[key] = value
     if not values["package"].isidentifier():
         raise ProjectError(f"{path}: [tool.framework] package {values['package']!r} is not a Python name")
@@ -135,9 +135,14 @@ def _describe(error: BaseException, root: Path | None = None) -> str:
         for frame, line in traceback.walk_tb(error.__traceback__):
             filename = frame.f_code.co_filename
             if filename.startswith(base):
-                where = f"{filename[len(base):]}:{line}"
-        if where is None and isinstance(error, SyntaxError) and error.filename and error.filename.startswith(base):
-            where = f"{error.filename[len(base):]}:{error.lineno}"
+                where = f"{filename[len(base) :]}:{line}"
+        if (
+            where is None
+            and isinstance(error, SyntaxError)
+            and error.filename
+            and error.filename.startswith(base)
+        ):
+            where = f"{error.filename[len(base) :]}:{error.lineno}"
         if where:
             out += f" ({where})"
     return out
@@ -155,7 +160,9 @@ def import_tree(name: str, root: Path | None = None) -> list[ModuleType]:
     except Exception as e:
         raise ProjectError(f"cannot import {name}: {_describe(e, root)}") from None
     modules = [top]
-    for info in sorted(pkgutil.walk_packages(getattr(top, "__path__", []), prefix=name + "."), key=lambda i: i.name):
+    for info in sorted(
+        pkgutil.walk_packages(getattr(top, "__path__", []), prefix=name + "."), key=lambda i: i.name
+    ):
         try:
             modules.append(importlib.import_module(info.name))
         except Exception as e:

@@ -75,7 +75,12 @@ class _Rule:
 
     def key(self) -> tuple[str, str, str, str]:
         self.normalize()
-        return ("&".join(self.groups), "&".join(self.resources), "&".join(self.resource_names), "&".join(self.urls))
+        return (
+            "&".join(self.groups),
+            "&".join(self.resources),
+            "&".join(self.resource_names),
+            "&".join(self.urls),
+        )
 
     def policy_rule(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -112,14 +117,16 @@ def normalize_rules(rules: Iterable[Rule]) -> list[dict[str, Any]]:
     for rule in rules:
         groups = ["" if g == "core" else g for g in rule.groups]
         for resources in [[r] for r in rule.resources] or [[]]:
-            split.append(_Rule(groups, resources, list(rule.resource_names), list(rule.urls), list(rule.verbs)))
+            split.append(
+                _Rule(groups, resources, list(rule.resource_names), list(rule.urls), list(rule.verbs))
+            )
     by_key: dict[tuple[str, ...], _Rule] = {}
-    for rule in split:
-        key = rule.key()
+    for one in split:
+        key = one.key()
         if key in by_key:
-            by_key[key].verbs = sorted({*by_key[key].verbs, *rule.verbs})
+            by_key[key].verbs = sorted({*by_key[key].verbs, *one.verbs})
         else:
-            by_key[key] = rule
+            by_key[key] = one
     merged = list(by_key.values())
     merged = _fold(merged, lambda r: (r.key()[0], r.key()[2], r.key()[3], "&".join(r.verbs)), "resources")
     merged = _fold(merged, lambda r: (r.key()[1], r.key()[2], r.key()[3], "&".join(r.verbs)), "groups")

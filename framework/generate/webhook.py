@@ -27,7 +27,9 @@ MUTATING_NAME = "mutating-webhook-configuration"
 VALIDATING_NAME = "validating-webhook-configuration"
 
 
-def webhook_configurations(webhooks: Mapping[str, Any], kinds: Kinds, project_name: str) -> list[dict[str, Any]]:
+def webhook_configurations(
+    webhooks: Mapping[str, Any], kinds: Kinds, project_name: str
+) -> list[dict[str, Any]]:
     """The configurations for the handlers by path (mutating first; one left out when it has none)."""
     hooks: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
     for path in sorted(webhooks):
@@ -38,7 +40,9 @@ def webhook_configurations(webhooks: Mapping[str, Any], kinds: Kinds, project_na
                 "(register it with WebhookBuilder(mgr).for_(...))"
             )
         gvk = handler.gvk
-        info = kinds.lookup(f"{gvk.group}/{gvk.version}" if gvk.group else gvk.version, gvk.kind, f"webhook {path}")
+        info = kinds.lookup(
+            f"{gvk.group}/{gvk.version}" if gvk.group else gvk.version, gvk.kind, f"webhook {path}"
+        )
         hooks[handler.mutating].append(
             {
                 "admissionReviewVersions": ["v1"],
@@ -63,5 +67,12 @@ def webhook_configurations(webhooks: Mapping[str, Any], kinds: Kinds, project_na
     ):
         if hooks[mutating]:
             hooks[mutating].sort(key=lambda h: h["name"])
-            out.append({"apiVersion": ADMISSION_V1, "kind": kind, "metadata": {"name": name}, "webhooks": hooks[mutating]})
+            out.append(
+                {
+                    "apiVersion": ADMISSION_V1,
+                    "kind": kind,
+                    "metadata": {"name": name},
+                    "webhooks": hooks[mutating],
+                }
+            )
     return out

@@ -36,7 +36,11 @@ def _distribution() -> str:
 
 
 def _checkout_of(path: Path) -> Path | None:
-    return path if (path / "pyproject.toml").is_file() and (path / "framework" / "__init__.py").is_file() else None
+    return (
+        path
+        if (path / "pyproject.toml").is_file() and (path / "framework" / "__init__.py").is_file()
+        else None
+    )
 
 
 def framework_requirement(framework_path: str | None) -> str:
@@ -86,11 +90,15 @@ def init(root: Path, domain: str, project: str, framework_path: str | None = Non
 
 def _names(project: ProjectFile, group: str, version: str, kind: str) -> dict[str, str]:
     if not _GROUP.match(group):
-        raise ProjectError(f"group {group!r} must be a DNS label (lower case letters, digits, '-'), e.g. cache")
+        raise ProjectError(
+            f"group {group!r} must be a DNS label (lower case letters, digits, '-'), e.g. cache"
+        )
     if not _VERSION.match(version):
         raise ProjectError(f"version {version!r} is not a Kubernetes version (v1, v1beta1, v2alpha1, ...)")
     if not _KIND.match(kind):
-        raise ProjectError(f"kind {kind!r} must be CamelCase, starting with an upper-case letter (e.g. Memcached)")
+        raise ProjectError(
+            f"kind {kind!r} must be CamelCase, starting with an upper-case letter (e.g. Memcached)"
+        )
     from framework.generate.crd import plural_of
 
     module = kind.lower() + ("_" if keyword.iskeyword(kind.lower()) else "")
@@ -133,9 +141,15 @@ def create_api(root: Path, group: str, version: str, kind: str, cluster_scoped: 
     changes.add(f"{package}/controllers/{names['module']}.py", _render(rt.CONTROLLER, values))
     changes.add(f"tests/test_{names['module']}_controller.py", _render(rt.CONTROLLER_TEST, values))
     changes.add(f"config/samples/{names['sample']}", _render(rt.SAMPLE, values))
-    changes.insert(f"{package}/controllers/__init__.py", "imports", f"from {package}.controllers import {names['module']}")
+    changes.insert(
+        f"{package}/controllers/__init__.py",
+        "imports",
+        f"from {package}.controllers import {names['module']}",
+    )
     changes.insert(f"{package}/controllers/__init__.py", "setups", f"{names['module']}.setup,")
-    changes.insert("config/crd/kustomization.yaml", "crds", f"- bases/{names['group']}_{names['plural']}.yaml")
+    changes.insert(
+        "config/crd/kustomization.yaml", "crds", f"- bases/{names['group']}_{names['plural']}.yaml"
+    )
     changes.insert("config/samples/kustomization.yaml", "samples", f"- {names['sample']}")
     resource: dict[str, Any] = {
         "group": group,
@@ -160,7 +174,9 @@ def create_webhook(
     names = _names(project, group, version, kind)
     resource = project.find(group, version, kind)
     if resource is None:
-        raise ProjectError(f"PROJECT: no API {names['group']}/{version} {kind}; run `create api` for it first")
+        raise ProjectError(
+            f"PROJECT: no API {names['group']}/{version} {kind}; run `create api` for it first"
+        )
     if resource.get("webhooks"):
         raise ProjectError(f"PROJECT: the API {names['group']}/{version} {kind} has webhooks already")
     values = dict(names)
@@ -186,17 +202,23 @@ def create_webhook(
     webhook_text = _render(rt.WEBHOOK, values)
     if not validation:  # no refusals to raise: keep the module free of unused imports
         webhook_text = webhook_text.replace("from framework.meta import field\n", "").replace(
-            "from framework.webhook import Invalid, WebhookBuilder", "from framework.webhook import WebhookBuilder"
+            "from framework.webhook import Invalid, WebhookBuilder",
+            "from framework.webhook import WebhookBuilder",
         )
     changes.add(f"{package}/webhooks/{names['module']}.py", webhook_text)
     test_text = _render(rt.WEBHOOK_TEST, values)
     if not validation:
-        test_text = test_text.replace("import pytest\n", "").replace("from framework.client import APIError\n", "")
+        test_text = test_text.replace("import pytest\n", "").replace(
+            "from framework.client import APIError\n", ""
+        )
     changes.add(f"tests/test_{names['module']}_webhook.py", test_text)
     if not (root / "config/webhook/kustomization.yaml").exists():
         changes.add("config/webhook/kustomization.yaml", rt.WEBHOOK_KUSTOMIZATION)
         changes.add("config/webhook/service.yaml", _render(rt.WEBHOOK_SERVICE, values))
-    changes.insert(f"{package}/webhooks/__init__.py", "imports", f"from {package}.webhooks import {names['module']}")
+        changes.insert("config/default/kustomization.yaml", "default", "- ../webhook")
+    changes.insert(
+        f"{package}/webhooks/__init__.py", "imports", f"from {package}.webhooks import {names['module']}"
+    )
     changes.insert(f"{package}/webhooks/__init__.py", "setups", f"{names['module']}.setup,")
     resource["webhooks"] = {"defaulting": defaulting, "validation": validation, "webhookVersion": "v1"}
     return changes.apply()

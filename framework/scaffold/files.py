@@ -107,7 +107,9 @@ class Changes:
                 try:
                     text = (self.root / rel).read_text()
                 except FileNotFoundError:
-                    raise ProjectError(f"{rel}: not found; this command extends it at `# {marker(name)}`") from None
+                    raise ProjectError(
+                        f"{rel}: not found; this command extends it at `# {marker(name)}`"
+                    ) from None
             lines = text.splitlines(keepends=True)
             at = next((i for i, s in enumerate(lines) if s.strip() == f"# {marker(name)}"), None)
             if at is None:
@@ -132,7 +134,9 @@ class Changes:
         """Check, then write everything and the ``PROJECT`` file; the relative paths written."""
         for rel in sorted(self._new):
             if (self.root / rel).exists() and rel not in self.project.files:
-                raise ProjectError(f"{rel}: exists and was not written by `python -m framework`; not overwriting it")
+                raise ProjectError(
+                    f"{rel}: exists and was not written by `python -m framework`; not overwriting it"
+                )
         extended = self._extended(self._new)
         everything = {**self._new, **extended}
         self.project.files.update(self._new)

@@ -148,7 +148,7 @@ def test_reconciles_the_sample(manager):
     eventually(ready, message="the sample ${kind} is Ready")
 '''
 
-SAMPLE = '''\
+SAMPLE = """\
 apiVersion: ${group}/${version}
 kind: ${kind}
 metadata:
@@ -157,7 +157,7 @@ metadata:
   name: ${module}-sample
 spec:
   foo: bar
-'''
+"""
 
 WEBHOOK = '''\
 """Admission webhooks of ${group}/${version} ${kind}: ${what}."""
@@ -229,15 +229,15 @@ def wait_for_webhooks(manager) -> None:
     eventually(written, message="the webhook configuration is written")
 ${tests}'''
 
-DEFAULTER_TEST = '''
+DEFAULTER_TEST = """
 
 def test_defaults_are_set(manager):
     wait_for_webhooks(manager)
     created = manager.api_reader.create(new("${module}-defaulted"))
     assert created["spec"]["foo"] == "default"
-'''
+"""
 
-VALIDATOR_TEST = '''
+VALIDATOR_TEST = """
 
 def test_an_invalid_object_is_refused(manager):
     wait_for_webhooks(manager)
@@ -245,18 +245,18 @@ def test_an_invalid_object_is_refused(manager):
         manager.api_reader.create(new("${module}-invalid", foo="invalid"))
     assert refused.value.status == 422
     assert "must not be 'invalid'" in str(refused.value)
-'''
+"""
 
-WEBHOOK_KUSTOMIZATION = '''\
+WEBHOOK_KUSTOMIZATION = """\
 # The Service in front of the manager's webhook server. The manager writes the Mutating- and
 # ValidatingWebhookConfiguration itself (managed-webhook-configuration in pyproject.toml). With
 # cert-manager instead, list manifests.yaml (written by `python -m framework generate`) here too,
 # and drop webhook_configuration= from the manager.
 resources:
 - service.yaml
-'''
+"""
 
-WEBHOOK_SERVICE = '''\
+WEBHOOK_SERVICE = """\
 apiVersion: v1
 kind: Service
 metadata:
@@ -272,4 +272,4 @@ spec:
   selector:
     control-plane: controller-manager
     app.kubernetes.io/name: ${project}
-'''
+"""

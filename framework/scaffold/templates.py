@@ -7,7 +7,7 @@ from __future__ import annotations
 
 INIT: dict[str, str] = {}
 
-INIT["pyproject.toml"] = '''\
+INIT["pyproject.toml"] = """\
 [build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
@@ -42,9 +42,9 @@ managed-webhook-configuration = true
 testpaths = ["tests"]
 # The tests import the package from the project root, installed or not.
 pythonpath = ["."]
-'''
+"""
 
-INIT["README.md"] = '''\
+INIT["README.md"] = """\
 # ${project}
 
 A Kubernetes operator on the framework, laid out as a kubebuilder project: types in `${package}/api`,
@@ -63,26 +63,26 @@ to the types, RBAC markers or watches regenerate the CRDs, `config/rbac/role.yam
 
 Run the manager against the cluster of your kubeconfig with `python -m ${package}`
 (`--help` for its flags), or deploy it: build the image (`Dockerfile`) and `kubectl apply -k config/default`.
-'''
+"""
 
-INIT[".gitignore"] = '''\
+INIT[".gitignore"] = """\
 __pycache__/
 *.egg-info/
 .venv/
 build/
 dist/
 wheels/
-'''
+"""
 
-INIT[".dockerignore"] = '''\
+INIT[".dockerignore"] = """\
 .git
 .venv
 **/__pycache__
 *.egg-info
 tests
-'''
+"""
 
-INIT["Dockerfile"] = '''\
+INIT["Dockerfile"] = """\
 # ${project}: the manager image.
 #
 # The framework is not on PyPI: put its wheel into wheels/ first, then build:
@@ -100,7 +100,7 @@ RUN pip install --no-cache-dir --find-links=wheels ${framework_dist} \\
 # distroless' "nonroot"
 USER 65532:65532
 ENTRYPOINT ["python", "-m", "${package}"]
-'''
+"""
 
 INIT["${package}/__init__.py"] = '''\
 """${project}: a Kubernetes operator on the framework."""
@@ -381,7 +381,7 @@ def test_generated_manifests_are_current():
 
 # -- config/: kubebuilder's kustomize tree ---------------------------------------------------------
 
-INIT["config/default/kustomization.yaml"] = '''\
+INIT["config/default/kustomization.yaml"] = """\
 # The whole deployment: kubectl apply -k config/default
 namespace: ${project}-system
 namePrefix: ${project}-
@@ -391,26 +391,25 @@ resources:
 - ../rbac
 - ../manager
 - metrics_service.yaml
-# After `python -m framework create webhook`: the webhook Service (the manager writes the webhook
-# configurations itself; see config/webhook/kustomization.yaml).
-#- ../webhook
 # With the Prometheus operator installed:
 #- ../prometheus
+# `python -m framework create webhook` adds ../webhook (the webhook Service) here.
+# +framework:scaffold:default
 
 patches:
 # Serve metrics on :8080 for the metrics Service.
 - path: manager_metrics_patch.yaml
   target:
     kind: Deployment
-'''
+"""
 
-INIT["config/default/manager_metrics_patch.yaml"] = '''\
+INIT["config/default/manager_metrics_patch.yaml"] = """\
 - op: add
   path: /spec/template/spec/containers/0/args/0
   value: --metrics-bind-address=:8080
-'''
+"""
 
-INIT["config/default/metrics_service.yaml"] = '''\
+INIT["config/default/metrics_service.yaml"] = """\
 apiVersion: v1
 kind: Service
 metadata:
@@ -428,18 +427,18 @@ spec:
   selector:
     control-plane: controller-manager
     app.kubernetes.io/name: ${project}
-'''
+"""
 
-INIT["config/manager/kustomization.yaml"] = '''\
+INIT["config/manager/kustomization.yaml"] = """\
 resources:
 - manager.yaml
 images:
 - name: controller
   newName: ${project}
   newTag: latest
-'''
+"""
 
-INIT["config/manager/manager.yaml"] = '''\
+INIT["config/manager/manager.yaml"] = """\
 apiVersion: v1
 kind: Namespace
 metadata:
@@ -522,9 +521,9 @@ spec:
         emptyDir: {}
       serviceAccountName: controller-manager
       terminationGracePeriodSeconds: 10
-'''
+"""
 
-INIT["config/rbac/kustomization.yaml"] = '''\
+INIT["config/rbac/kustomization.yaml"] = """\
 resources:
 # role.yaml is written by `python -m framework generate` from the code.
 - role.yaml
@@ -532,9 +531,9 @@ resources:
 - service_account.yaml
 - leader_election_role.yaml
 - leader_election_role_binding.yaml
-'''
+"""
 
-INIT["config/rbac/role_binding.yaml"] = '''\
+INIT["config/rbac/role_binding.yaml"] = """\
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
@@ -549,9 +548,9 @@ subjects:
 - kind: ServiceAccount
   name: controller-manager
   namespace: system
-'''
+"""
 
-INIT["config/rbac/service_account.yaml"] = '''\
+INIT["config/rbac/service_account.yaml"] = """\
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -559,9 +558,9 @@ metadata:
     app.kubernetes.io/name: ${project}
   name: controller-manager
   namespace: system
-'''
+"""
 
-INIT["config/rbac/leader_election_role_binding.yaml"] = '''\
+INIT["config/rbac/leader_election_role_binding.yaml"] = """\
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
@@ -576,26 +575,26 @@ subjects:
 - kind: ServiceAccount
   name: controller-manager
   namespace: system
-'''
+"""
 
-INIT["config/crd/kustomization.yaml"] = '''\
+INIT["config/crd/kustomization.yaml"] = """\
 # The CRDs `python -m framework generate` writes to bases/ (create api adds each here).
 resources:
 # +framework:scaffold:crds
-'''
+"""
 
-INIT["config/samples/kustomization.yaml"] = '''\
+INIT["config/samples/kustomization.yaml"] = """\
 # One sample object per kind (create api adds each here).
 resources:
 # +framework:scaffold:samples
-'''
+"""
 
-INIT["config/prometheus/kustomization.yaml"] = '''\
+INIT["config/prometheus/kustomization.yaml"] = """\
 resources:
 - monitor.yaml
-'''
+"""
 
-INIT["config/prometheus/monitor.yaml"] = '''\
+INIT["config/prometheus/monitor.yaml"] = """\
 # Prometheus operator: scrape the manager's metrics Service.
 apiVersion: monitoring.coreos.com/v1
 kind: ServiceMonitor
@@ -614,4 +613,4 @@ spec:
     matchLabels:
       control-plane: controller-manager
       app.kubernetes.io/name: ${project}
-'''
+"""

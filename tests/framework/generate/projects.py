@@ -34,7 +34,9 @@ from framework.markers.rbac import rbac
 @rbac(groups=[""], resources=["secrets"], verbs=["create", "update"])
 @rbac(groups=["core"], resources=["secrets"], verbs=["patch"])
 @rbac(groups=["apps"], resources=["deployments", "deployments/status"], verbs=["get"])
-@rbac(groups=[""], resources=["configmaps"], resource_names=["settings"], verbs=["get"], namespace="shop-system")
+@rbac(
+    groups=[""], resources=["configmaps"], resource_names=["settings"], verbs=["get"], namespace="shop-system"
+)
 @rbac(urls=["/metrics"], verbs=["get"])
 class Mirror:
     def reconcile(self, request):

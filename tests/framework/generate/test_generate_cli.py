@@ -21,7 +21,12 @@ ROOT = Path(__file__).resolve().parents[3]
 def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
-        [sys.executable, "-m", "framework", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "framework", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -39,11 +44,18 @@ def test_webhook_manifests_from_the_registered_webhooks(in_project, apiserver):
     assert mutating["webhooks"] == [
         {
             "admissionReviewVersions": ["v1"],
-            "clientConfig": {"service": {"name": "webhook-service", "namespace": "system", "path": "/mutate--v1-configmap"}},
+            "clientConfig": {
+                "service": {"name": "webhook-service", "namespace": "system", "path": "/mutate--v1-configmap"}
+            },
             "failurePolicy": "Fail",
             "name": "mconfigmap-v1.core.shop",
             "rules": [
-                {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}
+                {
+                    "apiGroups": [""],
+                    "apiVersions": ["v1"],
+                    "operations": ["CREATE", "UPDATE"],
+                    "resources": ["configmaps"],
+                }
             ],
             "sideEffects": "None",
         }
@@ -55,14 +67,19 @@ def test_webhook_manifests_from_the_registered_webhooks(in_project, apiserver):
     # The API server accepts them as they are.
     kubectl = Kubectl(apiserver.kubeconfig, in_project)
     kubectl.ok("apply", "-f", str(in_project / "config/webhook/manifests.yaml"))
-    stored = kubectl.json("get", "validatingwebhookconfiguration", "validating-webhook-configuration", "-o", "json")
+    stored = kubectl.json(
+        "get", "validatingwebhookconfiguration", "validating-webhook-configuration", "-o", "json"
+    )
     assert stored["webhooks"][0]["sideEffects"] == "None"
 
 
 def test_a_rerun_is_byte_identical_and_check_passes(in_project, capsys):
     assert main(["generate"]) == 0
     first = {p: p.read_bytes() for p in (in_project / "config").rglob("*.yaml")}
-    assert capsys.readouterr().out.splitlines() == ["wrote config/rbac/role.yaml", "wrote config/webhook/manifests.yaml"]
+    assert capsys.readouterr().out.splitlines() == [
+        "wrote config/rbac/role.yaml",
+        "wrote config/webhook/manifests.yaml",
+    ]
     assert main(["generate"]) == 0
     assert capsys.readouterr().out == ""  # nothing changed, nothing written
     assert {p: p.read_bytes() for p in (in_project / "config").rglob("*.yaml")} == first
@@ -89,13 +106,15 @@ def test_check_names_each_stale_or_missing_file_and_writes_nothing(in_project, c
     ("files", "message"),
     [
         (
-            {"shop/controllers/mirror.py": "from framework import Builder\n\ndef setup(mgr):\n"
-             "    Builder(mgr).for_('example.com/v1', 'Widget').complete(lambda r: None)\n"},
-            "error: shop.controllers.setup(mgr) watches it: kind Widget of example.com/v1 is neither a built-in kind"
-            " nor declared in the project's api package, so its resource name is unknown",
+            {
+                "shop/controllers/mirror.py": "from framework import Builder\n\ndef setup(mgr):\n"
+                "    Builder(mgr).for_('example.com/v1', 'Widget').complete(lambda r: None)\n"
+            },
+            "error: shop.controllers.setup(mgr): kind Widget of example.com/v1 is neither a built-in kind nor"
+            " declared in the project's api package, so its resource name is unknown",
         ),
         (
-            {"shop/controllers/mirror.py": "def setup(mgr):\n    mgr.client.get('v1', 'ConfigMap', 'x', 'default')\n"},
+            {"shop/controllers/mirror.py": "def setup(mgr):\n    mgr.client.get('v1', 'ConfigMap', 'x')\n"},
             "error: shop.controllers.setup(mgr) failed: ",
         ),
         (
@@ -104,8 +123,8 @@ def test_check_names_each_stale_or_missing_file_and_writes_nothing(in_project, c
             " (shop/controllers/mirror.py:1)",
         ),
         (
-            {"shop/webhooks/__init__.py": "def setup(mgr):\n    mgr.webhook_server.register('/raw', lambda r: None)\n"},
-            "error: webhook /raw: a plain admission handler names no kind to write a rule for "
+            {"shop/webhooks/__init__.py": "def setup(mgr):\n    mgr.webhook_server.register('/r', print)\n"},
+            "error: webhook /r: a plain admission handler names no kind to write a rule for "
             "(register it with WebhookBuilder(mgr).for_(...))",
         ),
         ({"shop/webhooks/__init__.py": "SETUP = None\n"}, "error: shop.webhooks has no setup(mgr) function"),

@@ -24,8 +24,12 @@ def test_rules_merge_and_sort_as_controller_gen():
     rules = [
         Rule(verbs=("get",), groups=("apps",), resources=("deployments",)),
         Rule(verbs=("list", "get"), groups=("apps",), resources=("deployments",)),  # same key: verbs united
-        Rule(verbs=("get", "list"), groups=("apps",), resources=("replicasets",)),  # same verbs: resources fold
-        Rule(verbs=("get", "list"), groups=("batch",), resources=("deployments", "replicasets")),  # groups fold
+        Rule(
+            verbs=("get", "list"), groups=("apps",), resources=("replicasets",)
+        ),  # same verbs: resources fold
+        Rule(
+            verbs=("get", "list"), groups=("batch",), resources=("deployments", "replicasets")
+        ),  # groups fold
         Rule(verbs=("watch", "*"), groups=("core",), resources=("pods",)),  # * alone; core is ""
         Rule(verbs=("get",), urls=("/metrics",)),
         Rule(verbs=("get",), urls=("/healthz",)),  # URLs fold
@@ -33,7 +37,11 @@ def test_rules_merge_and_sort_as_controller_gen():
     assert normalize_rules(rules) == [
         {"nonResourceURLs": ["/healthz", "/metrics"], "verbs": ["get"]},
         {"apiGroups": [""], "resources": ["pods"], "verbs": ["*"]},
-        {"apiGroups": ["apps", "batch"], "resources": ["deployments", "replicasets"], "verbs": ["get", "list"]},
+        {
+            "apiGroups": ["apps", "batch"],
+            "resources": ["deployments", "replicasets"],
+            "verbs": ["get", "list"],
+        },
     ]
 
 
@@ -105,7 +113,12 @@ def test_role_from_markers_watches_and_events(tmp_path):
             "kind": "Role",
             "metadata": {"name": "manager-role", "namespace": "shop-system"},
             "rules": [
-                {"apiGroups": [""], "resourceNames": ["settings"], "resources": ["configmaps"], "verbs": ["get"]}
+                {
+                    "apiGroups": [""],
+                    "resourceNames": ["settings"],
+                    "resources": ["configmaps"],
+                    "verbs": ["get"],
+                }
             ],
         },
     ]
@@ -131,7 +144,9 @@ def _bind(api: client.ApiClient, docs: list[dict], user: str) -> None:
         ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": doc["kind"], "name": doc["metadata"]["name"]}
         if doc["kind"] == "ClusterRole":
             rbac_api.create_cluster_role(doc)
-            rbac_api.create_cluster_role_binding({"metadata": {"name": user}, "roleRef": ref, "subjects": subject})
+            rbac_api.create_cluster_role_binding(
+                {"metadata": {"name": user}, "roleRef": ref, "subjects": subject}
+            )
         else:
             namespace = doc["metadata"]["namespace"]
             client.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
@@ -149,7 +164,9 @@ def test_the_generated_role_lets_the_manager_run_under_rbac(tmp_path):
         server.record_requests()
         with project_imports(project):
             controllers = importlib.import_module("shop.controllers")
-            mgr = Manager(Client.from_kubeconfig(server.kubeconfig_for("shop")), health_probe_bind_address="0")
+            mgr = Manager(
+                Client.from_kubeconfig(server.kubeconfig_for("shop")), health_probe_bind_address="0"
+            )
             controllers.setup(mgr)
         thread = threading.Thread(target=mgr.start, name="manager", daemon=True)
         thread.start()

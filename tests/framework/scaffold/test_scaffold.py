@@ -70,7 +70,10 @@ def test_the_layout(scaffolded):
     controllers = (scaffolded / "memcached_operator/controllers/__init__.py").read_text()
     assert "from memcached_operator.controllers import memcached" in controllers
     assert "    memcached.setup," in controllers
-    assert "- bases/cache.example.com_memcacheds.yaml" in (scaffolded / "config/crd/kustomization.yaml").read_text()
+    assert (
+        "- bases/cache.example.com_memcacheds.yaml"
+        in (scaffolded / "config/crd/kustomization.yaml").read_text()
+    )
     project = yaml.safe_load((scaffolded / "PROJECT").read_text())
     assert project["resources"] == [
         {
@@ -90,10 +93,17 @@ def test_the_layout(scaffolded):
 
 def test_generated_role_and_webhooks_follow_the_scaffolded_code(scaffolded):
     rules = yaml.safe_load((scaffolded / "config/rbac/role.yaml").read_text())["rules"]
-    assert {"apiGroups": ["cache.example.com"], "resources": ["memcacheds/status"], "verbs": ["get", "patch", "update"]} in rules
+    assert {
+        "apiGroups": ["cache.example.com"],
+        "resources": ["memcacheds/status"],
+        "verbs": ["get", "patch", "update"],
+    } in rules
     assert any("mutatingwebhookconfigurations" in r["resources"] for r in rules)
     mutating, validating = yaml.safe_load_all((scaffolded / "config/webhook/manifests.yaml").read_text())
-    assert mutating["webhooks"][0]["clientConfig"]["service"]["path"] == "/mutate-cache-example-com-v1alpha1-memcached"
+    assert (
+        mutating["webhooks"][0]["clientConfig"]["service"]["path"]
+        == "/mutate-cache-example-com-v1alpha1-memcached"
+    )
     assert validating["webhooks"][0]["rules"][0]["resources"] == ["memcacheds"]
 
 
@@ -106,7 +116,8 @@ def test_check_passes_on_a_fresh_scaffold_and_fails_after_a_field_is_added(tmp_p
     types = tmp_path / "fresh/api/cache/v1alpha1/memcached.py"
     types.write_text(
         types.read_text().replace(
-            "class MemcachedSpec(TypedDict):\n", "class MemcachedSpec(TypedDict):\n    size: int\n    \"\"\"How many.\"\"\"\n\n"
+            "class MemcachedSpec(TypedDict):\n",
+            'class MemcachedSpec(TypedDict):\n    size: int\n    """How many."""\n\n',
         )
     )
     capsys.readouterr()
@@ -123,10 +134,38 @@ def test_the_crd_installs_and_kubectl_explains_the_docstrings(scaffolded, apiser
     assert kubectl.json("get", "memcached", "memcached-sample", "-o", "json")["spec"] == {"foo": "bar"}
 
 
+def test_the_kustomize_tree_builds_and_applies(scaffolded, apiserver, tmp_path):
+    kubectl = Kubectl(apiserver.kubeconfig, tmp_path)
+    built = list(yaml.safe_load_all(kubectl.ok("kustomize", str(scaffolded / "config/default"))))
+    names = {(d["kind"], d["metadata"]["name"]) for d in built}
+    assert {
+        ("CustomResourceDefinition", "memcacheds.cache.example.com"),
+        ("ClusterRole", "memcached-operator-manager-role"),
+        ("Role", "memcached-operator-leader-election-role"),
+        ("Deployment", "memcached-operator-controller-manager"),
+        ("Service", "memcached-operator-webhook-service"),  # create webhook added ../webhook
+        ("Service", "memcached-operator-controller-manager-metrics-service"),
+    } <= names
+    [deployment] = [d for d in built if d["kind"] == "Deployment"]
+    assert deployment["metadata"]["namespace"] == "memcached-operator-system"
+    args = deployment["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args == ["--metrics-bind-address=:8080", "--leader-elect", "--health-probe-bind-address=:8081"]
+    kubectl.ok("apply", "-k", str(scaffolded / "config/default"))
+    kubectl.ok("get", "crd", "memcacheds.cache.example.com")
+
+
 def test_the_project_builds_its_package_metadata(scaffolded, tmp_path):
     """What pip's build step makes of the pyproject (setuptools' egg_info), without installing."""
     subprocess.run(
-        [sys.executable, "-c", "from setuptools import setup; setup()", "-q", "egg_info", "--egg-base", str(tmp_path)],
+        [
+            sys.executable,
+            "-c",
+            "from setuptools import setup; setup()",
+            "-q",
+            "egg_info",
+            "--egg-base",
+            str(tmp_path),
+        ],
         cwd=scaffolded,
         check=True,
         capture_output=True,
@@ -146,36 +185,94 @@ def test_framework_path_and_its_environment_variable(tmp_path, monkeypatch, caps
     assert f'"gcm @ {ROOT.as_uri()}"' in (tmp_path / "pyproject.toml").read_text()
     (tmp_path / "b").mkdir()
     capsys.readouterr()
-    assert run(monkeypatch, tmp_path / "b", "init", "--domain", "example.com", "--project", "b", "--framework-path", str(tmp_path)) == 2
-    assert capsys.readouterr().err == f"error: framework path {tmp_path}: not a checkout of the framework (no pyproject.toml)\n"
+    assert (
+        run(
+            monkeypatch,
+            tmp_path / "b",
+            "init",
+            "--domain",
+            "example.com",
+            "--project",
+            "b",
+            "--framework-path",
+            str(tmp_path),
+        )
+        == 2
+    )
+    assert (
+        capsys.readouterr().err
+        == f"error: framework path {tmp_path}: not a checkout of the framework (no pyproject.toml)\n"
+    )
 
 
 @pytest.mark.parametrize(
     ("prepare", "argv", "message"),
     [
-        (lambda p: None, ["init", "--domain", "example.com", "--project", "x"],
-         "PROJECT: exists; this directory holds a project already (init writes a new one)"),
-        (lambda p: (p / "PROJECT").unlink(), ["init", "--domain", "example.com", "--project", "memcached-operator"],
-         ".dockerignore: exists and was not written by `python -m framework`; not overwriting it"),
-        (lambda p: None, ["create", "api", *KIND], "PROJECT: the API cache.example.com/v1alpha1 Memcached exists already"),
-        (lambda p: (p / "memcached_operator/controllers/widget.py").write_text("# mine\n"),
-         ["create", "api", "--group", "cache", "--version", "v1", "--kind", "Widget"],
-         "memcached_operator/controllers/widget.py: exists and was not written by `python -m framework`; not overwriting it"),
-        (lambda p: None, ["create", "webhook", "--group", "cache", "--version", "v1", "--kind", "Widget", "--defaulting"],
-         "PROJECT: no API cache.example.com/v1 Widget; run `create api` for it first"),
-        (lambda p: None, ["create", "webhook", *KIND, "--validation"],
-         "PROJECT: the API cache.example.com/v1alpha1 Memcached has webhooks already"),
-        (lambda p: None, ["create", "webhook", *KIND], "create webhook needs --defaulting and/or --validation"),
-        (lambda p: (p / "config/crd/kustomization.yaml").write_text("resources: []\n"),
-         ["create", "api", "--group", "cache", "--version", "v1", "--kind", "Widget"],
-         "config/crd/kustomization.yaml: the line `# +framework:scaffold:crds` is missing; this command adds its code there"),
-        (lambda p: None, ["create", "api", "--group", "cache", "--version", "1", "--kind", "Widget"],
-         "version '1' is not a Kubernetes version (v1, v1beta1, v2alpha1, ...)"),
-        (lambda p: None, ["create", "api", "--group", "cache", "--version", "v1", "--kind", "widget"],
-         "kind 'widget' must be CamelCase, starting with an upper-case letter (e.g. Memcached)"),
+        (
+            lambda p: None,
+            ["init", "--domain", "example.com", "--project", "x"],
+            "PROJECT: exists; this directory holds a project already (init writes a new one)",
+        ),
+        (
+            lambda p: (p / "PROJECT").unlink(),
+            ["init", "--domain", "example.com", "--project", "memcached-operator"],
+            ".dockerignore: exists and was not written by `python -m framework`; not overwriting it",
+        ),
+        (
+            lambda p: None,
+            ["create", "api", *KIND],
+            "PROJECT: the API cache.example.com/v1alpha1 Memcached exists already",
+        ),
+        (
+            lambda p: (p / "memcached_operator/controllers/widget.py").write_text("# mine\n"),
+            ["create", "api", "--group", "cache", "--version", "v1", "--kind", "Widget"],
+            "memcached_operator/controllers/widget.py: exists and was not written by `python -m framework`;"
+            " not overwriting it",
+        ),
+        (
+            lambda p: None,
+            ["create", "webhook", "--group", "cache", "--version", "v1", "--kind", "Widget", "--defaulting"],
+            "PROJECT: no API cache.example.com/v1 Widget; run `create api` for it first",
+        ),
+        (
+            lambda p: None,
+            ["create", "webhook", *KIND, "--validation"],
+            "PROJECT: the API cache.example.com/v1alpha1 Memcached has webhooks already",
+        ),
+        (
+            lambda p: None,
+            ["create", "webhook", *KIND],
+            "create webhook needs --defaulting and/or --validation",
+        ),
+        (
+            lambda p: (p / "config/crd/kustomization.yaml").write_text("resources: []\n"),
+            ["create", "api", "--group", "cache", "--version", "v1", "--kind", "Widget"],
+            "config/crd/kustomization.yaml: the line `# +framework:scaffold:crds` is missing;"
+            " this command adds its code there",
+        ),
+        (
+            lambda p: None,
+            ["create", "api", "--group", "cache", "--version", "1", "--kind", "Widget"],
+            "version '1' is not a Kubernetes version (v1, v1beta1, v2alpha1, ...)",
+        ),
+        (
+            lambda p: None,
+            ["create", "api", "--group", "cache", "--version", "v1", "--kind", "widget"],
+            "kind 'widget' must be CamelCase, starting with an upper-case letter (e.g. Memcached)",
+        ),
     ],
-    ids=["init-twice", "init-over-a-file", "api-twice", "api-over-a-file", "webhook-without-api",
-         "webhook-twice", "webhook-without-kind", "marker-removed", "bad-version", "bad-kind"],
+    ids=[
+        "init-twice",
+        "init-over-a-file",
+        "api-twice",
+        "api-over-a-file",
+        "webhook-without-api",
+        "webhook-twice",
+        "webhook-without-kind",
+        "marker-removed",
+        "bad-version",
+        "bad-kind",
+    ],
 )
 def test_refusals_name_the_file_and_change_nothing(project, monkeypatch, capsys, prepare, argv, message):
     prepare(project)
