@@ -31,7 +31,7 @@ import yaml
 from framework.generate import rbac as rbac_gen
 from framework.generate.crd import render_yaml
 from framework.generate.kinds import Kinds
-from framework.generate.project import Project, ProjectError, import_tree, project_imports, record_setup
+from framework.generate.project import ProjectConfig, ProjectError, import_tree, project_imports, record_setup
 from framework.generate.webhook import webhook_configurations
 from framework.markers.rbac import Rule, rules_of
 
@@ -65,7 +65,7 @@ def render_documents(documents: Iterable[dict[str, Any]]) -> str:
     return "".join(render_yaml(doc) for doc in documents)
 
 
-def outputs(project: Project) -> dict[str, str]:
+def outputs(project: ProjectConfig) -> dict[str, str]:
     """Relative path → the text the project's code generates for it."""
     with project_imports(project):
         api = import_tree(f"{project.package}.api", project.root)
@@ -105,7 +105,7 @@ def _current(path: Path) -> str | None:
         return None
 
 
-def generate(project: Project, check: bool = False, out: Any = None) -> int:
+def generate(project: ProjectConfig, check: bool = False, out: Any = None) -> int:
     """Write (or with ``check``, compare) the outputs; the exit code (0, or 1 for stale files)."""
     stream = out or sys.stdout
     stale = 0

@@ -35,7 +35,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["Project", "ProjectError", "Recording", "load_project", "project_imports", "record_setup"]
+__all__ = ["ProjectConfig", "ProjectError", "Recording", "load_project", "project_imports", "record_setup"]
 
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -46,7 +46,7 @@ class ProjectError(Exception):
 
 
 @dataclass(frozen=True)
-class Project:
+class ProjectConfig:
     root: Path
     domain: str
     name: str
@@ -73,7 +73,7 @@ def check_project_name(name: str) -> str:
     return name
 
 
-def load_project(root: Path) -> Project:
+def load_project(root: Path) -> ProjectConfig:
     """The project whose ``pyproject.toml`` is in ``root``."""
     path = root / "pyproject.toml"
     try:
@@ -96,7 +96,7 @@ def load_project(root: Path) -> Project:
     managed = table.get("managed-webhook-configuration", True)
     if not isinstance(managed, bool):
         raise ProjectError(f"{path}: [tool.framework] managed-webhook-configuration must be true or false")
-    return Project(
+    return ProjectConfig(
         root=root,
         domain=check_domain(values["domain"]),
         name=check_project_name(values["project"]),
@@ -111,7 +111,7 @@ def _forget(package: str) -> None:
 
 
 @contextlib.contextmanager
-def project_imports(project: Project) -> Iterator[None]:
+def project_imports(project: ProjectConfig) -> Iterator[None]:
     """Import the project's package fresh from its root (not an installed copy), and forget it after."""
     root = str(project.root.resolve())
     _forget(project.package)
@@ -179,7 +179,7 @@ class Recording:
     event_recorders: list[str] = field(default_factory=list)
 
 
-def record_setup(project: Project) -> Recording:
+def record_setup(project: ProjectConfig) -> Recording:
     """Run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` on a manager
     that is never started (inside :func:`project_imports`)."""
     from kubernetes.client import Configuration
