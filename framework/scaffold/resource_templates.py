@@ -94,12 +94,13 @@ class ${kind}Reconciler:
 
     def reconcile(self, request: Request) -> Result | None:
         try:
-            obj = cast(${kind}, self.client.get(API_VERSION, KIND, request.name, request.namespace))
+            obj = self.client.get(API_VERSION, KIND, request.name, request.namespace)
         except NotFound:
             return None  # deleted: what it owns goes with the garbage collector
-        log.info("reconciling", generation=obj["metadata"].get("generation"))
-        # Your logic here: read obj.get("spec"), create or update what it asks for.
-        status = obj.setdefault("status", {})
+        ${module} = cast(${kind}, obj)  # typed reads: mypy knows the fields of ${kind}
+        log.info("reconciling", generation=${module}["metadata"].get("generation"))
+        # Your logic here: read ${module}.get("spec"), create or update what it asks for.
+        conditions = obj.setdefault("status", {}).setdefault("conditions", [])
         ready = {
             "type": "Ready",
             "status": "True",
@@ -107,8 +108,8 @@ class ${kind}Reconciler:
             "message": "the ${kind} is reconciled",
             "observedGeneration": obj["metadata"].get("generation", 0),
         }
-        if set_status_condition(status.setdefault("conditions", []), ready):  # type: ignore[arg-type]
-            self.client.update_status(obj)  # type: ignore[arg-type]
+        if set_status_condition(conditions, ready):  # False: nothing changed, nothing to write
+            self.client.update_status(obj)
         return None
 
 

@@ -94,7 +94,9 @@ WORKDIR /workspace
 COPY wheels/ wheels/
 COPY pyproject.toml README.md ./
 COPY ${package}/ ${package}/
-# The framework from wheels/ (its dependencies from PyPI), then the project without re-resolving it.
+# The framework from wheels/ (its dependencies from PyPI), then the project without re-resolving it;
+# the framework's version is the wheel's, so it is not pinned here: hadolint DL3013.
+# hadolint ignore=DL3013
 RUN pip install --no-cache-dir --find-links=wheels ${framework_dist} \\
     && pip install --no-cache-dir --no-deps .
 # distroless' "nonroot"

