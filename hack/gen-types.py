@@ -30,6 +30,7 @@ import kubernetes.client as client
 ROOT = Path(__file__).resolve().parent.parent
 CATALOG = ROOT / "framework" / "apiserver" / "catalog"
 OUT = ROOT / "framework" / "types"
+MARKERS = ROOT / "hack" / "k8s-markers.json"  # hack/gen-k8s-markers.py: the Go types' own markers
 _DOC_LIMIT = 200
 
 # apimachinery's meta/v1 types (k8s.io/apimachinery/pkg/apis/meta/v1), by the client's model name.
@@ -172,6 +173,19 @@ def trim(doc: str) -> str:
     return cut[: cut.rfind(" ")].rstrip(",;:") + "…"
 
 
+def py_literal(value: object) -> str:
+    """A JSON value as Python source, in ruff's quoting (a raw string for a backslash)."""
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, str) and "\\" in value and '"' not in value:
+        return f'r"{value}"'
+    if isinstance(value, list):
+        return f"[{', '.join(py_literal(v) for v in value)}]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
 def docstring(text: str, indent: str) -> str:
     body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     if body.endswith('"'):
@@ -180,7 +194,10 @@ def docstring(text: str, indent: str) -> str:
 
 
 class Writer:
-    def __init__(self, types: dict, docs: dict, modules: dict[str, str], proto: dict, links: dict) -> None:
+    def __init__(
+        self, types: dict, docs: dict, modules: dict[str, str], proto: dict, links: dict, markers: dict
+    ) -> None:
+        self.markers = markers
         self.types = types
         self.docs = docs
         self.modules = modules
@@ -192,6 +209,45 @@ class Writer:
         message = self.links.get(model)
         found = proto_fields(self.messages, message).get(key) if message else None
         return found[0] if found else None
+
+    def go_markers(self, message: str | None, key: str) -> dict:
+        """The Go markers of a message's field (``""``: of the type), through inlined structs."""
+        if message is None:
+            return {}
+        own = self.markers.get(message, {})
+        if key == "":  # a type's markers, and those of the structs it inlines (controller-gen's allOf)
+            merged: dict = {}
+            for _name, ptype, _rep, mode in self.messages.get(message, {}).get("fields", {}).values():
+                if mode == "inline":
+                    merged.update(self.go_markers(ptype, ""))
+            return {**merged, **own.get("", {})}
+        if key in own:
+            return dict(own[key])
+        for _name, ptype, _rep, mode in self.messages.get(message, {}).get("fields", {}).values():
+            if mode == "inline" and key in proto_fields(self.messages, ptype):
+                return self.go_markers(ptype, key)
+        return {}
+
+    def marker_exprs(self, markers: dict, names: set[str]) -> list[str]:
+        """``Annotated`` metadata for a field's (or a type's) Go markers, in controller-gen's terms."""
+        exprs = []
+        for key, marker, arg in (
+            ("listType", "ListType", lambda v: json.dumps(v)),
+            ("listMapKey", "ListMapKeys", lambda v: ", ".join(json.dumps(k) for k in v)),
+            ("mapType", "MapType", lambda v: json.dumps(v)),
+            ("structType", "StructType", lambda v: json.dumps(v)),
+            ("enum", "Enum", lambda v: ", ".join(json.dumps(k) for k in v)),
+            ("minLength", "MinLength", str),
+            ("maxLength", "MaxLength", str),
+            ("pattern", "Pattern", py_literal),
+            ("minimum", "Minimum", str),
+            ("maximum", "Maximum", str),
+            ("default", "Default", py_literal),
+        ):
+            if key in markers:
+                names.add(marker)
+                exprs.append(f"{marker}({arg(markers[key])})")
+        return exprs
 
     def field_type(self, model: str, key: str) -> str:
         """The catalog's type of a field, with the Go struct's integer width and known types."""
@@ -251,15 +307,15 @@ class Writer:
             '"""\n\n',
             "from __future__ import annotations\n\n",
         ]
-        typing_names = {"NotRequired", "TypedDict"} & set("".join(classes).replace("(", " ").split())
-        typing_names |= {"NotRequired"} if "NotRequired[" in "".join(classes) else set()
+        text = "".join(classes)
+        typing_names = {n for n in ("Annotated", "NotRequired") if f"{n}[" in text}
         if here == "meta_v1":
             typing_names |= {"Annotated", "Any", "TypeAlias"}
         lines = list(header)
         lines.append(f"from typing import {', '.join(sorted(typing_names | {'TypedDict'}))}\n\n")
         marker_names = set(names) - {"RawExtension"}
         if here == "meta_v1":
-            marker_names |= {"Format", "KnownSchema", "PreserveUnknownFields", "type_markers"}
+            marker_names |= {"Format", "PreserveUnknownFields"}
         if marker_names:
             ordered = sorted(marker_names, key=lambda n: (not n.isupper(), not n[0].isupper(), n))  # isort's
             lines.append(f"from framework.markers.validation import {', '.join(ordered)}\n")
@@ -282,8 +338,12 @@ class Writer:
         fields = self.types[model]["fields"]
         plain: list[str] = []
         odd: list[str] = []  # JSON names that are not Python identifiers: a functional base TypedDict
+        message = self.links.get(model)
         for key in sorted(fields):
             ann = self.annotation(self.field_type(model, key), here, imports, names)
+            exprs = self.marker_exprs(self.go_markers(message, key), names)
+            if exprs:
+                ann = f"Annotated[{ann}, {', '.join(exprs)}]"
             if key not in required:
                 ann = f"NotRequired[{ann}]"
             if key.isidentifier() and not keyword.iskeyword(key):
@@ -299,8 +359,13 @@ class Writer:
             args = f'"{base}", {{{", ".join(odd)}}}'
             line = f"{base} = TypedDict({args})"
             out += (line if len(line) <= 110 else f"{base} = TypedDict(\n    {args}\n)") + "\n\n\n"
+        type_exprs = self.marker_exprs(self.go_markers(message, ""), names)
         if model in KNOWN_SCHEMAS:
-            out += f"@type_markers(KnownSchema({json.dumps(KNOWN_SCHEMAS[model])}))\n"
+            names.add("KnownSchema")
+            type_exprs = [f"KnownSchema({json.dumps(KNOWN_SCHEMAS[model])})"]
+        if type_exprs:
+            names.add("type_markers")
+            out += f"@type_markers({', '.join(type_exprs)})\n"
         out += f"class {name}({base}):\n"
         doc = docs.get("")
         body = docstring(trim(doc), "    ") if doc else ""
@@ -337,7 +402,8 @@ def generate() -> dict[Path, str]:
     for model, module in sorted(modules.items()):
         by_module.setdefault(module, []).append(model)
     proto = json.loads((CATALOG / "protobuf.json").read_text())
-    writer = Writer(types, docs, modules, proto, link_messages(types, resources, proto))
+    markers = json.loads(MARKERS.read_text())["messages"]
+    writer = Writer(types, docs, modules, proto, link_messages(types, resources, proto), markers)
     out: dict[Path, str] = {}
     for module, models in sorted(by_module.items()):
         seen: dict[str, str] = {}

@@ -64,7 +64,7 @@ def declared_resources(modules: Iterable[ModuleType]) -> list[tuple[type, Resour
 
 
 def _check_info(cls: type, info: ResourceInfo) -> None:
-    where = f"{cls.__qualname__} ({info.kind})"
+    where = f"{cls.__name__} ({info.kind})"
     if not is_typeddict(cls):
         raise GenerateError("@resource must decorate a TypedDict", where)
     if not _VERSION.fullmatch(info.version):
@@ -88,11 +88,11 @@ def _version_schema(builder: SchemaBuilder, cls: type) -> Schema:
     schema = builder.type_schema(cls)
     props = schema.setdefault("properties", {})
     api_version_doc, kind_doc = _type_meta_docs()
-    # TypeMeta and ObjectMeta as controller-gen writes a root type: the API server owns metadata's schema.
+    # TypeMeta and ObjectMeta as controller-gen writes a root type: the API server owns metadata's schema
+    # and refuses anything but its type there (a description too).
     props["apiVersion"] = {"type": "string", **({"description": api_version_doc} if api_version_doc else {})}
     props["kind"] = {"type": "string", **({"description": kind_doc} if kind_doc else {})}
-    metadata_doc = props.get("metadata", {}).get("description")
-    props["metadata"] = {"type": "object", **({"description": metadata_doc} if metadata_doc else {})}
+    props["metadata"] = {"type": "object"}
     required = [r for r in schema.get("required", ()) if r not in ("apiVersion", "kind", "metadata")]
     if required:
         schema["required"] = required

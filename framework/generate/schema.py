@@ -109,14 +109,23 @@ def _resolve(module_name: str, dotted: str) -> object:
 def field_docs(cls: type) -> dict[str, str]:
     """The description of each field of a ``TypedDict``: the string literal right after it in the class
     body, its bases' first."""
-    entry = _module_classes(cls.__module__).get(cls.__qualname__)
+    return _docs_of(cls.__module__, cls.__qualname__)
+
+
+def _docs_of(module_name: str, qualname: str) -> dict[str, str]:
+    classes = _module_classes(module_name)
+    entry = classes.get(qualname)
     if entry is None:
         return {}
     docs: dict[str, str] = {}
+    scope = qualname.rpartition(".")[0]
     for base in entry[2]:
-        base_cls = _resolve(cls.__module__, base)
+        if scope and f"{scope}.{base}" in classes:  # a base declared beside the class (in a function)
+            docs.update(_docs_of(module_name, f"{scope}.{base}"))
+            continue
+        base_cls = _resolve(module_name, base)
         if isinstance(base_cls, type) and is_typeddict(base_cls):
-            docs.update(field_docs(base_cls))
+            docs.update(_docs_of(base_cls.__module__, base_cls.__qualname__))
     docs.update(entry[1])
     return docs
 
@@ -158,7 +167,7 @@ class SchemaBuilder:
             return typing.get_type_hints(cls, include_extras=True)
         except Exception as e:  # a name the annotations use that the module does not define
             raise GenerateError(
-                f"cannot resolve its annotations ({type(e).__name__}: {e})", cls.__qualname__
+                f"cannot resolve its annotations ({type(e).__name__}: {e})", cls.__name__
             ) from None
 
     def fields(self, cls: type) -> list[tuple[str, Any, bool]]:
@@ -176,9 +185,7 @@ class SchemaBuilder:
         if cls in self._done:
             return copy.deepcopy(self._done[cls])
         if cls in self._stack:
-            raise self.error(
-                f"recursive type {cls.__qualname__}: a CRD schema cannot describe a recursive type"
-            )
+            raise self.error(f"recursive type {cls.__name__}: a CRD schema cannot describe a recursive type")
         markers = [m for m in getattr(cls, "__k8s_markers__", ()) if isinstance(m, Marker)]
         known = [m for m in markers if isinstance(m, KnownSchema)]
         self._stack.append(cls)
@@ -192,14 +199,14 @@ class SchemaBuilder:
                 props: Schema = {}
                 required: list[str] = []
                 for name, ann, req in self.fields(cls):
-                    self._where = (cls.__qualname__, name)
+                    self._where = (cls.__name__, name)
                     prop = self.schema(ann)
                     if docs.get(name):
                         prop["description"] = docs[name]
                     props[name] = prop
                     if req:
                         required.append(name)
-                self._where = (cls.__qualname__, "<type>")
+                self._where = (cls.__name__, "<type>")
                 schema = {"type": "object"}
                 if props:
                     schema["properties"] = props
@@ -208,14 +215,14 @@ class SchemaBuilder:
                 doc = type_doc(cls)
                 if doc:
                     schema["description"] = doc
-            self._apply(schema, markers, cls.__qualname__)
+            self._apply(schema, markers)
         finally:
             self._stack.pop()
             self._where = outer
         self._done[cls] = schema
         return copy.deepcopy(schema)
 
-    def _apply(self, schema: Schema, markers: list[Marker], what: str) -> None:
+    def _apply(self, schema: Schema, markers: list[Marker]) -> None:
         for m in sorted(markers, key=lambda m: m.priority):
             try:
                 m.apply(schema)
@@ -235,7 +242,7 @@ class SchemaBuilder:
                 schema = {"type": "object"} if base is not Any else {}
             else:
                 schema = self.schema(base)
-            self._apply(schema, markers, repr(ann))
+            self._apply(schema, markers)
             return schema
         if ann is Any or ann is object:
             raise self.error(
@@ -318,5 +325,5 @@ def _unwrap_required(ann: Any, required: bool) -> tuple[Any, bool]:
 
 
 def _name(ann: Any) -> str:
-    text = repr(ann) if not isinstance(ann, type) else ann.__qualname__
+    text = repr(ann) if not isinstance(ann, type) else ann.__name__
     return text.replace("typing.", "")

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32, Int64, ListMapKeys, ListType, StructType, type_markers
 from framework.types import meta_v1
 
 
@@ -55,16 +55,17 @@ class MatchCondition(TypedDict):
     """name is an identifier for this match condition, used for strategic merging of MatchConditions, as well as providing an identifier for logging purposes."""
 
 
+@type_markers(StructType("atomic"))
 class MatchResources(TypedDict):
     """MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria."""
 
-    excludeResourceRules: NotRequired[list[NamedRuleWithOperations]]
+    excludeResourceRules: NotRequired[Annotated[list[NamedRuleWithOperations], ListType("atomic")]]
     """excludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about."""
     matchPolicy: NotRequired[str]
     """matchPolicy defines how the "MatchResources" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent". - Exact: match a request only if it exactly matches a specified rule."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
     objectSelector: NotRequired[meta_v1.LabelSelector]
-    resourceRules: NotRequired[list[NamedRuleWithOperations]]
+    resourceRules: NotRequired[Annotated[list[NamedRuleWithOperations], ListType("atomic")]]
     """resourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule."""
 
 
@@ -104,27 +105,27 @@ class MutatingAdmissionPolicySpec(TypedDict):
 
     failurePolicy: NotRequired[str]
     """failurePolicy defines how to handle failures for the admission policy."""
-    matchConditions: NotRequired[list[MatchCondition]]
+    matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints."""
     matchConstraints: NotRequired[MatchResources]
-    mutations: NotRequired[list[Mutation]]
+    mutations: NotRequired[Annotated[list[Mutation], ListType("atomic")]]
     """mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required."""
     paramKind: NotRequired[ParamKind]
     reinvocationPolicy: NotRequired[str]
     """reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded"."""
-    variables: NotRequired[list[Variable]]
+    variables: NotRequired[Annotated[list[Variable], ListType("atomic")]]
     """variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression."""
 
 
 class MutatingWebhook(TypedDict):
     """MutatingWebhook describes an admission webhook and the resources and operations it applies to."""
 
-    admissionReviewVersions: list[str]
+    admissionReviewVersions: Annotated[list[str], ListType("atomic")]
     """admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports."""
     clientConfig: WebhookClientConfig
     failurePolicy: NotRequired[str]
     """failurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail."""
-    matchConditions: NotRequired[list[MatchCondition]]
+    matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be sent to this webhook."""
     matchPolicy: NotRequired[str]
     """matchPolicy defines how the "rules" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent". - Exact: match a request only if it exactly matches a specified rule."""
@@ -134,7 +135,7 @@ class MutatingWebhook(TypedDict):
     objectSelector: NotRequired[meta_v1.LabelSelector]
     reinvocationPolicy: NotRequired[str]
     """reinvocationPolicy indicates whether this webhook should be called multiple times as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded"."""
-    rules: NotRequired[list[RuleWithOperations]]
+    rules: NotRequired[Annotated[list[RuleWithOperations], ListType("atomic")]]
     """rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule."""
     sideEffects: str
     """sideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown)."""
@@ -150,7 +151,7 @@ class MutatingWebhookConfiguration(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    webhooks: NotRequired[list[MutatingWebhook]]
+    webhooks: NotRequired[Annotated[list[MutatingWebhook], ListType("map"), ListMapKeys("name")]]
     """webhooks is a list of webhooks and the affected resources and operations."""
 
 
@@ -163,23 +164,25 @@ class Mutation(TypedDict):
     """patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required."""
 
 
+@type_markers(StructType("atomic"))
 class NamedRuleWithOperations(TypedDict):
     """NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames."""
 
-    apiGroups: NotRequired[list[str]]
+    apiGroups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiGroups is the API groups the resources belong to. '*' is all groups. If '*' is present, the length of the slice must be one. Required."""
-    apiVersions: NotRequired[list[str]]
+    apiVersions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiVersions is the API versions the resources belong to. '*' is all versions. If '*' is present, the length of the slice must be one. Required."""
-    operations: NotRequired[list[str]]
+    operations: NotRequired[Annotated[list[str], ListType("atomic")]]
     """operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or * for all of those operations and any future admission operations that are added."""
-    resourceNames: NotRequired[list[str]]
+    resourceNames: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resourceNames is an optional white list of names that the rule applies to. An empty set means that everything is allowed."""
-    resources: NotRequired[list[str]]
+    resources: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resources is a list of resources this rule applies to. For example: 'pods' means pods. 'pods/log' means the log subresource of pods. '*' means all resources, but not subresources."""
     scope: NotRequired[str]
     """scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "*" "Cluster" means that only cluster-scoped resources will match this rule."""
 
 
+@type_markers(StructType("atomic"))
 class ParamKind(TypedDict):
     """ParamKind is a tuple of Group Kind and Version."""
 
@@ -189,6 +192,7 @@ class ParamKind(TypedDict):
     """kind is the API kind the resources belong to. Required."""
 
 
+@type_markers(StructType("atomic"))
 class ParamRef(TypedDict):
     """ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding."""
 
@@ -204,13 +208,13 @@ class ParamRef(TypedDict):
 class RuleWithOperations(TypedDict):
     """RuleWithOperations is a tuple of Operations and Resources. It is recommended to make sure that all the tuple expansions are valid."""
 
-    apiGroups: NotRequired[list[str]]
+    apiGroups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiGroups is the API groups the resources belong to. '*' is all groups. If '*' is present, the length of the slice must be one. Required."""
-    apiVersions: NotRequired[list[str]]
+    apiVersions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiVersions is the API versions the resources belong to. '*' is all versions. If '*' is present, the length of the slice must be one. Required."""
-    operations: NotRequired[list[str]]
+    operations: NotRequired[Annotated[list[str], ListType("atomic")]]
     """operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or * for all of those operations and any future admission operations that are added."""
-    resources: NotRequired[list[str]]
+    resources: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resources is a list of resources this rule applies to. For example: 'pods' means pods. 'pods/log' means the log subresource of pods. '*' means all resources, but not subresources."""
     scope: NotRequired[str]
     """scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "*" "Cluster" means that only cluster-scoped resources will match this rule."""
@@ -232,7 +236,7 @@ class ServiceReference(TypedDict):
 class TypeChecking(TypedDict):
     """TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy"""
 
-    expressionWarnings: NotRequired[list[ExpressionWarning]]
+    expressionWarnings: NotRequired[Annotated[list[ExpressionWarning], ListType("atomic")]]
     """expressionWarnings contains the type checking warnings for each expression."""
 
 
@@ -266,31 +270,31 @@ class ValidatingAdmissionPolicyBindingSpec(TypedDict):
     paramRef: NotRequired[ParamRef]
     policyName: str
     """policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to."""
-    validationActions: list[str]
+    validationActions: Annotated[list[str], ListType("set")]
     """validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions."""
 
 
 class ValidatingAdmissionPolicySpec(TypedDict):
     """ValidatingAdmissionPolicySpec is the specification of the desired behavior of the AdmissionPolicy."""
 
-    auditAnnotations: NotRequired[list[AuditAnnotation]]
+    auditAnnotations: NotRequired[Annotated[list[AuditAnnotation], ListType("atomic")]]
     """auditAnnotations contains CEL expressions which are used to produce audit annotations for the audit event of the API request."""
     failurePolicy: NotRequired[str]
     """failurePolicy defines how to handle failures for the admission policy."""
-    matchConditions: NotRequired[list[MatchCondition]]
+    matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be validated."""
     matchConstraints: NotRequired[MatchResources]
     paramKind: NotRequired[ParamKind]
-    validations: NotRequired[list[Validation]]
+    validations: NotRequired[Annotated[list[Validation], ListType("atomic")]]
     """validations contain CEL expressions which is used to apply the validation. Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is required."""
-    variables: NotRequired[list[Variable]]
+    variables: NotRequired[Annotated[list[Variable], ListType("map"), ListMapKeys("name")]]
     """variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression."""
 
 
 class ValidatingAdmissionPolicyStatus(TypedDict):
     """ValidatingAdmissionPolicyStatus represents the status of an admission validation policy."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions represent the latest available observations of a policy's current state."""
     observedGeneration: NotRequired[Int64]
     """observedGeneration is the generation observed by the controller."""
@@ -300,12 +304,12 @@ class ValidatingAdmissionPolicyStatus(TypedDict):
 class ValidatingWebhook(TypedDict):
     """ValidatingWebhook describes an admission webhook and the resources and operations it applies to."""
 
-    admissionReviewVersions: list[str]
+    admissionReviewVersions: Annotated[list[str], ListType("atomic")]
     """admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports."""
     clientConfig: WebhookClientConfig
     failurePolicy: NotRequired[str]
     """failurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail."""
-    matchConditions: NotRequired[list[MatchCondition]]
+    matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be sent to this webhook."""
     matchPolicy: NotRequired[str]
     """matchPolicy defines how the "rules" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent". - Exact: match a request only if it exactly matches a specified rule."""
@@ -313,7 +317,7 @@ class ValidatingWebhook(TypedDict):
     """name is the name of the admission webhook."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
     objectSelector: NotRequired[meta_v1.LabelSelector]
-    rules: NotRequired[list[RuleWithOperations]]
+    rules: NotRequired[Annotated[list[RuleWithOperations], ListType("atomic")]]
     """rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule."""
     sideEffects: str
     """sideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown)."""
@@ -329,7 +333,7 @@ class ValidatingWebhookConfiguration(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    webhooks: NotRequired[list[ValidatingWebhook]]
+    webhooks: NotRequired[Annotated[list[ValidatingWebhook], ListType("map"), ListMapKeys("name")]]
     """webhooks is a list of webhooks and the affected resources and operations."""
 
 
@@ -346,6 +350,7 @@ class Validation(TypedDict):
     """reason represents a machine-readable description of why this validation failed."""
 
 
+@type_markers(StructType("atomic"))
 class Variable(TypedDict):
     """Variable is the definition of a variable that is used for composition. A variable is defined as a named expression."""
 

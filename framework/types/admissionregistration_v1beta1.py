@@ -8,8 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
+from framework.markers.validation import ListMapKeys, ListType, StructType, type_markers
 from framework.types import meta_v1
 
 
@@ -36,16 +37,17 @@ class MatchCondition(TypedDict):
     """name is an identifier for this match condition, used for strategic merging of MatchConditions, as well as providing an identifier for logging purposes."""
 
 
+@type_markers(StructType("atomic"))
 class MatchResources(TypedDict):
     """MatchResources decides whether to run the admission control policy on an object based on whether it meets the match criteria."""
 
-    excludeResourceRules: NotRequired[list[NamedRuleWithOperations]]
+    excludeResourceRules: NotRequired[Annotated[list[NamedRuleWithOperations], ListType("atomic")]]
     """excludeResourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy should not care about."""
     matchPolicy: NotRequired[str]
     """matchPolicy defines how the "MatchResources" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent". - Exact: match a request only if it exactly matches a specified rule."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
     objectSelector: NotRequired[meta_v1.LabelSelector]
-    resourceRules: NotRequired[list[NamedRuleWithOperations]]
+    resourceRules: NotRequired[Annotated[list[NamedRuleWithOperations], ListType("atomic")]]
     """resourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule."""
 
 
@@ -85,15 +87,15 @@ class MutatingAdmissionPolicySpec(TypedDict):
 
     failurePolicy: NotRequired[str]
     """failurePolicy defines how to handle failures for the admission policy."""
-    matchConditions: NotRequired[list[MatchCondition]]
+    matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints."""
     matchConstraints: NotRequired[MatchResources]
-    mutations: NotRequired[list[Mutation]]
+    mutations: NotRequired[Annotated[list[Mutation], ListType("atomic")]]
     """mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required."""
     paramKind: NotRequired[ParamKind]
     reinvocationPolicy: NotRequired[str]
     """reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded"."""
-    variables: NotRequired[list[Variable]]
+    variables: NotRequired[Annotated[list[Variable], ListType("atomic")]]
     """variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression."""
 
 
@@ -106,23 +108,25 @@ class Mutation(TypedDict):
     """patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required."""
 
 
+@type_markers(StructType("atomic"))
 class NamedRuleWithOperations(TypedDict):
     """NamedRuleWithOperations is a tuple of Operations and Resources with ResourceNames."""
 
-    apiGroups: NotRequired[list[str]]
+    apiGroups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiGroups is the API groups the resources belong to. '*' is all groups. If '*' is present, the length of the slice must be one. Required."""
-    apiVersions: NotRequired[list[str]]
+    apiVersions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiVersions is the API versions the resources belong to. '*' is all versions. If '*' is present, the length of the slice must be one. Required."""
-    operations: NotRequired[list[str]]
+    operations: NotRequired[Annotated[list[str], ListType("atomic")]]
     """operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or * for all of those operations and any future admission operations that are added."""
-    resourceNames: NotRequired[list[str]]
+    resourceNames: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resourceNames is an optional white list of names that the rule applies to. An empty set means that everything is allowed."""
-    resources: NotRequired[list[str]]
+    resources: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resources is a list of resources this rule applies to. For example: 'pods' means pods. 'pods/log' means the log subresource of pods. '*' means all resources, but not subresources."""
     scope: NotRequired[str]
     """scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "*" "Cluster" means that only cluster-scoped resources will match this rule."""
 
 
+@type_markers(StructType("atomic"))
 class ParamKind(TypedDict):
     """ParamKind is a tuple of Group Kind and Version."""
 
@@ -132,6 +136,7 @@ class ParamKind(TypedDict):
     """kind is the API kind the resources belong to. Required."""
 
 
+@type_markers(StructType("atomic"))
 class ParamRef(TypedDict):
     """ParamRef describes how to locate the params to be used as input to expressions of rules applied by a policy binding."""
 
@@ -144,6 +149,7 @@ class ParamRef(TypedDict):
     selector: NotRequired[meta_v1.LabelSelector]
 
 
+@type_markers(StructType("atomic"))
 class Variable(TypedDict):
     """Variable is the definition of a variable that is used for composition. A variable is defined as a named expression."""
 

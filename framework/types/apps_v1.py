@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64, IntOrString
+from framework.markers.validation import Int32, Int64, IntOrString, ListMapKeys, ListType
 from framework.types import core_v1, meta_v1
 
 
@@ -72,7 +72,7 @@ class DaemonSetStatus(TypedDict):
 
     collisionCount: NotRequired[Int32]
     """Count of hash collisions for the DaemonSet. The DaemonSet controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ControllerRevision."""
-    conditions: NotRequired[list[DaemonSetCondition]]
+    conditions: NotRequired[Annotated[list[DaemonSetCondition], ListType("map"), ListMapKeys("type")]]
     """Represents the latest available observations of a DaemonSet's current state."""
     currentNumberScheduled: Int32
     """The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/"""
@@ -154,7 +154,7 @@ class DeploymentStatus(TypedDict):
     """Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment."""
     collisionCount: NotRequired[Int32]
     """Count of hash collisions for the Deployment. The Deployment controller uses this field as a collision avoidance mechanism when it needs to create the name for the newest ReplicaSet."""
-    conditions: NotRequired[list[DeploymentCondition]]
+    conditions: NotRequired[Annotated[list[DeploymentCondition], ListType("map"), ListMapKeys("type")]]
     """Represents the latest available observations of a deployment's current state."""
     observedGeneration: NotRequired[Int64]
     """The generation observed by the deployment controller."""
@@ -221,7 +221,7 @@ class ReplicaSetStatus(TypedDict):
 
     availableReplicas: NotRequired[Int32]
     """The number of available non-terminating pods (ready for at least minReadySeconds) for this replica set."""
-    conditions: NotRequired[list[ReplicaSetCondition]]
+    conditions: NotRequired[Annotated[list[ReplicaSetCondition], ListType("map"), ListMapKeys("type")]]
     """Represents the latest available observations of a replica set's current state."""
     fullyLabeledReplicas: NotRequired[Int32]
     """The number of non-terminating pods that have labels matching the labels of the pod template of the replicaset."""
@@ -323,7 +323,7 @@ class StatefulSetSpec(TypedDict):
     """serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set."""
     template: core_v1.PodTemplateSpec
     updateStrategy: NotRequired[StatefulSetUpdateStrategy]
-    volumeClaimTemplates: NotRequired[list[core_v1.PersistentVolumeClaim]]
+    volumeClaimTemplates: NotRequired[Annotated[list[core_v1.PersistentVolumeClaim], ListType("atomic")]]
     """volumeClaimTemplates is a list of claims that pods are allowed to reference."""
 
 
@@ -334,7 +334,7 @@ class StatefulSetStatus(TypedDict):
     """Total number of available pods (ready for at least minReadySeconds) targeted by this statefulset."""
     collisionCount: NotRequired[Int32]
     """collisionCount is the count of hash collisions for the StatefulSet."""
-    conditions: NotRequired[list[StatefulSetCondition]]
+    conditions: NotRequired[Annotated[list[StatefulSetCondition], ListType("map"), ListMapKeys("type")]]
     """Represents the latest available observations of a statefulset's current state."""
     currentReplicas: NotRequired[Int32]
     """currentReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by currentRevision."""

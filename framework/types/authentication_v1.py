@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int64
+from framework.markers.validation import Int64, ListType
 from framework.types import meta_v1
 
 
@@ -92,7 +92,7 @@ class TokenReview(TypedDict):
 class TokenReviewSpec(TypedDict):
     """TokenReviewSpec is a description of the token authentication request."""
 
-    audiences: NotRequired[list[str]]
+    audiences: NotRequired[Annotated[list[str], ListType("atomic")]]
     """audiences is a list of the identifiers that the resource server presented with the token identifies as."""
     token: str
     """token is the opaque bearer token."""
@@ -101,7 +101,7 @@ class TokenReviewSpec(TypedDict):
 class TokenReviewStatus(TypedDict):
     """TokenReviewStatus is the result of the token authentication request."""
 
-    audiences: NotRequired[list[str]]
+    audiences: NotRequired[Annotated[list[str], ListType("atomic")]]
     """audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token."""
     authenticated: NotRequired[bool]
     """authenticated indicates that the token was associated with a known user."""
@@ -115,7 +115,7 @@ class UserInfo(TypedDict):
 
     extra: NotRequired[dict[str, list[str]]]
     """extra is any additional information provided by the authenticator."""
-    groups: NotRequired[list[str]]
+    groups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """groups is the names of groups this user is a part of."""
     uid: NotRequired[str]
     """uid is a unique value that identifies this user across time. If this user is deleted and another user by the same name is added, they will have different UIDs."""

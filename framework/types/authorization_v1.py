@@ -8,8 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
+from framework.markers.validation import ListType
 from framework.types import meta_v1
 
 
@@ -18,7 +19,7 @@ class FieldSelectorAttributes(TypedDict):
 
     rawSelector: NotRequired[str]
     """rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector."""
-    requirements: NotRequired[list[meta_v1.FieldSelectorRequirement]]
+    requirements: NotRequired[Annotated[list[meta_v1.FieldSelectorRequirement], ListType("atomic")]]
     """requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector."""
 
 
@@ -27,7 +28,7 @@ class LabelSelectorAttributes(TypedDict):
 
     rawSelector: NotRequired[str]
     """rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector."""
-    requirements: NotRequired[list[meta_v1.LabelSelectorRequirement]]
+    requirements: NotRequired[Annotated[list[meta_v1.LabelSelectorRequirement], ListType("atomic")]]
     """requirements is the parsed interpretation of a label selector. All requirements must be met for a resource instance to match the selector."""
 
 
@@ -55,9 +56,9 @@ class NonResourceAttributes(TypedDict):
 class NonResourceRule(TypedDict):
     """NonResourceRule holds information that describes a rule for the non-resource"""
 
-    nonResourceURLs: NotRequired[list[str]]
+    nonResourceURLs: NotRequired[Annotated[list[str], ListType("atomic")]]
     """nonResourceURLs is a set of partial urls that a user should have access to. *s are allowed, but only as the full, final step in the path. "*" means all."""
-    verbs: list[str]
+    verbs: Annotated[list[str], ListType("atomic")]
     """verbs is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options. "*" means all."""
 
 
@@ -85,13 +86,13 @@ class ResourceAttributes(TypedDict):
 class ResourceRule(TypedDict):
     """ResourceRule is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete."""
 
-    apiGroups: NotRequired[list[str]]
+    apiGroups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiGroups is the name of the APIGroup that contains the resources. If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed."""
-    resourceNames: NotRequired[list[str]]
+    resourceNames: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resourceNames is an optional white list of names that the rule applies to. An empty set means that everything is allowed. "*" means all."""
-    resources: NotRequired[list[str]]
+    resources: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resources is a list of resources this rule applies to. "*" means all in the specified apiGroups. "*/foo" represents the subresource 'foo' for all resources in the specified apiGroups."""
-    verbs: list[str]
+    verbs: Annotated[list[str], ListType("atomic")]
     """verbs is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy. "*" means all."""
 
 
@@ -150,7 +151,7 @@ class SubjectAccessReviewSpec(TypedDict):
 
     extra: NotRequired[dict[str, list[str]]]
     """extra corresponds to the user.Info.GetExtra() method from the authenticator. Since that is input to the authorizer it needs a reflection here."""
-    groups: NotRequired[list[str]]
+    groups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """groups is the groups you're testing for."""
     nonResourceAttributes: NotRequired[NonResourceAttributes]
     resourceAttributes: NotRequired[ResourceAttributes]
@@ -180,7 +181,7 @@ class SubjectRulesReviewStatus(TypedDict):
     """evaluationError can appear in combination with Rules."""
     incomplete: bool
     """incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation."""
-    nonResourceRules: list[NonResourceRule]
+    nonResourceRules: Annotated[list[NonResourceRule], ListType("atomic")]
     """nonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete."""
-    resourceRules: list[ResourceRule]
+    resourceRules: Annotated[list[ResourceRule], ListType("atomic")]
     """resourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete."""

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32, Int64, StructType, type_markers
 from framework.types import meta_v1
 
 
+@type_markers(StructType("atomic"))
 class CrossVersionObjectReference(TypedDict):
     """CrossVersionObjectReference contains enough information to let you identify the referred resource."""
 

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64, Quantity
+from framework.markers.validation import Int32, Int64, ListMapKeys, ListType, Quantity
 from framework.types import meta_v1
 
 
@@ -73,7 +73,7 @@ class HPAScalingPolicy(TypedDict):
 class HPAScalingRules(TypedDict):
     """HPAScalingRules configures the scaling behavior for one direction via scaling Policy Rules and a configurable metric tolerance."""
 
-    policies: NotRequired[list[HPAScalingPolicy]]
+    policies: NotRequired[Annotated[list[HPAScalingPolicy], ListType("atomic")]]
     """policies is a list of potential scaling polices which can be used during scaling."""
     selectPolicy: NotRequired[str]
     """selectPolicy is used to specify which policy should be used. If not set, the default value Max is used."""
@@ -125,7 +125,7 @@ class HorizontalPodAutoscalerSpec(TypedDict):
     behavior: NotRequired[HorizontalPodAutoscalerBehavior]
     maxReplicas: Int32
     """maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas."""
-    metrics: NotRequired[list[MetricSpec]]
+    metrics: NotRequired[Annotated[list[MetricSpec], ListType("atomic")]]
     """metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used)."""
     minReplicas: NotRequired[Int32]
     """minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down. It defaults to 1 pod."""
@@ -135,9 +135,9 @@ class HorizontalPodAutoscalerSpec(TypedDict):
 class HorizontalPodAutoscalerStatus(TypedDict):
     """HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler."""
 
-    conditions: NotRequired[list[HorizontalPodAutoscalerCondition]]
+    conditions: NotRequired[Annotated[list[HorizontalPodAutoscalerCondition], ListType("map"), ListMapKeys("type")]]
     """conditions is the set of conditions required for this autoscaler to scale its target, and indicates whether or not those conditions are met."""
-    currentMetrics: NotRequired[list[MetricStatus]]
+    currentMetrics: NotRequired[Annotated[list[MetricStatus], ListType("atomic")]]
     """currentMetrics is the last read state of the metrics used by this autoscaler."""
     currentReplicas: NotRequired[Int32]
     """currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler."""

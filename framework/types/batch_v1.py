@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32, Int64, ListMapKeys, ListType
 from framework.types import core_v1, meta_v1, scheduling_v1alpha3
 
 
@@ -49,7 +49,7 @@ class CronJobSpec(TypedDict):
 class CronJobStatus(TypedDict):
     """CronJobStatus represents the current state of a cron job."""
 
-    active: NotRequired[list[core_v1.ObjectReference]]
+    active: NotRequired[Annotated[list[core_v1.ObjectReference], ListType("atomic")]]
     """A list of pointers to currently running jobs."""
     lastScheduleTime: NotRequired[meta_v1.Time]
     """Information when was the last time the job was successfully scheduled."""
@@ -90,7 +90,7 @@ class JobSchedulingConfiguration(TypedDict):
     """JobSchedulingConfiguration composes the reusable workload-aware scheduling building blocks."""
 
     disruptionMode: NotRequired[WorkloadPodGroupDisruptionMode]
-    resourceClaims: NotRequired[list[WorkloadPodGroupResourceClaim]]
+    resourceClaims: NotRequired[Annotated[list[WorkloadPodGroupResourceClaim], ListType("map"), ListMapKeys("name")]]
     """ResourceClaims defines which ResourceClaims may be shared among Pods in the Job."""
     schedulingConstraints: NotRequired[WorkloadPodGroupSchedulingConstraints]
     schedulingPolicy: NotRequired[WorkloadPodGroupSchedulingPolicy]
@@ -139,7 +139,7 @@ class JobStatus(TypedDict):
     """completedIndexes holds the completed indexes when .spec.completionMode = "Indexed" in a text format. The indexes are represented as decimal integers separated by commas."""
     completionTime: NotRequired[meta_v1.Time]
     """Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC."""
-    conditions: NotRequired[list[JobCondition]]
+    conditions: NotRequired[Annotated[list[JobCondition], ListType("atomic")]]
     """The latest available observations of an object's current state. When a Job fails, one of the conditions will have type "Failed" and status true."""
     failed: NotRequired[Int32]
     """The number of pods which reached phase Failed. The value increases monotonically."""
@@ -166,7 +166,7 @@ class JobTemplateSpec(TypedDict):
 class PodFailurePolicy(TypedDict):
     """PodFailurePolicy describes how failed pods influence the backoffLimit."""
 
-    rules: list[PodFailurePolicyRule]
+    rules: Annotated[list[PodFailurePolicyRule], ListType("atomic")]
     """A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored."""
 
 
@@ -177,7 +177,7 @@ class PodFailurePolicyOnExitCodesRequirement(TypedDict):
     """Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers."""
     operator: str
     """Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check."""
-    values: list[Int32]
+    values: Annotated[list[Int32], ListType("set")]
     """Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator."""
 
 
@@ -196,14 +196,14 @@ class PodFailurePolicyRule(TypedDict):
     action: str
     """Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are: - FailJob: indicates that the pod's job is marked as Failed and all running pods are terminated."""
     onExitCodes: NotRequired[PodFailurePolicyOnExitCodesRequirement]
-    onPodConditions: NotRequired[list[PodFailurePolicyOnPodConditionsPattern]]
+    onPodConditions: NotRequired[Annotated[list[PodFailurePolicyOnPodConditionsPattern], ListType("atomic")]]
     """Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns."""
 
 
 class SuccessPolicy(TypedDict):
     """SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes."""
 
-    rules: list[SuccessPolicyRule]
+    rules: Annotated[list[SuccessPolicyRule], ListType("atomic")]
     """rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded >= .spec.completions`."""
 
 
@@ -219,9 +219,9 @@ class SuccessPolicyRule(TypedDict):
 class UncountedTerminatedPods(TypedDict):
     """UncountedTerminatedPods holds UIDs of Pods that have terminated but haven't been accounted in Job status counters."""
 
-    failed: NotRequired[list[str]]
+    failed: NotRequired[Annotated[list[str], ListType("set")]]
     """failed holds UIDs of failed Pods."""
-    succeeded: NotRequired[list[str]]
+    succeeded: NotRequired[Annotated[list[str], ListType("set")]]
     """succeeded holds UIDs of succeeded Pods."""
 
 
@@ -255,7 +255,7 @@ class WorkloadPodGroupResourceClaim(TypedDict):
 class WorkloadPodGroupSchedulingConstraints(TypedDict):
     """WorkloadPodGroupSchedulingConstraints defines leaf-level scheduling constraints, such as topology."""
 
-    topology: NotRequired[list[scheduling_v1alpha3.TopologyConstraint]]
+    topology: NotRequired[Annotated[list[scheduling_v1alpha3.TopologyConstraint], ListType("atomic")]]
     """topology specifies desired topological placements for all pods within the pod group. If unset, no topology placement is requested."""
 
 

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32
+from framework.markers.validation import Default, Int32, ListMapKeys, ListType
 from framework.types import meta_v1
 
 
@@ -50,7 +50,7 @@ class CertificateSigningRequestSpec(TypedDict):
     """expirationSeconds is the requested duration of validity of the issued certificate."""
     extra: NotRequired[dict[str, list[str]]]
     """extra contains extra attributes of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable."""
-    groups: NotRequired[list[str]]
+    groups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """groups contains group membership of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable."""
     request: meta_v1.Bytes
     """request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM block. When serialized as JSON or YAML, the data is additionally base64-encoded."""
@@ -58,7 +58,7 @@ class CertificateSigningRequestSpec(TypedDict):
     """signerName indicates the requested signer, and is a qualified name. List/watch requests for CertificateSigningRequests can filter on this field using a "spec.signerName=NAME" fieldSelector."""
     uid: NotRequired[str]
     """uid contains the uid of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable."""
-    usages: NotRequired[list[str]]
+    usages: NotRequired[Annotated[list[str], ListType("atomic")]]
     """usages specifies a set of key usages requested in the issued certificate. Requests for TLS client certificates typically request: "digital signature", "key encipherment", "client auth"."""
     username: NotRequired[str]
     """username contains the name of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable."""
@@ -69,7 +69,7 @@ class CertificateSigningRequestStatus(TypedDict):
 
     certificate: NotRequired[meta_v1.Bytes]
     """certificate is populated with an issued certificate by the signer after an Approved condition is present. This field is set via the /status subresource. Once populated, this field is immutable."""
-    conditions: NotRequired[list[CertificateSigningRequestCondition]]
+    conditions: NotRequired[Annotated[list[CertificateSigningRequestCondition], ListType("map"), ListMapKeys("type")]]
     """conditions applied to the request. Known conditions are "Approved", "Denied", and "Failed"."""
 
 
@@ -108,7 +108,7 @@ class PodCertificateRequest(TypedDict):
 class PodCertificateRequestSpec(TypedDict):
     """PodCertificateRequestSpec describes the certificate request. All fields are immutable after creation."""
 
-    maxExpirationSeconds: NotRequired[Int32]
+    maxExpirationSeconds: NotRequired[Annotated[Int32, Default(86400)]]
     """maxExpirationSeconds is the maximum lifetime permitted for the certificate. If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour)."""
     nodeName: str
     """nodeName is the name of the node the pod is assigned to."""
@@ -137,7 +137,7 @@ class PodCertificateRequestStatus(TypedDict):
     """beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate. This field is set via the /status subresource, and must be set at the same time as certificateChain."""
     certificateChain: NotRequired[str]
     """certificateChain is populated with an issued certificate by the signer. This field is set via the /status subresource. Once populated, this field is immutable."""
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions applied to the request. The types "Issued", "Denied", and "Failed" have special handling. At most one of these conditions may be present, and they must have status "True"."""
     notAfter: NotRequired[meta_v1.Time]
     """notAfter is the time at which the certificate expires. The value must be the same as the notAfter value in the leaf certificate in certificateChain. This field is set via the /status subresource."""

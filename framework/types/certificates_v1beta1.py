@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32
+from framework.markers.validation import Default, Int32, ListMapKeys, ListType
 from framework.types import meta_v1
 
 
@@ -49,7 +49,7 @@ class PodCertificateRequest(TypedDict):
 class PodCertificateRequestSpec(TypedDict):
     """PodCertificateRequestSpec describes the certificate request. All fields are immutable after creation."""
 
-    maxExpirationSeconds: NotRequired[Int32]
+    maxExpirationSeconds: NotRequired[Annotated[Int32, Default(86400)]]
     """maxExpirationSeconds is the maximum lifetime permitted for the certificate. If omitted, kube-apiserver will set it to 86400(24 hours). kube-apiserver will reject values shorter than 3600 (1 hour)."""
     nodeName: str
     """nodeName is the name of the node the pod is assigned to."""
@@ -82,7 +82,7 @@ class PodCertificateRequestStatus(TypedDict):
     """beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate. This field is set via the /status subresource, and must be set at the same time as certificateChain."""
     certificateChain: NotRequired[str]
     """certificateChain is populated with an issued certificate by the signer. This field is set via the /status subresource. Once populated, this field is immutable."""
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions applied to the request. The types "Issued", "Denied", and "Failed" have special handling. At most one of these conditions may be present, and they must have status "True"."""
     notAfter: NotRequired[meta_v1.Time]
     """notAfter is the time at which the certificate expires. The value must be the same as the notAfter value in the leaf certificate in certificateChain. This field is set via the /status subresource."""

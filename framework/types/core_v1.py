@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64, IntOrString, Quantity
+from framework.markers.validation import Default, Int32, Int64, IntOrString, ListMapKeys, ListType, MapType, MaxLength, Pattern, Quantity, StructType, type_markers
 from framework.types import meta_v1, resource_v1
 
 
@@ -62,11 +62,11 @@ class AzureDiskVolumeSource(TypedDict):
     """diskName is the Name of the data disk in the blob storage"""
     diskURI: str
     """diskURI is the URI of data disk in the blob storage"""
-    fsType: NotRequired[str]
+    fsType: NotRequired[Annotated[str, Default("ext4")]]
     """fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified."""
     kind: NotRequired[str]
     """kind expected values are Shared: multiple blob disks per storage account Dedicated: single blob disk per storage account Managed: azure managed data disk (only in managed availability set)."""
-    readOnly: NotRequired[bool]
+    readOnly: NotRequired[Annotated[bool, Default(False)]]
     """readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
 
 
@@ -142,16 +142,16 @@ class CSIVolumeSource(TypedDict):
 class Capabilities(TypedDict):
     """Adds and removes POSIX capabilities from running containers."""
 
-    add: NotRequired[list[str]]
+    add: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Added capabilities"""
-    drop: NotRequired[list[str]]
+    drop: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Removed capabilities"""
 
 
 class CephFSPersistentVolumeSource(TypedDict):
     """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling."""
 
-    monitors: list[str]
+    monitors: Annotated[list[str], ListType("atomic")]
     """monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
     path: NotRequired[str]
     """path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /"""
@@ -167,7 +167,7 @@ class CephFSPersistentVolumeSource(TypedDict):
 class CephFSVolumeSource(TypedDict):
     """Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling."""
 
-    monitors: list[str]
+    monitors: Annotated[list[str], ListType("atomic")]
     """monitors is Required: Monitors is a collection of Ceph monitors More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
     path: NotRequired[str]
     """path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /"""
@@ -245,7 +245,7 @@ class ComponentStatus(TypedDict):
 
     apiVersion: NotRequired[str]
     """APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values."""
-    conditions: NotRequired[list[ComponentCondition]]
+    conditions: NotRequired[Annotated[list[ComponentCondition], ListType("map"), ListMapKeys("type")]]
     """List of component conditions observed"""
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
@@ -268,21 +268,23 @@ class ConfigMap(TypedDict):
     metadata: NotRequired[meta_v1.ObjectMeta]
 
 
+@type_markers(StructType("atomic"))
 class ConfigMapEnvSource(TypedDict):
     """ConfigMapEnvSource selects a ConfigMap to populate the environment variables with. The contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables."""
 
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
     optional: NotRequired[bool]
     """Specify whether the ConfigMap must be defined"""
 
 
+@type_markers(StructType("atomic"))
 class ConfigMapKeySelector(TypedDict):
     """Selects a key from a ConfigMap."""
 
     key: str
     """The key to select from the ConfigMap's Data field. Keys in the BinaryData field are not currently propagated to container env vars."""
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
     optional: NotRequired[bool]
     """Specify whether the ConfigMap or its key must be defined"""
@@ -303,17 +305,19 @@ class ConfigMapNodeConfigSource(TypedDict):
     """UID is the metadata.UID of the referenced ConfigMap. This field is forbidden in Node.Spec, and required in Node.Status."""
 
 
+@type_markers(StructType("atomic"))
 class ConfigMapProjection(TypedDict):
     """Adapts a ConfigMap into a projected volume."""
 
-    items: NotRequired[list[KeyToPath]]
+    items: NotRequired[Annotated[list[KeyToPath], ListType("atomic")]]
     """items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value."""
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
     optional: NotRequired[bool]
     """optional specify whether the ConfigMap or its keys must be defined"""
 
 
+@type_markers(StructType("atomic"))
 class ConfigMapVolumeSource(TypedDict):
     """Adapts a ConfigMap into a volume. The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element…"""
 
@@ -321,9 +325,9 @@ class ConfigMapVolumeSource(TypedDict):
     """defaultMode is optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
     defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
-    items: NotRequired[list[KeyToPath]]
+    items: NotRequired[Annotated[list[KeyToPath], ListType("atomic")]]
     """items if unspecified, each key-value pair in the Data field of the referenced ConfigMap will be projected into the volume as a file whose name is the key and content is the value."""
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
     optional: NotRequired[bool]
     """optional specify whether the ConfigMap or its keys must be defined"""
@@ -332,13 +336,13 @@ class ConfigMapVolumeSource(TypedDict):
 class Container(TypedDict):
     """A single application container that you want to run within a pod."""
 
-    args: NotRequired[list[str]]
+    args: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment."""
-    command: NotRequired[list[str]]
+    command: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment."""
-    env: NotRequired[list[EnvVar]]
+    env: NotRequired[Annotated[list[EnvVar], ListType("map"), ListMapKeys("name")]]
     """List of environment variables to set in the container. Cannot be updated."""
-    envFrom: NotRequired[list[EnvFromSource]]
+    envFrom: NotRequired[Annotated[list[EnvFromSource], ListType("atomic")]]
     """List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='."""
     image: NotRequired[str]
     """Container image name. More info: https://kubernetes.io/docs/concepts/containers/images This field is optional to allow higher level config management to default or override container images in…"""
@@ -348,15 +352,15 @@ class Container(TypedDict):
     livenessProbe: NotRequired[Probe]
     name: str
     """Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated."""
-    ports: NotRequired[list[ContainerPort]]
+    ports: NotRequired[Annotated[list[ContainerPort], ListType("map"), ListMapKeys("containerPort", "protocol")]]
     """List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed."""
     readinessProbe: NotRequired[Probe]
-    resizePolicy: NotRequired[list[ContainerResizePolicy]]
+    resizePolicy: NotRequired[Annotated[list[ContainerResizePolicy], ListType("atomic")]]
     """Resources resize policy for the container. This field cannot be set on ephemeral containers."""
     resources: NotRequired[ResourceRequirements]
     restartPolicy: NotRequired[str]
     """RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy."""
-    restartPolicyRules: NotRequired[list[ContainerRestartRule]]
+    restartPolicyRules: NotRequired[Annotated[list[ContainerRestartRule], ListType("atomic")]]
     """Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order."""
     securityContext: NotRequired[SecurityContext]
     startupProbe: NotRequired[Probe]
@@ -370,9 +374,9 @@ class Container(TypedDict):
     """Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure."""
     tty: NotRequired[bool]
     """Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false."""
-    volumeDevices: NotRequired[list[VolumeDevice]]
+    volumeDevices: NotRequired[Annotated[list[VolumeDevice], ListType("map"), ListMapKeys("devicePath")]]
     """volumeDevices is the list of block devices to be used by the container."""
-    volumeMounts: NotRequired[list[VolumeMount]]
+    volumeMounts: NotRequired[Annotated[list[VolumeMount], ListType("map"), ListMapKeys("mountPath")]]
     """Pod volumes to mount into the container's filesystem. Cannot be updated."""
     workingDir: NotRequired[str]
     """Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated."""
@@ -392,7 +396,7 @@ class ContainerExtendedResourceRequest(TypedDict):
 class ContainerImage(TypedDict):
     """Describe a container image"""
 
-    names: NotRequired[list[str]]
+    names: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Names by which this image is known. e.g. ["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"]"""
     sizeBytes: NotRequired[Int64]
     """The size of the image in bytes."""
@@ -409,7 +413,7 @@ class ContainerPort(TypedDict):
     """Number of port to expose on the host. If specified, this must be a valid port number, 0 < x < 65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not need this."""
     name: NotRequired[str]
     """If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a pod must have a unique name. Name for the port that can be referred to by services."""
-    protocol: NotRequired[str]
+    protocol: NotRequired[Annotated[str, Default("TCP")]]
     """Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP"."""
 
 
@@ -435,7 +439,7 @@ class ContainerRestartRuleOnExitCodes(TypedDict):
 
     operator: str
     """Represents the relationship between the container exit code(s) and the specified values."""
-    values: NotRequired[list[Int32]]
+    values: NotRequired[Annotated[list[Int32], ListType("set")]]
     """Specifies the set of values to check for container exit codes. At most 255 elements are allowed."""
 
 
@@ -487,7 +491,7 @@ class ContainerStatus(TypedDict):
 
     allocatedResources: NotRequired[dict[str, Quantity]]
     """AllocatedResources represents the compute resources allocated for this container by the node."""
-    allocatedResourcesStatus: NotRequired[list[ResourceStatus]]
+    allocatedResourcesStatus: NotRequired[Annotated[list[ResourceStatus], ListType("map"), ListMapKeys("name")]]
     """AllocatedResourcesStatus represents the status of various resources allocated for this Pod."""
     containerID: NotRequired[str]
     """ContainerID is the ID of the container in the format '<type>://<container_id>'. Where type is a container runtime identifier, returned from Version call of CRI API (for example "containerd")."""
@@ -509,7 +513,7 @@ class ContainerStatus(TypedDict):
     stopSignal: NotRequired[str]
     """StopSignal reports the effective stop signal for this container"""
     user: NotRequired[ContainerUser]
-    volumeMounts: NotRequired[list[VolumeMountStatus]]
+    volumeMounts: NotRequired[Annotated[list[VolumeMountStatus], ListType("map"), ListMapKeys("mountPath")]]
     """Status of volume mounts."""
 
 
@@ -529,7 +533,7 @@ class DaemonEndpoint(TypedDict):
 class DownwardAPIProjection(TypedDict):
     """Represents downward API info for projecting into a projected volume. Note that this is identical to a downwardAPI volume source without the default mode."""
 
-    items: NotRequired[list[DownwardAPIVolumeFile]]
+    items: NotRequired[Annotated[list[DownwardAPIVolumeFile], ListType("atomic")]]
     """Items is a list of DownwardAPIVolume file"""
 
 
@@ -553,7 +557,7 @@ class DownwardAPIVolumeSource(TypedDict):
     """Optional: mode bits to use on created files by default. Must be a Optional: mode bits used to set permissions on created files by default."""
     defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
-    items: NotRequired[list[DownwardAPIVolumeFile]]
+    items: NotRequired[Annotated[list[DownwardAPIVolumeFile], ListType("atomic")]]
     """Items is a list of downward API volume file"""
 
 
@@ -568,6 +572,7 @@ class EmptyDirVolumeSource(TypedDict):
     """sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium."""
 
 
+@type_markers(StructType("atomic"))
 class EndpointAddress(TypedDict):
     """EndpointAddress is a tuple that describes single IP address. Deprecated: This API is deprecated in v1.33+."""
 
@@ -580,6 +585,7 @@ class EndpointAddress(TypedDict):
     targetRef: NotRequired[ObjectReference]
 
 
+@type_markers(StructType("atomic"))
 class EndpointPort(TypedDict):
     """EndpointPort is a tuple that describes a single port. Deprecated: This API is deprecated in v1.33+."""
 
@@ -596,11 +602,11 @@ class EndpointPort(TypedDict):
 class EndpointSubset(TypedDict):
     """EndpointSubset is a group of addresses with a common set of ports. The expanded set of endpoints is the Cartesian product of Addresses x Ports."""
 
-    addresses: NotRequired[list[EndpointAddress]]
+    addresses: NotRequired[Annotated[list[EndpointAddress], ListType("atomic")]]
     """IP addresses which offer the related ports that are marked as ready. These endpoints should be considered safe for load balancers and clients to utilize."""
-    notReadyAddresses: NotRequired[list[EndpointAddress]]
+    notReadyAddresses: NotRequired[Annotated[list[EndpointAddress], ListType("atomic")]]
     """IP addresses which offer the related ports but are not currently marked as ready because they have not yet finished starting, have recently failed a readiness check, or have recently failed a…"""
-    ports: NotRequired[list[EndpointPort]]
+    ports: NotRequired[Annotated[list[EndpointPort], ListType("atomic")]]
     """Port numbers available on the related IP addresses."""
 
 
@@ -612,7 +618,7 @@ class Endpoints(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    subsets: NotRequired[list[EndpointSubset]]
+    subsets: NotRequired[Annotated[list[EndpointSubset], ListType("atomic")]]
     """The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share."""
 
 
@@ -648,13 +654,13 @@ class EnvVarSource(TypedDict):
 class EphemeralContainer(TypedDict):
     """An EphemeralContainer is a temporary container that you may add to an existing Pod for user-initiated activities such as debugging."""
 
-    args: NotRequired[list[str]]
+    args: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment."""
-    command: NotRequired[list[str]]
+    command: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment."""
-    env: NotRequired[list[EnvVar]]
+    env: NotRequired[Annotated[list[EnvVar], ListType("map"), ListMapKeys("name")]]
     """List of environment variables to set in the container. Cannot be updated."""
-    envFrom: NotRequired[list[EnvFromSource]]
+    envFrom: NotRequired[Annotated[list[EnvFromSource], ListType("atomic")]]
     """List of sources to populate environment variables in the container. The keys defined within a source may consist of any printable ASCII characters except '='."""
     image: NotRequired[str]
     """Container image name. More info: https://kubernetes.io/docs/concepts/containers/images"""
@@ -664,15 +670,15 @@ class EphemeralContainer(TypedDict):
     livenessProbe: NotRequired[Probe]
     name: str
     """Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers."""
-    ports: NotRequired[list[ContainerPort]]
+    ports: NotRequired[Annotated[list[ContainerPort], ListType("map"), ListMapKeys("containerPort", "protocol")]]
     """Ports are not allowed for ephemeral containers."""
     readinessProbe: NotRequired[Probe]
-    resizePolicy: NotRequired[list[ContainerResizePolicy]]
+    resizePolicy: NotRequired[Annotated[list[ContainerResizePolicy], ListType("atomic")]]
     """Resources resize policy for the container."""
     resources: NotRequired[ResourceRequirements]
     restartPolicy: NotRequired[str]
     """Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers."""
-    restartPolicyRules: NotRequired[list[ContainerRestartRule]]
+    restartPolicyRules: NotRequired[Annotated[list[ContainerRestartRule], ListType("atomic")]]
     """Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers."""
     securityContext: NotRequired[SecurityContext]
     startupProbe: NotRequired[Probe]
@@ -688,9 +694,9 @@ class EphemeralContainer(TypedDict):
     """Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure."""
     tty: NotRequired[bool]
     """Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false."""
-    volumeDevices: NotRequired[list[VolumeDevice]]
+    volumeDevices: NotRequired[Annotated[list[VolumeDevice], ListType("map"), ListMapKeys("devicePath")]]
     """volumeDevices is the list of block devices to be used by the container."""
-    volumeMounts: NotRequired[list[VolumeMount]]
+    volumeMounts: NotRequired[Annotated[list[VolumeMount], ListType("map"), ListMapKeys("mountPath")]]
     """Pod volumes to mount into the container's filesystem. Subpath mounts are not allowed for ephemeral containers. Cannot be updated."""
     workingDir: NotRequired[str]
     """Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated."""
@@ -754,6 +760,7 @@ class EventSource(TypedDict):
     """Node name on which the event is generated."""
 
 
+@type_markers(StructType("atomic"))
 class EvictionResponder(TypedDict):
     """EvictionResponder allows you to specify the responder reacting to an Eviction."""
 
@@ -766,7 +773,7 @@ class EvictionResponder(TypedDict):
 class ExecAction(TypedDict):
     """ExecAction describes a "run in container" action."""
 
-    command: NotRequired[list[str]]
+    command: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Command is the command line to execute inside the container, the working directory for the command is root ('/') in the container's filesystem."""
 
 
@@ -779,18 +786,19 @@ class FCVolumeSource(TypedDict):
     """lun is Optional: FC target lun number"""
     readOnly: NotRequired[bool]
     """readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
-    targetWWNs: NotRequired[list[str]]
+    targetWWNs: NotRequired[Annotated[list[str], ListType("atomic")]]
     """targetWWNs is Optional: FC target worldwide names (WWNs)"""
-    wwids: NotRequired[list[str]]
+    wwids: NotRequired[Annotated[list[str], ListType("atomic")]]
     """wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs and lun must be set, but not both simultaneously."""
 
 
+@type_markers(StructType("atomic"))
 class FileKeySelector(TypedDict):
     """FileKeySelector selects a key of the env file."""
 
     key: str
     """The key within the env file. An invalid key will prevent the pod from starting. The keys defined within a source may consist of any printable ASCII characters except '='."""
-    optional: NotRequired[bool]
+    optional: NotRequired[Annotated[bool, Default(False)]]
     """Specify whether the file or its key must be defined. If the file or key does not exist, then the env var is not published."""
     path: str
     """The path within the volume from which to select the file. Must be relative and may not contain the '..' path or start with '..'."""
@@ -855,7 +863,7 @@ class GRPCAction(TypedDict):
     """mode specifies the connection mode for the gRPC health probe. Set to "TLS" to use TLS without certificate verification. Set to "Plaintext" to use a plaintext (insecure) connection explicitly."""
     port: Int32
     """Port number of the gRPC service. Number must be in the range 1 to 65535."""
-    service: NotRequired[str]
+    service: NotRequired[Annotated[str, Default("")]]
     """Service is the name of the service to place in the gRPC HealthCheckRequest (see https://github.com/grpc/grpc/blob/master/doc/health-checking.md)."""
 
 
@@ -899,7 +907,7 @@ class HTTPGetAction(TypedDict):
 
     host: NotRequired[str]
     """Host name to connect to, defaults to the pod IP. You probably want to set "Host" in httpHeaders instead."""
-    httpHeaders: NotRequired[list[HTTPHeader]]
+    httpHeaders: NotRequired[Annotated[list[HTTPHeader], ListType("atomic")]]
     """Custom headers to set in the request. HTTP allows repeated headers."""
     path: NotRequired[str]
     """Path to access on the HTTP server."""
@@ -923,7 +931,7 @@ class HTTPHeader(TypedDict):
 class HostAlias(TypedDict):
     """HostAlias holds the mapping between IP and hostnames that will be injected as an entry in the pod's hosts file."""
 
-    hostnames: NotRequired[list[str]]
+    hostnames: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Hostnames for the above IP address."""
     ip: str
     """IP address of the host file entry."""
@@ -958,11 +966,11 @@ class ISCSIPersistentVolumeSource(TypedDict):
     """initiatorName is the custom iSCSI Initiator Name."""
     iqn: str
     """iqn is Target iSCSI Qualified Name."""
-    iscsiInterface: NotRequired[str]
+    iscsiInterface: NotRequired[Annotated[str, Default("default")]]
     """iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp)."""
     lun: Int32
     """lun is iSCSI Target Lun number."""
-    portals: NotRequired[list[str]]
+    portals: NotRequired[Annotated[list[str], ListType("atomic")]]
     """portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260)."""
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false."""
@@ -984,11 +992,11 @@ class ISCSIVolumeSource(TypedDict):
     """initiatorName is the custom iSCSI Initiator Name."""
     iqn: str
     """iqn is the target iSCSI Qualified Name."""
-    iscsiInterface: NotRequired[str]
+    iscsiInterface: NotRequired[Annotated[str, Default("default")]]
     """iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp)."""
     lun: Int32
     """lun represents iSCSI Target Lun number."""
-    portals: NotRequired[list[str]]
+    portals: NotRequired[Annotated[list[str], ListType("atomic")]]
     """portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260)."""
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false."""
@@ -1009,7 +1017,7 @@ class ImageVolumeSource(TypedDict):
 class ImageVolumeStatus(TypedDict):
     """ImageVolumeStatus represents the image-based volume status."""
 
-    imageRef: str
+    imageRef: Annotated[str, MaxLength(256)]
     """ImageRef is the digest of the image used for this volume. It should have a value that's similar to the pod's status.containerStatuses[i].imageID. The ImageRef length should not exceed 256 characters."""
 
 
@@ -1075,7 +1083,7 @@ class LimitRangeItem(TypedDict):
 class LimitRangeSpec(TypedDict):
     """LimitRangeSpec defines a min/max usage limit for resources that match on kind."""
 
-    limits: list[LimitRangeItem]
+    limits: Annotated[list[LimitRangeItem], ListType("atomic")]
     """Limits is the list of LimitRangeItem objects that are enforced."""
 
 
@@ -1084,7 +1092,7 @@ class LinuxContainerUser(TypedDict):
 
     gid: Int64
     """GID is the primary gid initially attached to the first process in the container"""
-    supplementalGroups: NotRequired[list[Int64]]
+    supplementalGroups: NotRequired[Annotated[list[Int64], ListType("atomic")]]
     """SupplementalGroups are the supplemental groups initially attached to the first process in the container"""
     uid: Int64
     """UID is the primary uid initially attached to the first process in the container"""
@@ -1099,21 +1107,22 @@ class LoadBalancerIngress(TypedDict):
     """IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)"""
     ipMode: NotRequired[str]
     """IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified."""
-    ports: NotRequired[list[PortStatus]]
+    ports: NotRequired[Annotated[list[PortStatus], ListType("atomic")]]
     """Ports is a list of records of service ports If used, every port defined in the service should have an entry in it"""
 
 
 class LoadBalancerStatus(TypedDict):
     """LoadBalancerStatus represents the status of a load-balancer."""
 
-    ingress: NotRequired[list[LoadBalancerIngress]]
+    ingress: NotRequired[Annotated[list[LoadBalancerIngress], ListType("atomic")]]
     """Ingress is a list containing ingress points for the load-balancer. Traffic intended for the service should be sent to these ingress points."""
 
 
+@type_markers(StructType("atomic"))
 class LocalObjectReference(TypedDict):
     """LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace."""
 
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
 
 
@@ -1176,14 +1185,14 @@ class NamespaceCondition(TypedDict):
 class NamespaceSpec(TypedDict):
     """NamespaceSpec describes the attributes on a Namespace."""
 
-    finalizers: NotRequired[list[str]]
+    finalizers: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Finalizers is an opaque list of values that must be empty to permanently remove object from storage. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/"""
 
 
 class NamespaceStatus(TypedDict):
     """NamespaceStatus is information about the current status of a Namespace."""
 
-    conditions: NotRequired[list[NamespaceCondition]]
+    conditions: NotRequired[Annotated[list[NamespaceCondition], ListType("map"), ListMapKeys("type")]]
     """Represents the latest available observations of a namespace's current state."""
     phase: NotRequired[str]
     """Phase is the current lifecycle phase of the namespace. More info: https://kubernetes.io/docs/tasks/administer-cluster/namespaces/"""
@@ -1213,7 +1222,7 @@ class NodeAddress(TypedDict):
 class NodeAffinity(TypedDict):
     """Node affinity is a group of node affinity scheduling rules."""
 
-    preferredDuringSchedulingIgnoredDuringExecution: NotRequired[list[PreferredSchedulingTerm]]
+    preferredDuringSchedulingIgnoredDuringExecution: NotRequired[Annotated[list[PreferredSchedulingTerm], ListType("atomic")]]
     """The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions."""
     requiredDuringSchedulingIgnoredDuringExecution: NotRequired[resource_v1.NodeSelector]
 
@@ -1241,11 +1250,11 @@ class NodeAllocatableOverheadResources(TypedDict):
 class NodeAllocatableResourceClaimStatus(TypedDict):
     """NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA."""
 
-    containers: NotRequired[list[str]]
+    containers: NotRequired[Annotated[list[str], ListType("set")]]
     """Containers lists the names of all containers in this pod that reference the claim."""
-    mapping: NotRequired[list[NodeAllocatableMappedResources]]
+    mapping: NotRequired[Annotated[list[NodeAllocatableMappedResources], ListType("map"), ListMapKeys("name")]]
     """Mapping contains allocations through devices mapped in the device spec's `nodeAllocatableResources[...].mapping` field. This is used by kubelet for pod level and container-level cgroup enforcement."""
-    overhead: NotRequired[list[NodeAllocatableOverheadResources]]
+    overhead: NotRequired[Annotated[list[NodeAllocatableOverheadResources], ListType("map"), ListMapKeys("name")]]
     """Overhead contains allocations through devices mapped in the device spec's `nodeAllocatableResources[...].overhead` field. This is used by kubelet for pod level and container-level cgroup enforcement."""
     resourceClaimName: str
     """ResourceClaimName is the resource claim referenced by the pod that resulted in this node allocatable resource allocation."""
@@ -1300,7 +1309,7 @@ class NodeFeatures(TypedDict):
 class NodePodPreemptionPolicy(TypedDict):
     """NodePodPreemptionPolicy defines the node-level policies governing preemption for pods on this node."""
 
-    disableResizePreemption: NotRequired[list[str]]
+    disableResizePreemption: NotRequired[Annotated[list[str], ListType("set")]]
     """DisableResizePreemption lists the owners (e.g., autoscalers, operators, administrators) that have requested to disable scheduler and Kubelet preemption for in-place pod resize on this node."""
 
 
@@ -1329,12 +1338,12 @@ class NodeSpec(TypedDict):
     """Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966"""
     podCIDR: NotRequired[str]
     """PodCIDR represents the pod IP range assigned to the node."""
-    podCIDRs: NotRequired[list[str]]
+    podCIDRs: NotRequired[Annotated[list[str], ListType("set")]]
     """podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field."""
     podPreemptionPolicy: NotRequired[NodePodPreemptionPolicy]
     providerID: NotRequired[str]
     """ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>"""
-    taints: NotRequired[list[Taint]]
+    taints: NotRequired[Annotated[list[Taint], ListType("atomic")]]
     """If specified, the node's taints."""
     unschedulable: NotRequired[bool]
     """Unschedulable controls node schedulability of new pods. By default, node is schedulable. More info: https://kubernetes.io/docs/concepts/nodes/node/#manual-node-administration"""
@@ -1343,29 +1352,29 @@ class NodeSpec(TypedDict):
 class NodeStatus(TypedDict):
     """NodeStatus is information about the current status of a node."""
 
-    addresses: NotRequired[list[NodeAddress]]
+    addresses: NotRequired[Annotated[list[NodeAddress], ListType("map"), ListMapKeys("type")]]
     """List of addresses reachable to the node. Queried from cloud provider, if available."""
     allocatable: NotRequired[dict[str, Quantity]]
     """Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity."""
     capacity: NotRequired[dict[str, Quantity]]
     """Capacity represents the total resources of a node. More info: https://kubernetes.io/docs/reference/node/node-status/#capacity"""
-    conditions: NotRequired[list[NodeCondition]]
+    conditions: NotRequired[Annotated[list[NodeCondition], ListType("map"), ListMapKeys("type")]]
     """Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition"""
     config: NotRequired[NodeConfigStatus]
     daemonEndpoints: NotRequired[NodeDaemonEndpoints]
-    declaredFeatures: NotRequired[list[str]]
+    declaredFeatures: NotRequired[Annotated[list[str], ListType("atomic")]]
     """DeclaredFeatures represents the features related to feature gates that are declared by the node."""
     features: NotRequired[NodeFeatures]
-    images: NotRequired[list[ContainerImage]]
+    images: NotRequired[Annotated[list[ContainerImage], ListType("atomic")]]
     """List of container images on this node"""
     nodeInfo: NotRequired[NodeSystemInfo]
     phase: NotRequired[str]
     """NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated."""
-    runtimeHandlers: NotRequired[list[NodeRuntimeHandler]]
+    runtimeHandlers: NotRequired[Annotated[list[NodeRuntimeHandler], ListType("atomic")]]
     """The available runtime handlers."""
-    volumesAttached: NotRequired[list[AttachedVolume]]
+    volumesAttached: NotRequired[Annotated[list[AttachedVolume], ListType("atomic")]]
     """List of volumes that are attached to the node."""
-    volumesInUse: NotRequired[list[str]]
+    volumesInUse: NotRequired[Annotated[list[str], ListType("atomic")]]
     """List of attachable volumes in use (mounted) by the node."""
 
 
@@ -1404,6 +1413,7 @@ class NodeSystemInfo(TypedDict):
     """SystemUUID reported by the node. For unique machine identification MachineID is preferred."""
 
 
+@type_markers(StructType("atomic"))
 class ObjectFieldSelector(TypedDict):
     """ObjectFieldSelector selects an APIVersioned field of an object."""
 
@@ -1413,6 +1423,7 @@ class ObjectFieldSelector(TypedDict):
     """Path of the field to select in the specified API version."""
 
 
+@type_markers(StructType("atomic"))
 class ObjectReference(TypedDict):
     """ObjectReference contains enough information to let you inspect or modify the referred object."""
 
@@ -1476,7 +1487,7 @@ class PersistentVolumeClaimCondition(TypedDict):
 class PersistentVolumeClaimSpec(TypedDict):
     """PersistentVolumeClaimSpec describes the common attributes of storage devices and allows a Source for provider-specific attributes"""
 
-    accessModes: NotRequired[list[str]]
+    accessModes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"""
     dataSource: NotRequired[TypedLocalObjectReference]
     dataSourceRef: NotRequired[TypedObjectReference]
@@ -1495,15 +1506,15 @@ class PersistentVolumeClaimSpec(TypedDict):
 class PersistentVolumeClaimStatus(TypedDict):
     """PersistentVolumeClaimStatus is the current status of a persistent volume claim."""
 
-    accessModes: NotRequired[list[str]]
+    accessModes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"""
-    allocatedResourceStatuses: NotRequired[dict[str, str]]
+    allocatedResourceStatuses: NotRequired[Annotated[dict[str, str], MapType("granular")]]
     """allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax."""
     allocatedResources: NotRequired[dict[str, Quantity]]
     """allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax."""
     capacity: NotRequired[dict[str, Quantity]]
     """capacity represents the actual resources of the underlying volume."""
-    conditions: NotRequired[list[PersistentVolumeClaimCondition]]
+    conditions: NotRequired[Annotated[list[PersistentVolumeClaimCondition], ListType("map"), ListMapKeys("type")]]
     """conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'."""
     currentVolumeAttributesClassName: NotRequired[str]
     """currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim"""
@@ -1532,7 +1543,7 @@ class PersistentVolumeClaimVolumeSource(TypedDict):
 class PersistentVolumeSpec(TypedDict):
     """PersistentVolumeSpec is the specification of a persistent volume."""
 
-    accessModes: NotRequired[list[str]]
+    accessModes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes"""
     awsElasticBlockStore: NotRequired[AWSElasticBlockStoreVolumeSource]
     azureDisk: NotRequired[AzureDiskVolumeSource]
@@ -1541,7 +1552,7 @@ class PersistentVolumeSpec(TypedDict):
     """capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity"""
     cephfs: NotRequired[CephFSPersistentVolumeSource]
     cinder: NotRequired[CinderPersistentVolumeSource]
-    claimRef: NotRequired[ObjectReference]
+    claimRef: NotRequired[Annotated[ObjectReference, StructType("granular")]]
     csi: NotRequired[CSIPersistentVolumeSource]
     fc: NotRequired[FCVolumeSource]
     flexVolume: NotRequired[FlexPersistentVolumeSource]
@@ -1551,7 +1562,7 @@ class PersistentVolumeSpec(TypedDict):
     hostPath: NotRequired[HostPathVolumeSource]
     iscsi: NotRequired[ISCSIPersistentVolumeSource]
     local: NotRequired[LocalVolumeSource]
-    mountOptions: NotRequired[list[str]]
+    mountOptions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will simply fail if one is invalid."""
     nfs: NotRequired[NFSVolumeSource]
     nodeAffinity: NotRequired[VolumeNodeAffinity]
@@ -1609,9 +1620,9 @@ class Pod(TypedDict):
 class PodAffinity(TypedDict):
     """Pod affinity is a group of inter pod affinity scheduling rules."""
 
-    preferredDuringSchedulingIgnoredDuringExecution: NotRequired[list[WeightedPodAffinityTerm]]
+    preferredDuringSchedulingIgnoredDuringExecution: NotRequired[Annotated[list[WeightedPodAffinityTerm], ListType("atomic")]]
     """The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions."""
-    requiredDuringSchedulingIgnoredDuringExecution: NotRequired[list[PodAffinityTerm]]
+    requiredDuringSchedulingIgnoredDuringExecution: NotRequired[Annotated[list[PodAffinityTerm], ListType("atomic")]]
     """If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node."""
 
 
@@ -1619,12 +1630,12 @@ class PodAffinityTerm(TypedDict):
     """Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where…"""
 
     labelSelector: NotRequired[meta_v1.LabelSelector]
-    matchLabelKeys: NotRequired[list[str]]
+    matchLabelKeys: NotRequired[Annotated[list[str], ListType("atomic")]]
     """MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration."""
-    mismatchLabelKeys: NotRequired[list[str]]
+    mismatchLabelKeys: NotRequired[Annotated[list[str], ListType("atomic")]]
     """MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
-    namespaces: NotRequired[list[str]]
+    namespaces: NotRequired[Annotated[list[str], ListType("atomic")]]
     """namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector."""
     topologyKey: str
     """This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose…"""
@@ -1633,9 +1644,9 @@ class PodAffinityTerm(TypedDict):
 class PodAntiAffinity(TypedDict):
     """Pod anti affinity is a group of inter pod anti affinity scheduling rules."""
 
-    preferredDuringSchedulingIgnoredDuringExecution: NotRequired[list[WeightedPodAffinityTerm]]
+    preferredDuringSchedulingIgnoredDuringExecution: NotRequired[Annotated[list[WeightedPodAffinityTerm], ListType("atomic")]]
     """The scheduler will prefer to schedule pods to nodes that satisfy the anti-affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions."""
-    requiredDuringSchedulingIgnoredDuringExecution: NotRequired[list[PodAffinityTerm]]
+    requiredDuringSchedulingIgnoredDuringExecution: NotRequired[Annotated[list[PodAffinityTerm], ListType("atomic")]]
     """If the anti-affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node."""
 
 
@@ -1682,11 +1693,11 @@ class PodCondition(TypedDict):
 class PodDNSConfig(TypedDict):
     """PodDNSConfig defines the DNS parameters of a pod in addition to those generated from DNSPolicy."""
 
-    nameservers: NotRequired[list[str]]
+    nameservers: NotRequired[Annotated[list[str], ListType("atomic")]]
     """A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed."""
-    options: NotRequired[list[PodDNSConfigOption]]
+    options: NotRequired[Annotated[list[PodDNSConfigOption], ListType("atomic")]]
     """A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed."""
-    searches: NotRequired[list[str]]
+    searches: NotRequired[Annotated[list[str], ListType("atomic")]]
     """A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed."""
 
 
@@ -1702,7 +1713,7 @@ class PodDNSConfigOption(TypedDict):
 class PodExtendedResourceClaimStatus(TypedDict):
     """PodExtendedResourceClaimStatus is stored in the PodStatus for the extended resource requests backed by DRA."""
 
-    requestMappings: list[ContainerExtendedResourceRequest]
+    requestMappings: Annotated[list[ContainerExtendedResourceRequest], ListType("atomic")]
     """RequestMappings identifies the mapping of <container, extended resource backed by DRA> to device request in the generated ResourceClaim."""
     resourceClaimName: str
     """ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod."""
@@ -1781,11 +1792,11 @@ class PodSecurityContext(TypedDict):
     """seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux."""
     seLinuxOptions: NotRequired[SELinuxOptions]
     seccompProfile: NotRequired[SeccompProfile]
-    supplementalGroups: NotRequired[list[Int64]]
+    supplementalGroups: NotRequired[Annotated[list[Int64], ListType("atomic")]]
     """A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified)."""
     supplementalGroupsPolicy: NotRequired[str]
     """Defines how supplemental groups of the first container processes are calculated. Valid values are "Merge" and "Strict". If not specified, "Merge" is used."""
-    sysctls: NotRequired[list[Sysctl]]
+    sysctls: NotRequired[Annotated[list[Sysctl], ListType("atomic")]]
     """Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch."""
     windowsOptions: NotRequired[WindowsSecurityContextOptions]
 
@@ -1798,18 +1809,18 @@ class PodSpec(TypedDict):
     affinity: NotRequired[Affinity]
     automountServiceAccountToken: NotRequired[bool]
     """AutomountServiceAccountToken indicates whether a service account token should be automatically mounted."""
-    containers: list[Container]
+    containers: Annotated[list[Container], ListType("map"), ListMapKeys("name")]
     """List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated."""
     dnsConfig: NotRequired[PodDNSConfig]
     dnsPolicy: NotRequired[str]
     """Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'."""
     enableServiceLinks: NotRequired[bool]
     """EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true."""
-    ephemeralContainers: NotRequired[list[EphemeralContainer]]
+    ephemeralContainers: NotRequired[Annotated[list[EphemeralContainer], ListType("map"), ListMapKeys("name")]]
     """List of ephemeral containers run in this pod. Ephemeral containers may be run in an existing pod to perform user-initiated actions such as debugging."""
-    evictionResponders: NotRequired[list[EvictionResponder]]
+    evictionResponders: NotRequired[Annotated[list[EvictionResponder], ListType("map"), ListMapKeys("name")]]
     """evictionResponders reference responders that react to Evictions based on EvictionRequests."""
-    hostAliases: NotRequired[list[HostAlias]]
+    hostAliases: NotRequired[Annotated[list[HostAlias], ListType("map"), ListMapKeys("ip")]]
     """HostAliases is an optional list of hosts and IPs that will be injected into the pod's hosts file if specified."""
     hostIPC: NotRequired[bool]
     """Use the host's ipc namespace. Optional: Default to false."""
@@ -1823,13 +1834,13 @@ class PodSpec(TypedDict):
     """Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value."""
     hostnameOverride: NotRequired[str]
     """HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records."""
-    imagePullSecrets: NotRequired[list[LocalObjectReference]]
+    imagePullSecrets: NotRequired[Annotated[list[LocalObjectReference], ListType("map"), ListMapKeys("name")]]
     """ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec."""
-    initContainers: NotRequired[list[Container]]
+    initContainers: NotRequired[Annotated[list[Container], ListType("map"), ListMapKeys("name")]]
     """List of initialization containers belonging to the pod. Init containers are executed in order prior to containers being started."""
     nodeName: NotRequired[str]
     """NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName."""
-    nodeSelector: NotRequired[dict[str, str]]
+    nodeSelector: NotRequired[Annotated[dict[str, str], MapType("atomic")]]
     """NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node."""
     os: NotRequired[PodOS]
     overhead: NotRequired[dict[str, Quantity]]
@@ -1840,9 +1851,9 @@ class PodSpec(TypedDict):
     """The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field."""
     priorityClassName: NotRequired[str]
     """If specified, indicates the pod's priority."""
-    readinessGates: NotRequired[list[PodReadinessGate]]
+    readinessGates: NotRequired[Annotated[list[PodReadinessGate], ListType("atomic")]]
     """If specified, all readiness gates will be evaluated for pod readiness."""
-    resourceClaims: NotRequired[list[PodResourceClaim]]
+    resourceClaims: NotRequired[Annotated[list[PodResourceClaim], ListType("map"), ListMapKeys("name")]]
     """ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name."""
     resources: NotRequired[ResourceRequirements]
     restartPolicy: NotRequired[str]
@@ -1851,7 +1862,7 @@ class PodSpec(TypedDict):
     """RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod. If no RuntimeClass resource matches the named class, the pod will not be run."""
     schedulerName: NotRequired[str]
     """If specified, the pod will be dispatched by specified scheduler. If not specified, the pod will be dispatched by default scheduler."""
-    schedulingGates: NotRequired[list[PodSchedulingGate]]
+    schedulingGates: NotRequired[Annotated[list[PodSchedulingGate], ListType("map"), ListMapKeys("name")]]
     """SchedulingGates is an opaque list of values that if specified will block scheduling the pod."""
     schedulingGroup: NotRequired[PodSchedulingGroup]
     securityContext: NotRequired[PodSecurityContext]
@@ -1867,11 +1878,11 @@ class PodSpec(TypedDict):
     """If specified, the fully qualified Pod hostname will be "<hostname>.<subdomain>.<pod namespace>.svc.<cluster domain>". If not specified, the pod will not have a domainname at all."""
     terminationGracePeriodSeconds: NotRequired[Int64]
     """Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer."""
-    tolerations: NotRequired[list[Toleration]]
+    tolerations: NotRequired[Annotated[list[Toleration], ListType("atomic")]]
     """If specified, the pod's tolerations."""
-    topologySpreadConstraints: NotRequired[list[TopologySpreadConstraint]]
+    topologySpreadConstraints: NotRequired[Annotated[list[TopologySpreadConstraint], ListType("map"), ListMapKeys("topologyKey", "whenUnsatisfiable")]]
     """TopologySpreadConstraints describes how a group of pods ought to spread across topology domains. Scheduler will schedule pods in a way which abides by the constraints."""
-    volumes: NotRequired[list[Volume]]
+    volumes: NotRequired[Annotated[list[Volume], ListType("map"), ListMapKeys("name")]]
     """List of volumes that can be mounted by containers belonging to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes"""
 
 
@@ -1880,22 +1891,22 @@ class PodStatus(TypedDict):
 
     allocatedResources: NotRequired[dict[str, Quantity]]
     """AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod."""
-    conditions: NotRequired[list[PodCondition]]
+    conditions: NotRequired[Annotated[list[PodCondition], ListType("map"), ListMapKeys("type")]]
     """Current service state of pod. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions"""
-    containerStatuses: NotRequired[list[ContainerStatus]]
+    containerStatuses: NotRequired[Annotated[list[ContainerStatus], ListType("atomic")]]
     """Statuses of containers in this pod. Each container in the pod should have at most one status in this list, and all statuses should be for containers in the pod. However this is not enforced."""
-    ephemeralContainerStatuses: NotRequired[list[ContainerStatus]]
+    ephemeralContainerStatuses: NotRequired[Annotated[list[ContainerStatus], ListType("atomic")]]
     """Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod."""
     extendedResourceClaimStatus: NotRequired[PodExtendedResourceClaimStatus]
     hostIP: NotRequired[str]
     """hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet."""
-    hostIPs: NotRequired[list[HostIP]]
+    hostIPs: NotRequired[Annotated[list[HostIP], ListType("atomic")]]
     """hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet."""
-    initContainerStatuses: NotRequired[list[ContainerStatus]]
+    initContainerStatuses: NotRequired[Annotated[list[ContainerStatus], ListType("atomic")]]
     """Statuses of init containers in this pod. The most recent successful non-restartable init container will have ready = true, the most recently started container will have startTime set."""
     message: NotRequired[str]
     """A human readable message indicating details about why the pod is in this condition."""
-    nodeAllocatableResourceClaimStatuses: NotRequired[list[NodeAllocatableResourceClaimStatus]]
+    nodeAllocatableResourceClaimStatuses: NotRequired[Annotated[list[NodeAllocatableResourceClaimStatus], ListType("map"), ListMapKeys("resourceClaimName")]]
     """NodeAllocatableResourceClaimStatuses contains the status of node-allocatable resources that were allocated for this pod through DRA claims."""
     nominatedNodeName: NotRequired[str]
     """nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods."""
@@ -1905,7 +1916,7 @@ class PodStatus(TypedDict):
     """The phase of a Pod is a simple, high-level summary of where the Pod is in its lifecycle."""
     podIP: NotRequired[str]
     """podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."""
-    podIPs: NotRequired[list[PodIP]]
+    podIPs: NotRequired[Annotated[list[PodIP], ListType("map"), ListMapKeys("ip")]]
     """podIPs holds the IP addresses allocated to the pod. If this field is specified, the 0th entry must match the podIP field. Pods may be allocated at most 1 value for each of IPv4 and IPv6."""
     qosClass: NotRequired[str]
     """The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info…"""
@@ -1913,12 +1924,12 @@ class PodStatus(TypedDict):
     """A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'"""
     resize: NotRequired[str]
     """Status of resources resize desired for pod's containers. It is empty if no resources resize is pending."""
-    resourceClaimStatuses: NotRequired[list[PodResourceClaimStatus]]
+    resourceClaimStatuses: NotRequired[Annotated[list[PodResourceClaimStatus], ListType("map"), ListMapKeys("name")]]
     """Status of resource claims."""
     resources: NotRequired[ResourceRequirements]
     startTime: NotRequired[meta_v1.Time]
     """RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod."""
-    volumeHealth: NotRequired[list[PodVolumeHealth]]
+    volumeHealth: NotRequired[Annotated[list[PodVolumeHealth], ListType("map"), ListMapKeys("name")]]
     """volumeHealth contains node-reported health for each volume the pod is using. Populated by the kubelet on the pod's node."""
 
 
@@ -1943,7 +1954,7 @@ class PodTemplateSpec(TypedDict):
 class PodVolumeHealth(TypedDict):
     """PodVolumeHealth contains health information for a volume used by a pod, reported by the CSI node plugin via the kubelet."""
 
-    healthConditions: NotRequired[list[VolumeHealthCondition]]
+    healthConditions: NotRequired[Annotated[list[VolumeHealthCondition], ListType("map"), ListMapKeys("status", "reason")]]
     """conditions is the set of adverse conditions reported by the CSI node plugin for this volume on this node. At most 16 conditions may be reported."""
     lastTransitionTime: NotRequired[meta_v1.Time]
     """lastTransitionTime is when the current set of conditions first appeared."""
@@ -1954,7 +1965,7 @@ class PodVolumeHealth(TypedDict):
 class PortStatus(TypedDict):
     """PortStatus represents the error condition of a service port"""
 
-    error: NotRequired[str]
+    error: NotRequired[Annotated[str, MaxLength(316), Pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")]]
     """Error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use…"""
     port: Int32
     """Port is the port number of the service port of which status is recorded here"""
@@ -2009,7 +2020,7 @@ class ProjectedVolumeSource(TypedDict):
     """defaultMode are the mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
     defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
-    sources: NotRequired[list[VolumeProjection]]
+    sources: NotRequired[Annotated[list[VolumeProjection], ListType("atomic")]]
     """sources is the list of volume projections. Each entry in this list handles one source."""
 
 
@@ -2037,16 +2048,16 @@ class RBDPersistentVolumeSource(TypedDict):
     """fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs"."""
     image: str
     """image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
-    keyring: NotRequired[str]
+    keyring: NotRequired[Annotated[str, Default("/etc/ceph/keyring")]]
     """keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
-    monitors: list[str]
+    monitors: Annotated[list[str], ListType("atomic")]
     """monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
-    pool: NotRequired[str]
+    pool: NotRequired[Annotated[str, Default("rbd")]]
     """pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     secretRef: NotRequired[SecretReference]
-    user: NotRequired[str]
+    user: NotRequired[Annotated[str, Default("admin")]]
     """user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
 
 
@@ -2057,16 +2068,16 @@ class RBDVolumeSource(TypedDict):
     """fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs"."""
     image: str
     """image is the rados image name. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
-    keyring: NotRequired[str]
+    keyring: NotRequired[Annotated[str, Default("/etc/ceph/keyring")]]
     """keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
-    monitors: list[str]
+    monitors: Annotated[list[str], ListType("atomic")]
     """monitors is a collection of Ceph monitors. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
-    pool: NotRequired[str]
+    pool: NotRequired[Annotated[str, Default("rbd")]]
     """pool is the rados pool name. Default is rbd. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     secretRef: NotRequired[LocalObjectReference]
-    user: NotRequired[str]
+    user: NotRequired[Annotated[str, Default("admin")]]
     """user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
 
 
@@ -2100,11 +2111,11 @@ class ReplicationControllerCondition(TypedDict):
 class ReplicationControllerSpec(TypedDict):
     """ReplicationControllerSpec is the specification of a replication controller."""
 
-    minReadySeconds: NotRequired[Int32]
+    minReadySeconds: NotRequired[Annotated[Int32, Default(0)]]
     """Minimum number of seconds for which a newly created pod should be ready without any of its container crashing, for it to be considered available."""
-    replicas: NotRequired[Int32]
+    replicas: NotRequired[Annotated[Int32, Default(1)]]
     """Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1."""
-    selector: NotRequired[dict[str, str]]
+    selector: NotRequired[Annotated[dict[str, str], MapType("atomic")]]
     """Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template."""
     template: NotRequired[PodTemplateSpec]
 
@@ -2114,7 +2125,7 @@ class ReplicationControllerStatus(TypedDict):
 
     availableReplicas: NotRequired[Int32]
     """The number of available replicas (ready for at least minReadySeconds) for this replication controller."""
-    conditions: NotRequired[list[ReplicationControllerCondition]]
+    conditions: NotRequired[Annotated[list[ReplicationControllerCondition], ListType("map"), ListMapKeys("type")]]
     """Represents the latest available observations of a replication controller's current state."""
     fullyLabeledReplicas: NotRequired[Int32]
     """The number of pods that have labels matching the labels of the pod template of the replication controller."""
@@ -2135,6 +2146,7 @@ class ResourceClaim(TypedDict):
     """Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request."""
 
 
+@type_markers(StructType("atomic"))
 class ResourceFieldSelector(TypedDict):
     """ResourceFieldSelector represents container resources (cpu, memory) and their output format"""
 
@@ -2175,7 +2187,7 @@ class ResourceQuotaSpec(TypedDict):
     hard: NotRequired[dict[str, Quantity]]
     """hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/"""
     scopeSelector: NotRequired[ScopeSelector]
-    scopes: NotRequired[list[str]]
+    scopes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects."""
 
 
@@ -2191,7 +2203,7 @@ class ResourceQuotaStatus(TypedDict):
 class ResourceRequirements(TypedDict):
     """ResourceRequirements describes the compute resource requirements."""
 
-    claims: NotRequired[list[ResourceClaim]]
+    claims: NotRequired[Annotated[list[ResourceClaim], ListType("map"), ListMapKeys("name")]]
     """Claims lists the names of resources, defined in spec.resourceClaims, that are used by this container. This field depends on the DynamicResourceAllocation feature gate. This field is immutable."""
     limits: NotRequired[dict[str, Quantity]]
     """Limits describes the maximum amount of compute resources allowed. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/"""
@@ -2204,7 +2216,7 @@ class ResourceStatus(TypedDict):
 
     name: str
     """Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec."""
-    resources: NotRequired[list[ResourceHealth]]
+    resources: NotRequired[Annotated[list[ResourceHealth], ListType("map"), ListMapKeys("resourceID")]]
     """List of unique resources health. Each element in the list contains an unique resource ID and its health."""
 
 
@@ -2224,7 +2236,7 @@ class SELinuxOptions(TypedDict):
 class ScaleIOPersistentVolumeSource(TypedDict):
     """ScaleIOPersistentVolumeSource represents a persistent ScaleIO volume"""
 
-    fsType: NotRequired[str]
+    fsType: NotRequired[Annotated[str, Default("xfs")]]
     """fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs\""""
     gateway: str
     """gateway is the host address of the ScaleIO API Gateway."""
@@ -2235,7 +2247,7 @@ class ScaleIOPersistentVolumeSource(TypedDict):
     secretRef: SecretReference
     sslEnabled: NotRequired[bool]
     """sslEnabled is the flag to enable/disable SSL communication with Gateway, default false"""
-    storageMode: NotRequired[str]
+    storageMode: NotRequired[Annotated[str, Default("ThinProvisioned")]]
     """storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned."""
     storagePool: NotRequired[str]
     """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
@@ -2248,7 +2260,7 @@ class ScaleIOPersistentVolumeSource(TypedDict):
 class ScaleIOVolumeSource(TypedDict):
     """ScaleIOVolumeSource represents a persistent ScaleIO volume"""
 
-    fsType: NotRequired[str]
+    fsType: NotRequired[Annotated[str, Default("xfs")]]
     """fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs"."""
     gateway: str
     """gateway is the host address of the ScaleIO API Gateway."""
@@ -2259,7 +2271,7 @@ class ScaleIOVolumeSource(TypedDict):
     secretRef: LocalObjectReference
     sslEnabled: NotRequired[bool]
     """sslEnabled Flag enable/disable SSL communication with Gateway, default false"""
-    storageMode: NotRequired[str]
+    storageMode: NotRequired[Annotated[str, Default("ThinProvisioned")]]
     """storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned."""
     storagePool: NotRequired[str]
     """storagePool is the ScaleIO Storage Pool associated with the protection domain."""
@@ -2269,10 +2281,11 @@ class ScaleIOVolumeSource(TypedDict):
     """volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source."""
 
 
+@type_markers(StructType("atomic"))
 class ScopeSelector(TypedDict):
     """A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements."""
 
-    matchExpressions: NotRequired[list[ScopedResourceSelectorRequirement]]
+    matchExpressions: NotRequired[Annotated[list[ScopedResourceSelectorRequirement], ListType("atomic")]]
     """A list of scope selector requirements by scope of the resources."""
 
 
@@ -2283,7 +2296,7 @@ class ScopedResourceSelectorRequirement(TypedDict):
     """Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist."""
     scopeName: str
     """The name of the scope that the selector applies to."""
-    values: NotRequired[list[str]]
+    values: NotRequired[Annotated[list[str], ListType("atomic")]]
     """An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty."""
 
 
@@ -2314,37 +2327,41 @@ class Secret(TypedDict):
     """Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"""
 
 
+@type_markers(StructType("atomic"))
 class SecretEnvSource(TypedDict):
     """SecretEnvSource selects a Secret to populate the environment variables with. The contents of the target Secret's Data field will represent the key-value pairs as environment variables."""
 
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
     optional: NotRequired[bool]
     """Specify whether the Secret must be defined"""
 
 
+@type_markers(StructType("atomic"))
 class SecretKeySelector(TypedDict):
     """SecretKeySelector selects a key of a Secret."""
 
     key: str
     """The key of the secret to select from. Must be a valid secret key."""
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
     optional: NotRequired[bool]
     """Specify whether the Secret or its key must be defined"""
 
 
+@type_markers(StructType("atomic"))
 class SecretProjection(TypedDict):
     """Adapts a secret into a projected volume. The contents of the target Secret's Data field will be presented in a projected volume as files using the keys in the Data field as the file names."""
 
-    items: NotRequired[list[KeyToPath]]
+    items: NotRequired[Annotated[list[KeyToPath], ListType("atomic")]]
     """items if unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value."""
-    name: NotRequired[str]
+    name: NotRequired[Annotated[str, Default("")]]
     """Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong."""
     optional: NotRequired[bool]
     """optional field specify whether the Secret or its key must be defined"""
 
 
+@type_markers(StructType("atomic"))
 class SecretReference(TypedDict):
     """SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace"""
 
@@ -2361,7 +2378,7 @@ class SecretVolumeSource(TypedDict):
     """defaultMode is Optional: mode bits used to set permissions on created files by default. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
     defaultUser: NotRequired[Int64]
     """defaultUser is Optional: The owner UID of the created files by default. The defaultUser field is only used as a fallback when the item-level user field is unset."""
-    items: NotRequired[list[KeyToPath]]
+    items: NotRequired[Annotated[list[KeyToPath], ListType("atomic")]]
     """items If unspecified, each key-value pair in the Data field of the referenced Secret will be projected into the volume as a file whose name is the key and content is the value."""
     optional: NotRequired[bool]
     """optional field specify whether the Secret or its keys must be defined"""
@@ -2412,12 +2429,12 @@ class ServiceAccount(TypedDict):
     """APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values."""
     automountServiceAccountToken: NotRequired[bool]
     """AutomountServiceAccountToken indicates whether pods running as this service account should have an API token automatically mounted. Can be overridden at the pod level."""
-    imagePullSecrets: NotRequired[list[LocalObjectReference]]
+    imagePullSecrets: NotRequired[Annotated[list[LocalObjectReference], ListType("atomic")]]
     """ImagePullSecrets is a list of references to secrets in the same namespace to use for pulling any images in pods that reference this ServiceAccount."""
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    secrets: NotRequired[list[ObjectReference]]
+    secrets: NotRequired[Annotated[list[ObjectReference], ListType("map"), ListMapKeys("name")]]
     """Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."""
 
 
@@ -2445,7 +2462,7 @@ class ServicePort(TypedDict):
     """The port on each node on which this service is exposed when type is NodePort or LoadBalancer. Usually assigned by the system."""
     port: Int32
     """The port that will be exposed by this service."""
-    protocol: NotRequired[str]
+    protocol: NotRequired[Annotated[str, Default("TCP")]]
     """The IP protocol for this port. Supports "TCP", "UDP", and "SCTP". Default is TCP."""
     targetPort: NotRequired[IntOrString]
     """Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME."""
@@ -2458,9 +2475,9 @@ class ServiceSpec(TypedDict):
     """allocateLoadBalancerNodePorts defines if NodePorts will be automatically allocated for services with type LoadBalancer. Default is "true"."""
     clusterIP: NotRequired[str]
     """clusterIP is the IP address of the service and is usually assigned randomly."""
-    clusterIPs: NotRequired[list[str]]
+    clusterIPs: NotRequired[Annotated[list[str], ListType("atomic")]]
     """ClusterIPs is a list of IP addresses assigned to this service, and are usually assigned randomly."""
-    externalIPs: NotRequired[list[str]]
+    externalIPs: NotRequired[Annotated[list[str], ListType("atomic")]]
     """externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service. These IPs are not managed by Kubernetes."""
     externalName: NotRequired[str]
     """externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved."""
@@ -2470,7 +2487,7 @@ class ServiceSpec(TypedDict):
     """healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local."""
     internalTrafficPolicy: NotRequired[str]
     """InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP."""
-    ipFamilies: NotRequired[list[str]]
+    ipFamilies: NotRequired[Annotated[list[str], ListType("atomic")]]
     """IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field."""
     ipFamilyPolicy: NotRequired[str]
     """IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack."""
@@ -2478,13 +2495,13 @@ class ServiceSpec(TypedDict):
     """loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g."""
     loadBalancerIP: NotRequired[str]
     """Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created."""
-    loadBalancerSourceRanges: NotRequired[list[str]]
+    loadBalancerSourceRanges: NotRequired[Annotated[list[str], ListType("atomic")]]
     """If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs."""
-    ports: NotRequired[list[ServicePort]]
+    ports: NotRequired[Annotated[list[ServicePort], ListType("map"), ListMapKeys("port", "protocol")]]
     """The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies"""
     publishNotReadyAddresses: NotRequired[bool]
     """publishNotReadyAddresses indicates that any agent which deals with endpoints for this Service should disregard any indications of ready/not-ready."""
-    selector: NotRequired[dict[str, str]]
+    selector: NotRequired[Annotated[dict[str, str], MapType("atomic")]]
     """Route service traffic to pods with label keys and values matching this selector."""
     sessionAffinity: NotRequired[str]
     """Supports "ClientIP" and "None". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None."""
@@ -2498,7 +2515,7 @@ class ServiceSpec(TypedDict):
 class ServiceStatus(TypedDict):
     """ServiceStatus represents the current status of a service."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """Current service state"""
     loadBalancer: NotRequired[LoadBalancerStatus]
 
@@ -2594,7 +2611,7 @@ class TopologySpreadConstraint(TypedDict):
     """TopologySpreadConstraint specifies how to spread matching pods among the given topology."""
 
     labelSelector: NotRequired[meta_v1.LabelSelector]
-    matchLabelKeys: NotRequired[list[str]]
+    matchLabelKeys: NotRequired[Annotated[list[str], ListType("atomic")]]
     """MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated."""
     maxSkew: Int32
     """MaxSkew describes the degree to which pods may be unevenly distributed."""
@@ -2610,6 +2627,7 @@ class TopologySpreadConstraint(TypedDict):
     """WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it."""
 
 
+@type_markers(StructType("atomic"))
 class TypedLocalObjectReference(TypedDict):
     """TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace."""
 
@@ -2694,7 +2712,7 @@ class VolumeHealthCondition(TypedDict):
 class VolumeHealthStatus(TypedDict):
     """VolumeHealthStatus contains health information for a volume reported by the CSI controller plugin."""
 
-    healthConditions: NotRequired[list[VolumeHealthCondition]]
+    healthConditions: NotRequired[Annotated[list[VolumeHealthCondition], ListType("map"), ListMapKeys("status", "reason")]]
     """conditions is the set of adverse conditions reported by the CSI controller plugin. An empty list means no adverse condition. At most 16 conditions may be reported."""
     lastTransitionTime: NotRequired[meta_v1.Time]
     """lastTransitionTime is when the current set of conditions first appeared."""
@@ -2703,7 +2721,7 @@ class VolumeHealthStatus(TypedDict):
 class VolumeMount(TypedDict):
     """VolumeMount describes a mounting of a Volume within a container."""
 
-    bindMountOptions: NotRequired[list[str]]
+    bindMountOptions: NotRequired[Annotated[list[str], ListType("set")]]
     """bindMountOptions is the list of additional bind mount options to apply when mounting this volume into the container. Allowed values are noexec, nodev, and nosuid."""
     mountPath: str
     """Path within the container at which the volume should be mounted."""

@@ -8,16 +8,16 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32
+from framework.markers.validation import Int32, ListType, StructType, type_markers
 from framework.types import core_v1, meta_v1
 
 
 class Endpoint(TypedDict):
     """Endpoint represents a single logical "backend" implementing a service."""
 
-    addresses: list[str]
+    addresses: Annotated[list[str], ListType("set")]
     """addresses of this endpoint. For EndpointSlices of addressType "IPv4" or "IPv6", the values are IP addresses in canonical form. The syntax and semantics of other addressType values are not defined."""
     conditions: NotRequired[EndpointConditions]
     deprecatedTopology: NotRequired[dict[str, str]]
@@ -46,12 +46,13 @@ class EndpointConditions(TypedDict):
 class EndpointHints(TypedDict):
     """EndpointHints provides hints describing how an endpoint should be consumed."""
 
-    forNodes: NotRequired[list[ForNode]]
+    forNodes: NotRequired[Annotated[list[ForNode], ListType("atomic")]]
     """forNodes indicates the node(s) this endpoint should be consumed by when using topology aware routing. May contain a maximum of 8 entries."""
-    forZones: NotRequired[list[ForZone]]
+    forZones: NotRequired[Annotated[list[ForZone], ListType("atomic")]]
     """forZones indicates the zone(s) this endpoint should be consumed by when using topology aware routing. May contain a maximum of 8 entries."""
 
 
+@type_markers(StructType("atomic"))
 class EndpointPort(TypedDict):
     """EndpointPort represents a Port used by an EndpointSlice"""
 
@@ -72,12 +73,12 @@ class EndpointSlice(TypedDict):
     """addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation."""
     apiVersion: NotRequired[str]
     """APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values."""
-    endpoints: NotRequired[list[Endpoint]]
+    endpoints: NotRequired[Annotated[list[Endpoint], ListType("atomic")]]
     """endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints."""
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    ports: NotRequired[list[EndpointPort]]
+    ports: NotRequired[Annotated[list[EndpointPort], ListType("atomic")]]
     """ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. Each slice may include a maximum of 100 ports."""
 
 

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32
+from framework.markers.validation import Int32, ListMapKeys, ListType
 from framework.types import meta_v1
 
 
@@ -64,14 +64,14 @@ class FlowSchemaSpec(TypedDict):
     matchingPrecedence: NotRequired[Int32]
     """`matchingPrecedence` is used to choose among the FlowSchemas that match a given request."""
     priorityLevelConfiguration: PriorityLevelConfigurationReference
-    rules: NotRequired[list[PolicyRulesWithSubjects]]
+    rules: NotRequired[Annotated[list[PolicyRulesWithSubjects], ListType("atomic")]]
     """`rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request."""
 
 
 class FlowSchemaStatus(TypedDict):
     """FlowSchemaStatus represents the current state of a FlowSchema."""
 
-    conditions: NotRequired[list[FlowSchemaCondition]]
+    conditions: NotRequired[Annotated[list[FlowSchemaCondition], ListType("map"), ListMapKeys("type")]]
     """`conditions` is a list of the current states of FlowSchema."""
 
 
@@ -105,20 +105,20 @@ class LimitedPriorityLevelConfiguration(TypedDict):
 class NonResourcePolicyRule(TypedDict):
     """NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL."""
 
-    nonResourceURLs: list[str]
+    nonResourceURLs: Annotated[list[str], ListType("set")]
     """`nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty."""
-    verbs: list[str]
+    verbs: Annotated[list[str], ListType("set")]
     """`verbs` is a list of matching verbs and may not be empty. "*" matches all verbs. If it is present, it must be the only entry. Required."""
 
 
 class PolicyRulesWithSubjects(TypedDict):
     """PolicyRulesWithSubjects prescribes a test that applies to a request to an apiserver. The test considers the subject making the request, the verb being requested, and the resource to be acted upon."""
 
-    nonResourceRules: NotRequired[list[NonResourcePolicyRule]]
+    nonResourceRules: NotRequired[Annotated[list[NonResourcePolicyRule], ListType("atomic")]]
     """`nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb and the target non-resource URL."""
-    resourceRules: NotRequired[list[ResourcePolicyRule]]
+    resourceRules: NotRequired[Annotated[list[ResourcePolicyRule], ListType("atomic")]]
     """`resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the target resource."""
-    subjects: list[Subject]
+    subjects: Annotated[list[Subject], ListType("atomic")]
     """subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice."""
 
 
@@ -168,7 +168,7 @@ class PriorityLevelConfigurationSpec(TypedDict):
 class PriorityLevelConfigurationStatus(TypedDict):
     """PriorityLevelConfigurationStatus represents the current state of a "request-priority"."""
 
-    conditions: NotRequired[list[PriorityLevelConfigurationCondition]]
+    conditions: NotRequired[Annotated[list[PriorityLevelConfigurationCondition], ListType("map"), ListMapKeys("type")]]
     """`conditions` is the current state of "request-priority"."""
 
 
@@ -186,15 +186,15 @@ class QueuingConfiguration(TypedDict):
 class ResourcePolicyRule(TypedDict):
     """ResourcePolicyRule is a predicate that matches some resource requests, testing the request's verb and the target resource."""
 
-    apiGroups: list[str]
+    apiGroups: Annotated[list[str], ListType("set")]
     """`apiGroups` is a list of matching API groups and may not be empty. "*" matches all API groups and, if present, must be the only entry. Required."""
     clusterScope: NotRequired[bool]
     """`clusterScope` indicates whether to match requests that do not specify a namespace (which happens either because the resource is not namespaced or the request targets all namespaces)."""
-    namespaces: NotRequired[list[str]]
+    namespaces: NotRequired[Annotated[list[str], ListType("set")]]
     """`namespaces` is a list of target namespaces that restricts matches."""
-    resources: list[str]
+    resources: Annotated[list[str], ListType("set")]
     """`resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource. For example, [ "services", "nodes/status" ]. This list may not be empty."""
-    verbs: list[str]
+    verbs: Annotated[list[str], ListType("set")]
     """`verbs` is a list of matching verbs and may not be empty. "*" matches all verbs and, if present, must be the only entry. Required."""
 
 

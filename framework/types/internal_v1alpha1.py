@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int64
+from framework.markers.validation import Int64, ListMapKeys, ListType
 from framework.types import meta_v1
 
 
@@ -19,11 +19,11 @@ class ServerStorageVersion(TypedDict):
 
     apiServerID: str
     """apiServerID is the ID of the reporting API server."""
-    decodableVersions: list[str]
+    decodableVersions: Annotated[list[str], ListType("set")]
     """decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions."""
     encodingVersion: str
     """encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd)."""
-    servedVersions: NotRequired[list[str]]
+    servedVersions: NotRequired[Annotated[list[str], ListType("set")]]
     """servedVersions lists all versions the API server can serve. DecodableVersions must include all ServedVersions."""
 
 
@@ -62,7 +62,7 @@ class StorageVersionStatus(TypedDict):
 
     commonEncodingVersion: NotRequired[str]
     """commonEncodingVersion is set to an encoding storage version if all API server instances share that same version. If they don't share one storage version, this field is left empty."""
-    conditions: NotRequired[list[StorageVersionCondition]]
+    conditions: NotRequired[Annotated[list[StorageVersionCondition], ListType("map"), ListMapKeys("type")]]
     """conditions lists the latest available observations of the storageVersion's state."""
-    storageVersions: NotRequired[list[ServerStorageVersion]]
+    storageVersions: NotRequired[Annotated[list[ServerStorageVersion], ListType("map"), ListMapKeys("apiServerID")]]
     """storageVersions lists the reported versions per API server instance."""

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64
+from framework.markers.validation import Int32, Int64, ListMapKeys, ListType, StructType, type_markers
 from framework.types import meta_v1
 
 
@@ -69,7 +69,7 @@ class EvictionRequestSpec(TypedDict):
 class EvictionRequestStatus(TypedDict):
     """EvictionRequestStatus represents the last observed status of the eviction request."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions contain information about the eviction request. EvictionRequest specific conditions are: TargetEvicted or Failed (managed by evictionrequest-controller)."""
     observedGeneration: NotRequired[Int64]
     """observedGeneration is EvictionRequest's .metadata.generation observed by the evictionrequest-controller. The observed generation value cannot be negative and can only be incremented."""
@@ -90,15 +90,15 @@ class EvictionSpec(TypedDict):
 class EvictionStatus(TypedDict):
     """EvictionStatus represents the last observed status of the eviction request."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions contain information about the eviction request. Eviction specific conditions are: TargetEvicted or Failed (managed by evictionrequest-controller)."""
     observedGeneration: NotRequired[Int64]
     """observedGeneration is Eviction's .metadata.generation observed by the evictionrequest-controller. The observed generation value cannot be negative and can only be incremented. The minimum value is 1."""
-    requesters: NotRequired[list[Requester]]
+    requesters: NotRequired[Annotated[list[Requester], ListType("map"), ListMapKeys("name")]]
     """requesters allow you to identify the entities, that requested the eviction of the target. If all the requesters withdraw their eviction intent, the eviction will be canceled."""
-    responders: NotRequired[list[ResponderStatus]]
+    responders: NotRequired[Annotated[list[ResponderStatus], ListType("map"), ListMapKeys("name")]]
     """responders represents the eviction process status of each declared responder. The responder list should be the same length and have the same .name fields as .status.targetResponders."""
-    targetResponders: NotRequired[list[TargetResponder]]
+    targetResponders: NotRequired[Annotated[list[TargetResponder], ListType("map"), ListMapKeys("name")]]
     """targetResponders reference responders that should eventually respond to this eviction to help with the graceful eviction of a target."""
 
 
@@ -108,6 +108,7 @@ class EvictionTarget(TypedDict):
     pod: NotRequired[EvictionPodReference]
 
 
+@type_markers(StructType("atomic"))
 class Requester(TypedDict):
     """Requester allows you to identify the entity, that requested the eviction of the target."""
 
@@ -117,6 +118,7 @@ class Requester(TypedDict):
     """name allows you to identify the entity, that requested the eviction of the target. It must be a valid domain-prefixed key (such as "acme.io/foo"). This field must be unique for each requester."""
 
 
+@type_markers(StructType("granular"))
 class ResponderStatus(TypedDict):
     """ResponderStatus represents the last observed status of the eviction process of the responder. It should be only updated by the designated responder whose name is .name field."""
 
@@ -134,6 +136,7 @@ class ResponderStatus(TypedDict):
     """startTime tracks the time at which this responder was designated as active and should start processing the eviction request. It should reflect the present time when set."""
 
 
+@type_markers(StructType("atomic"))
 class TargetResponder(TypedDict):
     """TargetResponder allows you to specify the responder reacting to the Eviction."""
 

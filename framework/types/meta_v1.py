@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, NotRequired, TypeAlias, TypedDict
 
-from framework.markers.validation import Format, Int64, KnownSchema, PreserveUnknownFields, type_markers
+from framework.markers.validation import Enum, Format, Int64, KnownSchema, ListMapKeys, ListType, MaxLength, MinLength, Minimum, Pattern, PreserveUnknownFields, StructType, type_markers
 
 Time: TypeAlias = Annotated[str, Format("date-time")]
 """``metav1.Time``: an RFC 3339 date and time (``2006-01-02T15:04:05Z``); see ``framework.meta.time``."""
@@ -33,15 +33,15 @@ class Condition(TypedDict):
 
     lastTransitionTime: Time
     """lastTransitionTime is the last time the condition transitioned from one status to another. This should be when the underlying condition changed."""
-    message: str
+    message: Annotated[str, MaxLength(32768)]
     """message is a human readable message indicating details about the transition. This may be an empty string."""
-    observedGeneration: NotRequired[Int64]
+    observedGeneration: NotRequired[Annotated[Int64, Minimum(0)]]
     """observedGeneration represents the .metadata.generation that the condition was set based upon."""
-    reason: str
+    reason: Annotated[str, MinLength(1), MaxLength(1024), Pattern("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")]
     """reason contains a programmatic identifier indicating the reason for the condition's last transition."""
-    status: str
+    status: Annotated[str, Enum("True", "False", "Unknown")]
     """status of the condition, one of True, False, Unknown."""
-    type: str
+    type: Annotated[str, MaxLength(316), Pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")]
     """type of condition in CamelCase or in foo.example.com/CamelCase."""
 
 
@@ -72,14 +72,15 @@ class FieldSelectorRequirement(TypedDict):
     """key is the field selector key that the requirement applies to."""
     operator: str
     """operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. The list of operators may grow in the future."""
-    values: NotRequired[list[str]]
+    values: NotRequired[Annotated[list[str], ListType("atomic")]]
     """values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty."""
 
 
+@type_markers(StructType("atomic"))
 class LabelSelector(TypedDict):
     """A label selector is a label query over a set of resources. The result of matchLabels and matchExpressions are ANDed. An empty label selector matches all objects."""
 
-    matchExpressions: NotRequired[list[LabelSelectorRequirement]]
+    matchExpressions: NotRequired[Annotated[list[LabelSelectorRequirement], ListType("atomic")]]
     """matchExpressions is a list of label selector requirements. The requirements are ANDed."""
     matchLabels: NotRequired[dict[str, str]]
     """matchLabels is a map of {key,value} pairs."""
@@ -92,7 +93,7 @@ class LabelSelectorRequirement(TypedDict):
     """key is the label key that the selector applies to."""
     operator: str
     """operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist."""
-    values: NotRequired[list[str]]
+    values: NotRequired[Annotated[list[str], ListType("atomic")]]
     """values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty."""
 
 
@@ -127,7 +128,7 @@ class ObjectMeta(TypedDict):
     """Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only."""
     deletionTimestamp: NotRequired[Time]
     """DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted."""
-    finalizers: NotRequired[list[str]]
+    finalizers: NotRequired[Annotated[list[str], ListType("set")]]
     """Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list."""
     generateName: NotRequired[str]
     """GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided."""
@@ -135,13 +136,13 @@ class ObjectMeta(TypedDict):
     """A sequence number representing a specific generation of the desired state. Populated by the system. Read-only."""
     labels: NotRequired[dict[str, str]]
     """Map of string keys and values that can be used to organize and categorize (scope and select) objects. May match selectors of replication controllers and services."""
-    managedFields: NotRequired[list[ManagedFieldsEntry]]
+    managedFields: NotRequired[Annotated[list[ManagedFieldsEntry], ListType("atomic")]]
     """ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow."""
     name: NotRequired[str]
     """Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically."""
     namespace: NotRequired[str]
     """Namespace defines the space within which each name must be unique. An empty namespace is equivalent to the "default" namespace, but "default" is the canonical representation."""
-    ownerReferences: NotRequired[list[OwnerReference]]
+    ownerReferences: NotRequired[Annotated[list[OwnerReference], ListType("map"), ListMapKeys("uid")]]
     """List of objects depended by this object. If ALL objects in the list have been deleted, this object will be garbage collected."""
     resourceVersion: NotRequired[str]
     """An opaque value that represents the internal version of this object that can be used by clients to determine when objects have changed."""
@@ -151,6 +152,7 @@ class ObjectMeta(TypedDict):
     """UID is the unique in time and space value for this object. It is typically generated by the server on successful creation of a resource and is not allowed to change on PUT operations."""
 
 
+@type_markers(StructType("atomic"))
 class OwnerReference(TypedDict):
     """OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field."""
 

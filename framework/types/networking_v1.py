@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, IntOrString
+from framework.markers.validation import Int32, IntOrString, ListMapKeys, ListType, MaxLength, Pattern, StructType, type_markers
 from framework.types import core_v1, meta_v1
 
 
@@ -27,7 +27,7 @@ class HTTPIngressPath(TypedDict):
 class HTTPIngressRuleValue(TypedDict):
     """HTTPIngressRuleValue is a list of http selectors pointing to backends."""
 
-    paths: list[HTTPIngressPath]
+    paths: Annotated[list[HTTPIngressPath], ListType("atomic")]
     """paths is a collection of paths that map requests to backends."""
 
 
@@ -48,7 +48,9 @@ class IPAddressSpec(TypedDict):
     parentRef: ParentReference
 
 
-_IPBlockFields = TypedDict("_IPBlockFields", {"except": "NotRequired[list[str]]"})
+_IPBlockFields = TypedDict(
+    "_IPBlockFields", {"except": "NotRequired[Annotated[list[str], ListType(\"atomic\")]]"}
+)
 
 
 class IPBlock(_IPBlockFields):
@@ -118,21 +120,21 @@ class IngressLoadBalancerIngress(TypedDict):
     """hostname is set for load-balancer ingress points that are DNS based."""
     ip: NotRequired[str]
     """ip is set for load-balancer ingress points that are IP based."""
-    ports: NotRequired[list[IngressPortStatus]]
+    ports: NotRequired[Annotated[list[IngressPortStatus], ListType("atomic")]]
     """ports provides information about the ports exposed by this LoadBalancer."""
 
 
 class IngressLoadBalancerStatus(TypedDict):
     """IngressLoadBalancerStatus represents the status of a load-balancer."""
 
-    ingress: NotRequired[list[IngressLoadBalancerIngress]]
+    ingress: NotRequired[Annotated[list[IngressLoadBalancerIngress], ListType("atomic")]]
     """ingress is a list containing ingress points for the load-balancer."""
 
 
 class IngressPortStatus(TypedDict):
     """IngressPortStatus represents the error condition of a service port"""
 
-    error: NotRequired[str]
+    error: NotRequired[Annotated[str, MaxLength(316), Pattern(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$")]]
     """error is to record the problem with the service port The format of the error shall comply with the following rules: - built-in error values shall be specified in this file and those shall use…"""
     port: Int32
     """port is the port number of the ingress port."""
@@ -162,9 +164,9 @@ class IngressSpec(TypedDict):
     defaultBackend: NotRequired[IngressBackend]
     ingressClassName: NotRequired[str]
     """ingressClassName is the name of an IngressClass cluster resource."""
-    rules: NotRequired[list[IngressRule]]
+    rules: NotRequired[Annotated[list[IngressRule], ListType("atomic")]]
     """rules is a list of host rules used to configure the Ingress. If unspecified, or no rule matches, all traffic is sent to the default backend."""
-    tls: NotRequired[list[IngressTLS]]
+    tls: NotRequired[Annotated[list[IngressTLS], ListType("atomic")]]
     """tls represents the TLS configuration. Currently the Ingress only supports a single TLS port, 443."""
 
 
@@ -177,7 +179,7 @@ class IngressStatus(TypedDict):
 class IngressTLS(TypedDict):
     """IngressTLS describes the transport layer security associated with an ingress."""
 
-    hosts: NotRequired[list[str]]
+    hosts: NotRequired[Annotated[list[str], ListType("atomic")]]
     """hosts is a list of hosts included in the TLS certificate. The values in this list must match the name/s used in the tlsSecret."""
     secretName: NotRequired[str]
     """secretName is the name of the secret used to terminate TLS traffic on port 443. Field is left optional to allow TLS routing based on SNI hostname alone."""
@@ -197,21 +199,21 @@ class NetworkPolicy(TypedDict):
 class NetworkPolicyEgressRule(TypedDict):
     """NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to."""
 
-    ports: NotRequired[list[NetworkPolicyPort]]
+    ports: NotRequired[Annotated[list[NetworkPolicyPort], ListType("atomic")]]
     """ports is a list of destination ports for outgoing traffic. Each item in this list is combined using a logical OR."""
-    to: NotRequired[list[NetworkPolicyPeer]]
+    to: NotRequired[Annotated[list[NetworkPolicyPeer], ListType("atomic")]]
     """to is a list of destinations for outgoing traffic of pods selected for this rule. Items in this list are combined using a logical OR operation."""
 
 
 _NetworkPolicyIngressRuleFields = TypedDict(
-    "_NetworkPolicyIngressRuleFields", {"from": "NotRequired[list[NetworkPolicyPeer]]"}
+    "_NetworkPolicyIngressRuleFields", {"from": "NotRequired[Annotated[list[NetworkPolicyPeer], ListType(\"atomic\")]]"}
 )
 
 
 class NetworkPolicyIngressRule(_NetworkPolicyIngressRuleFields):
     """NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from."""
 
-    ports: NotRequired[list[NetworkPolicyPort]]
+    ports: NotRequired[Annotated[list[NetworkPolicyPort], ListType("atomic")]]
     """ports is a list of ports which should be made accessible on the pods selected for this rule. Each item in this list is combined using a logical OR."""
 
 
@@ -237,12 +239,12 @@ class NetworkPolicyPort(TypedDict):
 class NetworkPolicySpec(TypedDict):
     """NetworkPolicySpec provides the specification of a NetworkPolicy"""
 
-    egress: NotRequired[list[NetworkPolicyEgressRule]]
+    egress: NotRequired[Annotated[list[NetworkPolicyEgressRule], ListType("atomic")]]
     """egress is a list of egress rules to be applied to the selected pods."""
-    ingress: NotRequired[list[NetworkPolicyIngressRule]]
+    ingress: NotRequired[Annotated[list[NetworkPolicyIngressRule], ListType("atomic")]]
     """ingress is a list of ingress rules to be applied to the selected pods."""
     podSelector: NotRequired[meta_v1.LabelSelector]
-    policyTypes: NotRequired[list[str]]
+    policyTypes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are ["Ingress"], ["Egress"], or ["Ingress", "Egress"]."""
 
 
@@ -259,6 +261,7 @@ class ParentReference(TypedDict):
     """resource is the resource of the object being referenced."""
 
 
+@type_markers(StructType("atomic"))
 class ServiceBackendPort(TypedDict):
     """ServiceBackendPort is the service port being referenced."""
 
@@ -283,12 +286,12 @@ class ServiceCIDR(TypedDict):
 class ServiceCIDRSpec(TypedDict):
     """ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services."""
 
-    cidrs: NotRequired[list[str]]
+    cidrs: NotRequired[Annotated[list[str], ListType("atomic")]]
     """cidrs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or "2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family."""
 
 
 class ServiceCIDRStatus(TypedDict):
     """ServiceCIDRStatus describes the current state of the ServiceCIDR."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state"""

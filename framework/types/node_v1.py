@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Quantity
+from framework.markers.validation import ListType, MapType, Quantity
 from framework.types import core_v1, meta_v1
 
 
@@ -38,7 +38,7 @@ class RuntimeClass(TypedDict):
 class Scheduling(TypedDict):
     """Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass."""
 
-    nodeSelector: NotRequired[dict[str, str]]
+    nodeSelector: NotRequired[Annotated[dict[str, str], MapType("atomic")]]
     """nodeSelector lists labels that must be present on nodes that support this RuntimeClass. Pods using this RuntimeClass can only be scheduled to a node matched by this selector."""
-    tolerations: NotRequired[list[core_v1.Toleration]]
+    tolerations: NotRequired[Annotated[list[core_v1.Toleration], ListType("atomic")]]
     """tolerations are appended (excluding duplicates) to pods running with this RuntimeClass during admission, effectively unioning the set of nodes tolerated by the pod and the RuntimeClass."""

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64, IntOrString
+from framework.markers.validation import Int32, Int64, IntOrString, ListMapKeys, ListType
 from framework.types import meta_v1
 
 
@@ -52,7 +52,7 @@ class PodDisruptionBudgetSpec(TypedDict):
 class PodDisruptionBudgetStatus(TypedDict):
     """PodDisruptionBudgetStatus represents information about the status of a PodDisruptionBudget. Status may trail the actual state of a system."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """Conditions contain conditions for PDB. The disruption controller sets the DisruptionAllowed condition."""
     currentHealthy: NotRequired[Int32]
     """current number of healthy pods"""

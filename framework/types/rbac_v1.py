@@ -8,15 +8,16 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
+from framework.markers.validation import ListType, StructType, type_markers
 from framework.types import meta_v1
 
 
 class AggregationRule(TypedDict):
     """AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole"""
 
-    clusterRoleSelectors: NotRequired[list[meta_v1.LabelSelector]]
+    clusterRoleSelectors: NotRequired[Annotated[list[meta_v1.LabelSelector], ListType("atomic")]]
     """clusterRoleSelectors holds a list of selectors which will be used to find ClusterRoles and create the rules. If any of the selectors match, then the ClusterRole's permissions will be added"""
 
 
@@ -29,7 +30,7 @@ class ClusterRole(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    rules: NotRequired[list[PolicyRule]]
+    rules: NotRequired[Annotated[list[PolicyRule], ListType("atomic")]]
     """rules holds all the PolicyRules for this ClusterRole"""
 
 
@@ -42,22 +43,22 @@ class ClusterRoleBinding(TypedDict):
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
     roleRef: RoleRef
-    subjects: NotRequired[list[Subject]]
+    subjects: NotRequired[Annotated[list[Subject], ListType("atomic")]]
     """subjects holds references to the objects the role applies to."""
 
 
 class PolicyRule(TypedDict):
     """PolicyRule holds information that describes a policy rule, but does not contain information about who the rule applies to or which namespace the rule applies to."""
 
-    apiGroups: NotRequired[list[str]]
+    apiGroups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """apiGroups is the name of the APIGroup that contains the resources. If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed."""
-    nonResourceURLs: NotRequired[list[str]]
+    nonResourceURLs: NotRequired[Annotated[list[str], ListType("atomic")]]
     """nonResourceURLs is a set of partial urls that a user should have access to."""
-    resourceNames: NotRequired[list[str]]
+    resourceNames: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resourceNames is an optional white list of names that the rule applies to. An empty set means that everything is allowed."""
-    resources: NotRequired[list[str]]
+    resources: NotRequired[Annotated[list[str], ListType("atomic")]]
     """resources is a list of resources this rule applies to. '*' represents all resources."""
-    verbs: list[str]
+    verbs: Annotated[list[str], ListType("atomic")]
     """verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '*' represents all verbs."""
 
 
@@ -69,7 +70,7 @@ class Role(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    rules: NotRequired[list[PolicyRule]]
+    rules: NotRequired[Annotated[list[PolicyRule], ListType("atomic")]]
     """rules holds all the PolicyRules for this Role"""
 
 
@@ -82,10 +83,11 @@ class RoleBinding(TypedDict):
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
     roleRef: RoleRef
-    subjects: NotRequired[list[Subject]]
+    subjects: NotRequired[Annotated[list[Subject], ListType("atomic")]]
     """subjects holds references to the objects the role applies to."""
 
 
+@type_markers(StructType("atomic"))
 class RoleRef(TypedDict):
     """RoleRef contains information that points to the role being used"""
 
@@ -97,6 +99,7 @@ class RoleRef(TypedDict):
     """name is the name of resource being referenced"""
 
 
+@type_markers(StructType("atomic"))
 class Subject(TypedDict):
     """Subject contains a reference to the object or user identities a role binding applies to. This can either hold a direct API object reference, or a value for non-objects such as user and group names."""
 

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64, Quantity
+from framework.markers.validation import Default, Int32, Int64, ListMapKeys, ListType, Quantity
 from framework.types import meta_v1
 
 
@@ -49,7 +49,7 @@ class DeviceTaintRuleSpec(TypedDict):
 class DeviceTaintRuleStatus(TypedDict):
     """DeviceTaintRuleStatus provides information about an on-going pod eviction."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """Conditions provide information about the state of the DeviceTaintRule and the cluster at some point in time, in a machine-readable and human-readable format."""
 
 
@@ -90,7 +90,7 @@ class PoolStatus(TypedDict):
     """Generation is the pool generation observed across all ResourceSlices in this pool. Only the latest generation is reported."""
     nodeName: NotRequired[str]
     """NodeName is the node this pool is associated with. When omitted, the pool is not associated with a specific node. Must be a valid DNS subdomain name (RFC1123)."""
-    partitionSummary: NotRequired[list[PartitionTypeStatus]]
+    partitionSummary: NotRequired[Annotated[list[PartitionTypeStatus], ListType("atomic")]]
     """PartitionSummary reports allocatability per (attribute, partition type) for a partitionable pool that publishes SharedCounters."""
     poolName: str
     """PoolName is the name of the pool. Must be a valid resource pool name (DNS subdomains separated by "/")."""
@@ -124,7 +124,7 @@ class ResourcePoolStatusRequestSpec(TypedDict):
     """DefaultPartitionTypeAttribute optionally names a device attribute (by its fully qualified name, e.g."""
     driver: str
     """Driver specifies the DRA driver name to filter pools. Only pools from ResourceSlices with this driver will be included. Must be a DNS subdomain (e.g., "gpu.example.com")."""
-    limit: NotRequired[Int32]
+    limit: NotRequired[Annotated[Int32, Default(100)]]
     """Limit optionally specifies the maximum number of pools to return in the status. If more pools match the filter criteria, the response will be truncated (i.e., len(status.pools) < status.poolCount)."""
     poolName: NotRequired[str]
     """PoolName optionally filters to a specific pool name. If not specified, all pools from the specified driver are included."""
@@ -133,11 +133,11 @@ class ResourcePoolStatusRequestSpec(TypedDict):
 class ResourcePoolStatusRequestStatus(TypedDict):
     """ResourcePoolStatusRequestStatus contains the calculated pool status information."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """Conditions provide information about the state of the request. A condition with type=Complete or type=Failed will always be set when the status is populated."""
     poolCount: Int32
     """PoolCount is the total number of pools that matched the filter criteria, regardless of truncation. This helps users understand how many pools exist even when the response is truncated."""
-    pools: NotRequired[list[PoolStatus]]
+    pools: NotRequired[Annotated[list[PoolStatus], ListType("atomic")]]
     """Pools contains the first `spec.limit` matching pools, sorted by driver then pool name. If `len(pools) < poolCount`, the list was truncated. When omitted, no pools matched the request filters."""
 
 
@@ -157,7 +157,7 @@ class ShareableCapacityStatus(TypedDict):
 class ShareableSummaryStatus(TypedDict):
     """ShareableSummaryStatus reports aggregate capacity for a pool that contains devices with AllowMultipleAllocations."""
 
-    capacity: NotRequired[list[ShareableCapacityStatus]]
+    capacity: NotRequired[Annotated[list[ShareableCapacityStatus], ListType("atomic")]]
     """Capacity reports aggregate total, consumed, and available amounts per shareable capacity key across the pool."""
     fullyAvailableDevices: Int32
     """FullyAvailableDevices is the number of shareable devices with no capacity consumed."""

@@ -8,16 +8,16 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int64, Quantity
+from framework.markers.validation import Default, Int64, ListMapKeys, ListType, Quantity
 from framework.types import meta_v1, resource_v1
 
 
 class AllocatedDeviceStatus(TypedDict):
     """AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True."""
     data: NotRequired[meta_v1.RawExtension]
     """Data contains arbitrary driver-specific data. The length of the raw data must be smaller or equal to 10 Ki."""
@@ -50,22 +50,22 @@ class BasicDevice(TypedDict):
     """AllowMultipleAllocations marks whether the device is allowed to be allocated to multiple DeviceRequests."""
     attributes: NotRequired[dict[str, DeviceAttribute]]
     """Attributes defines the set of attributes for this device. The name of each attribute must be unique in that set. The maximum number of attributes and capacities combined is 32."""
-    bindingConditions: NotRequired[list[str]]
+    bindingConditions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """BindingConditions defines the conditions for proceeding with binding."""
-    bindingFailureConditions: NotRequired[list[str]]
+    bindingFailureConditions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """BindingFailureConditions defines the conditions for binding failure. They may be set in the per-device status conditions. If any is true, a binding failure occurred."""
     bindsToNode: NotRequired[bool]
     """BindsToNode indicates if the usage of an allocation involving this device has to be limited to exactly the node that was chosen when allocating the claim."""
     capacity: NotRequired[dict[str, DeviceCapacity]]
     """Capacity defines the set of capacities for this device. The name of each capacity must be unique in that set. The maximum number of attributes and capacities combined is 32."""
-    consumesCounters: NotRequired[list[DeviceCounterConsumption]]
+    consumesCounters: NotRequired[Annotated[list[DeviceCounterConsumption], ListType("atomic")]]
     """ConsumesCounters defines a list of references to sharedCounters and the set of counters that the device will consume from those counter sets. There can only be a single entry per counterSet."""
     nodeAllocatableResources: NotRequired[dict[str, NodeAllocatableResource]]
     """NodeAllocatableResources defines the mapping of node resources that are managed by the DRA driver exposing this device."""
     nodeName: NotRequired[str]
     """NodeName identifies the node where the device is available. Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set."""
     nodeSelector: NotRequired[resource_v1.NodeSelector]
-    taints: NotRequired[list[DeviceTaint]]
+    taints: NotRequired[Annotated[list[DeviceTaint], ListType("atomic")]]
     """If specified, these are the driver-defined taints. The maximum number of taints is 16."""
 
 
@@ -82,7 +82,7 @@ class CapacityRequestPolicy(TypedDict):
     default: NotRequired[Quantity]
     """Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity."""
     validRange: NotRequired[CapacityRequestPolicyRange]
-    validValues: NotRequired[list[Quantity]]
+    validValues: NotRequired[Annotated[list[Quantity], ListType("atomic")]]
     """ValidValues defines a set of acceptable quantity values in consuming requests. Must not contain more than 10 entries. Must be sorted in ascending order."""
 
 
@@ -132,7 +132,7 @@ class DeviceAllocationConfiguration(TypedDict):
     """DeviceAllocationConfiguration gets embedded in an AllocationResult."""
 
     opaque: NotRequired[OpaqueDeviceConfiguration]
-    requests: NotRequired[list[str]]
+    requests: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Requests lists the names of requests where the configuration applies. If empty, its applies to all requests."""
     source: str
     """Source records whether the configuration comes from a class and thus is not something that a normal user would have been able to set or from a claim."""
@@ -141,9 +141,9 @@ class DeviceAllocationConfiguration(TypedDict):
 class DeviceAllocationResult(TypedDict):
     """DeviceAllocationResult is the result of allocating devices."""
 
-    config: NotRequired[list[DeviceAllocationConfiguration]]
+    config: NotRequired[Annotated[list[DeviceAllocationConfiguration], ListType("atomic")]]
     """This field is a combination of all the claim and class configuration parameters. Drivers can distinguish between those based on a flag."""
-    results: NotRequired[list[DeviceRequestAllocationResult]]
+    results: NotRequired[Annotated[list[DeviceRequestAllocationResult], ListType("atomic")]]
     """Results lists all allocated devices."""
 
 
@@ -152,19 +152,19 @@ class DeviceAttribute(TypedDict):
 
     bool: NotRequired[bool]
     """BoolValue is a true/false value."""
-    bools: NotRequired[list[bool]]
+    bools: NotRequired[Annotated[list[bool], ListType("atomic")]]
     """BoolValues is a non-empty list of true/false values."""
     int: NotRequired[Int64]
     """IntValue is a number."""
-    ints: NotRequired[list[Int64]]
+    ints: NotRequired[Annotated[list[Int64], ListType("atomic")]]
     """IntValues is a non-empty list of numbers. This is an alpha field and requires enabling the DRAListTypeAttributes feature gate."""
     string: NotRequired[str]
     """StringValue is a string. Must not be longer than 64 characters."""
-    strings: NotRequired[list[str]]
+    strings: NotRequired[Annotated[list[str], ListType("atomic")]]
     """StringValues is a non-empty list of strings. Each string must not be longer than 64 characters. This is an alpha field and requires enabling the DRAListTypeAttributes feature gate."""
     version: NotRequired[str]
     """VersionValue is a semantic version according to semver.org spec 2.0.0. Must not be longer than 64 characters."""
-    versions: NotRequired[list[str]]
+    versions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """VersionValues is a non-empty list of semantic versions according to semver.org spec 2.0.0. Each version string must not be longer than 64 characters."""
 
 
@@ -179,11 +179,11 @@ class DeviceCapacity(TypedDict):
 class DeviceClaim(TypedDict):
     """DeviceClaim defines how to request devices with a ResourceClaim."""
 
-    config: NotRequired[list[DeviceClaimConfiguration]]
+    config: NotRequired[Annotated[list[DeviceClaimConfiguration], ListType("atomic")]]
     """This field holds configuration for multiple potential drivers which could satisfy requests in this claim. It is ignored while allocating the claim."""
-    constraints: NotRequired[list[DeviceConstraint]]
+    constraints: NotRequired[Annotated[list[DeviceConstraint], ListType("atomic")]]
     """These constraints must be satisfied by the set of devices that get allocated for the claim."""
-    requests: NotRequired[list[DeviceRequest]]
+    requests: NotRequired[Annotated[list[DeviceRequest], ListType("atomic")]]
     """Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated."""
 
 
@@ -191,7 +191,7 @@ class DeviceClaimConfiguration(TypedDict):
     """DeviceClaimConfiguration is used for configuration parameters in DeviceClaim."""
 
     opaque: NotRequired[OpaqueDeviceConfiguration]
-    requests: NotRequired[list[str]]
+    requests: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Requests lists the names of requests where the configuration applies. If empty, it applies to all requests."""
 
 
@@ -215,11 +215,11 @@ class DeviceClassConfiguration(TypedDict):
 class DeviceClassSpec(TypedDict):
     """DeviceClassSpec is used in a [DeviceClass] to define what can be allocated and how to configure it."""
 
-    config: NotRequired[list[DeviceClassConfiguration]]
+    config: NotRequired[Annotated[list[DeviceClassConfiguration], ListType("atomic")]]
     """Config defines configuration parameters that apply to each device that is claimed via this class."""
     extendedResourceName: NotRequired[str]
     """ExtendedResourceName is the extended resource name for the devices of this class. The devices of this class can be used to satisfy a pod's extended resource requests."""
-    selectors: NotRequired[list[DeviceSelector]]
+    selectors: NotRequired[Annotated[list[DeviceSelector], ListType("atomic")]]
     """Each selector must be satisfied by a device which is claimed via this class."""
 
 
@@ -230,7 +230,7 @@ class DeviceConstraint(TypedDict):
     """DistinctAttribute requires that all devices in question have this attribute and that its type and value are unique across those devices."""
     matchAttribute: NotRequired[str]
     """MatchAttribute requires that all devices in question have this attribute and that its type and value are the same across those devices."""
-    requests: NotRequired[list[str]]
+    requests: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Requests is a list of the one or more requests in this claim which must co-satisfy this constraint. If a request is fulfilled by multiple devices, then all of the devices must satisfy the constraint."""
 
 
@@ -268,13 +268,13 @@ class DeviceRequest(TypedDict):
     """DerivedAttributes defines a set of virtual attributes computed via CEL expressions for each candidate device."""
     deviceClassName: NotRequired[str]
     """DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this request."""
-    firstAvailable: NotRequired[list[DeviceSubRequest]]
+    firstAvailable: NotRequired[Annotated[list[DeviceSubRequest], ListType("atomic")]]
     """FirstAvailable contains subrequests, of which exactly one will be satisfied by the scheduler to satisfy this request. It tries to satisfy them in the order in which they are listed here."""
     name: str
     """Name can be used to reference this request in a pod.spec.containers[].resources.claims entry and in a constraint of the claim."""
-    selectors: NotRequired[list[DeviceSelector]]
+    selectors: NotRequired[Annotated[list[DeviceSelector], ListType("atomic")]]
     """Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered."""
-    tolerations: NotRequired[list[DeviceToleration]]
+    tolerations: NotRequired[Annotated[list[DeviceToleration], ListType("atomic")]]
     """If specified, the request's tolerations. Tolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute."""
 
 
@@ -283,9 +283,9 @@ class DeviceRequestAllocationResult(TypedDict):
 
     adminAccess: NotRequired[bool]
     """AdminAccess indicates that this device was allocated for administrative access. See the corresponding request field for a definition of mode."""
-    bindingConditions: NotRequired[list[str]]
+    bindingConditions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """BindingConditions contains a copy of the BindingConditions from the corresponding ResourceSlice at the time of allocation."""
-    bindingFailureConditions: NotRequired[list[str]]
+    bindingFailureConditions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """BindingFailureConditions contains a copy of the BindingFailureConditions from the corresponding ResourceSlice at the time of allocation."""
     consumedCapacity: NotRequired[dict[str, Quantity]]
     """ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request."""
@@ -299,9 +299,9 @@ class DeviceRequestAllocationResult(TypedDict):
     """Request is the name of the request in the claim which caused this device to be allocated."""
     shareID: NotRequired[str]
     """ShareID uniquely identifies an individual allocation share of the device, used when the device supports multiple simultaneous allocations."""
-    skipNodeOperations: NotRequired[list[str]]
+    skipNodeOperations: NotRequired[Annotated[list[str], ListType("set")]]
     """SkipNodeOperations lists node-local resource operations (gRPC calls) that will be skipped for this allocated device when determining whether operations are necessary on the node."""
-    tolerations: NotRequired[list[DeviceToleration]]
+    tolerations: NotRequired[Annotated[list[DeviceToleration], ListType("atomic")]]
     """A copy of all tolerations specified in the request at the time when the device got allocated. The maximum number of tolerations is 16."""
 
 
@@ -325,9 +325,9 @@ class DeviceSubRequest(TypedDict):
     """DeviceClassName references a specific DeviceClass, which can define additional configuration and selectors to be inherited by this subrequest. A class is required."""
     name: str
     """Name can be used to reference this subrequest in the list of constraints or the list of configurations for the claim. References must use the format <main request>/<subrequest>. Must be a DNS label."""
-    selectors: NotRequired[list[DeviceSelector]]
+    selectors: NotRequired[Annotated[list[DeviceSelector], ListType("atomic")]]
     """Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this subrequest. All selectors must be satisfied for a device to be considered."""
-    tolerations: NotRequired[list[DeviceToleration]]
+    tolerations: NotRequired[Annotated[list[DeviceToleration], ListType("atomic")]]
     """If specified, the request's tolerations. Tolerations for NoSchedule are required to allocate a device which has a taint with that effect. The same applies to NoExecute."""
 
 
@@ -351,7 +351,7 @@ class DeviceToleration(TypedDict):
     """Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute."""
     key: NotRequired[str]
     """Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys."""
-    operator: NotRequired[str]
+    operator: NotRequired[Annotated[str, Default("Equal")]]
     """Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal."""
     tolerationSeconds: NotRequired[Int64]
     """TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint."""
@@ -366,7 +366,7 @@ class NetworkDeviceData(TypedDict):
     """HardwareAddress represents the hardware address (e.g. MAC Address) of the device's network interface. Must not be longer than 128 bytes."""
     interfaceName: NotRequired[str]
     """InterfaceName specifies the name of the network interface associated with the allocated device. This might be the name of a physical or virtual network interface being configured in the pod."""
-    ips: NotRequired[list[str]]
+    ips: NotRequired[Annotated[list[str], ListType("atomic")]]
     """IPs lists the network addresses assigned to the device's network interface. This can include both IPv4 and IPv6 addresses."""
 
 
@@ -441,9 +441,9 @@ class ResourceClaimStatus(TypedDict):
     """ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was."""
 
     allocation: NotRequired[AllocationResult]
-    devices: NotRequired[list[AllocatedDeviceStatus]]
+    devices: NotRequired[Annotated[list[AllocatedDeviceStatus], ListType("map"), ListMapKeys("driver", "device", "pool", "shareID")]]
     """Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers."""
-    reservedFor: NotRequired[list[ResourceClaimConsumerReference]]
+    reservedFor: NotRequired[Annotated[list[ResourceClaimConsumerReference], ListType("map"), ListMapKeys("uid")]]
     """ReservedFor indicates which entities are currently allowed to use the claim. A Pod which references a ResourceClaim which is not reserved for that Pod will not be started."""
 
 
@@ -492,7 +492,7 @@ class ResourceSliceSpec(TypedDict):
 
     allNodes: NotRequired[bool]
     """AllNodes indicates that all nodes have access to the resources in the pool. Exactly one of NodeName, NodeSelector, AllNodes, and PerDeviceNodeSelection must be set."""
-    devices: NotRequired[list[Device]]
+    devices: NotRequired[Annotated[list[Device], ListType("atomic")]]
     """Devices lists some or all of the devices in this pool. Must not have more than 128 entries. If any device uses taints or consumes counters the limit is 64."""
     driver: str
     """Driver identifies the DRA driver providing the capacity information. A field selector can be used to list only ResourceSlice objects with a certain driver name."""
@@ -504,7 +504,7 @@ class ResourceSliceSpec(TypedDict):
     perDeviceNodeSelection: NotRequired[bool]
     """PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set on the ResourceSlice level or on each device."""
     pool: ResourcePool
-    sharedCounters: NotRequired[list[CounterSet]]
+    sharedCounters: NotRequired[Annotated[list[CounterSet], ListType("atomic")]]
     """SharedCounters defines a list of counter sets, each of which has a name and a list of counters available. The names of the counter sets must be unique in the ResourcePool."""
-    skipNodeOperations: NotRequired[list[str]]
+    skipNodeOperations: NotRequired[Annotated[list[str], ListType("set")]]
     """SkipNodeOperations lists node-local resource operations (gRPC calls) that will be skipped for the devices in this slice when determining whether operations are necessary on the node."""

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32
+from framework.markers.validation import Default, Int32, ListMapKeys, ListType
 from framework.types import meta_v1
 
 
@@ -45,7 +45,7 @@ class CompositePodGroup(TypedDict):
 class CompositePodGroupSchedulingConstraints(TypedDict):
     """CompositePodGroupSchedulingConstraints defines scheduling constraints (e.g. topology) for a CompositePodGroup."""
 
-    topology: NotRequired[list[TopologyConstraint]]
+    topology: NotRequired[Annotated[list[TopologyConstraint], ListType("atomic")]]
     """topology defines the topology constraints for the composite pod group. Currently only a single topology constraint can be specified. This may change in the future."""
 
 
@@ -60,7 +60,7 @@ class CompositePodGroupSchedulingPolicy(TypedDict):
 class CompositePodGroupSpec(TypedDict):
     """CompositePodGroupSpec defines the desired state of CompositePodGroup."""
 
-    disruptionMode: NotRequired[CompositeDisruptionMode]
+    disruptionMode: NotRequired[Annotated[CompositeDisruptionMode, Default({"single": {}})]]
     parentCompositePodGroupName: NotRequired[str]
     """parentCompositePodGroupName contains the name of the parent composite pod group within the same namespace as this composite pod group. It must be a DNS name."""
     preemptionPolicy: NotRequired[str]
@@ -77,19 +77,19 @@ class CompositePodGroupSpec(TypedDict):
 class CompositePodGroupStatus(TypedDict):
     """CompositePodGroupStatus represents information about the status of a composite pod group."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions represent the latest observations of the CompositePodGroup's state."""
 
 
 class CompositePodGroupTemplate(TypedDict):
     """CompositePodGroupTemplate represents a template for a CompositePodGroup with a scheduling policy."""
 
-    compositePodGroupTemplates: NotRequired[list[CompositePodGroupTemplate]]
+    compositePodGroupTemplates: NotRequired[Annotated[list[CompositePodGroupTemplate], ListType("map"), ListMapKeys("name")]]
     """compositePodGroupTemplates is the list of templates for children CompositePodGroups. The maximum number of templates is 8."""
     disruptionMode: NotRequired[CompositeDisruptionMode]
     name: str
     """name is a unique identifier for the CompositePodGroupTemplate within the Workload. It must be a DNS label. This field is required."""
-    podGroupTemplates: NotRequired[list[PodGroupTemplate]]
+    podGroupTemplates: NotRequired[Annotated[list[PodGroupTemplate], ListType("map"), ListMapKeys("name")]]
     """podGroupTemplates is the list of templates for children PodGroups. The maximum number of templates is 8. At least one entry in CompositePodGroupTemplates or PodGroupTemplates must be set."""
     preemptionPolicy: NotRequired[str]
     """preemptionPolicy is the Policy for preempting pods/podgroups with lower priority. One of Never, PreemptLowerPriority. This field is immutable."""
@@ -152,7 +152,7 @@ class PodGroupResourceClaimStatus(TypedDict):
 class PodGroupSchedulingConstraints(TypedDict):
     """PodGroupSchedulingConstraints defines scheduling constraints (e.g. topology) for a PodGroup."""
 
-    topology: NotRequired[list[TopologyConstraint]]
+    topology: NotRequired[Annotated[list[TopologyConstraint], ListType("atomic")]]
     """topology defines the topology constraints for the pod group. Currently only a single topology constraint can be specified. This may change in the future."""
 
 
@@ -167,7 +167,7 @@ class PodGroupSchedulingPolicy(TypedDict):
 class PodGroupSpec(TypedDict):
     """PodGroupSpec defines the desired state of a PodGroup."""
 
-    disruptionMode: NotRequired[DisruptionMode]
+    disruptionMode: NotRequired[Annotated[DisruptionMode, Default({"single": {}})]]
     parentCompositePodGroupName: NotRequired[str]
     """parentCompositePodGroupName contains the name of the parent composite pod group within the same namespace as this pod group. If it's nil, then this pod group is a root of a workload's hierarchy."""
     preemptionPolicy: NotRequired[str]
@@ -176,7 +176,7 @@ class PodGroupSpec(TypedDict):
     """priority is the value of priority of this pod group. Various system components use this field to find the priority of the pod group."""
     priorityClassName: NotRequired[str]
     """priorityClassName defines the priority that should be considered when scheduling this pod group. Controllers are expected to fill this field by copying it from a PodGroupTemplate."""
-    resourceClaims: NotRequired[list[PodGroupResourceClaim]]
+    resourceClaims: NotRequired[Annotated[list[PodGroupResourceClaim], ListType("map"), ListMapKeys("name")]]
     """resourceClaims defines which ResourceClaims may be shared among Pods in the group."""
     schedulingConstraints: NotRequired[PodGroupSchedulingConstraints]
     schedulingPolicy: PodGroupSchedulingPolicy
@@ -186,9 +186,9 @@ class PodGroupSpec(TypedDict):
 class PodGroupStatus(TypedDict):
     """PodGroupStatus represents information about the status of a pod group."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """conditions represent the latest observations of the PodGroup's state. Known condition types: - "PodGroupInitiallyScheduled": Indicates whether the scheduling requirement has been satisfied."""
-    resourceClaimStatuses: NotRequired[list[PodGroupResourceClaimStatus]]
+    resourceClaimStatuses: NotRequired[Annotated[list[PodGroupResourceClaimStatus], ListType("map"), ListMapKeys("name")]]
     """resourceClaimStatuses is status of resource claims."""
 
 
@@ -204,7 +204,7 @@ class PodGroupTemplate(TypedDict):
     """priority is the value of priority of pod groups created from this template. Various system components use this field to find the priority of the pod group."""
     priorityClassName: NotRequired[str]
     """priorityClassName indicates the priority that should be considered when scheduling a pod group created from this template. This field is immutable."""
-    resourceClaims: NotRequired[list[PodGroupResourceClaim]]
+    resourceClaims: NotRequired[Annotated[list[PodGroupResourceClaim], ListType("map"), ListMapKeys("name")]]
     """resourceClaims defines which ResourceClaims may be shared among Pods in the group."""
     schedulingConstraints: NotRequired[PodGroupSchedulingConstraints]
     schedulingPolicy: PodGroupSchedulingPolicy
@@ -251,8 +251,8 @@ class WorkloadReference(TypedDict):
 class WorkloadSpec(TypedDict):
     """WorkloadSpec defines the desired state of a Workload."""
 
-    compositePodGroupTemplates: NotRequired[list[CompositePodGroupTemplate]]
+    compositePodGroupTemplates: NotRequired[Annotated[list[CompositePodGroupTemplate], ListType("map"), ListMapKeys("name")]]
     """compositePodGroupTemplates is the list of CompositePodGroup templates that make up the Workload. The maximum number of templates is 8. This field is immutable."""
     controllerRef: NotRequired[TypedLocalObjectReference]
-    podGroupTemplates: NotRequired[list[PodGroupTemplate]]
+    podGroupTemplates: NotRequired[Annotated[list[PodGroupTemplate], ListType("map"), ListMapKeys("name")]]
     """podGroupTemplates is the list of templates that make up the Workload. The maximum number of templates is 8. Templates cannot be added or removed after the workload is created."""

@@ -8,9 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
-from framework.markers.validation import Int32, Int64, Quantity
+from framework.markers.validation import Int32, Int64, ListMapKeys, ListType, Quantity, StructType, type_markers
 from framework.types import core_v1, meta_v1
 
 
@@ -46,9 +46,9 @@ class CSIDriverSpec(TypedDict):
     """serviceAccountTokenInSecrets is an opt-in for CSI drivers to indicate that service account tokens should be passed via the Secrets field in NodePublishVolumeRequest instead of the VolumeContext…"""
     storageCapacity: NotRequired[bool]
     """storageCapacity indicates that the CSI volume driver wants pod scheduling to consider the storage capacity that the driver deployment will report by creating CSIStorageCapacity objects with capacity…"""
-    tokenRequests: NotRequired[list[TokenRequest]]
+    tokenRequests: NotRequired[Annotated[list[TokenRequest], ListType("atomic")]]
     """tokenRequests indicates the CSI driver needs pods' service account tokens it is mounting volume for to do necessary authentication."""
-    volumeLifecycleModes: NotRequired[list[str]]
+    volumeLifecycleModes: NotRequired[Annotated[list[str], ListType("set")]]
     """volumeLifecycleModes defines what kind of volumes this CSI volume driver supports."""
 
 
@@ -72,21 +72,21 @@ class CSINodeDriver(TypedDict):
     """name represents the name of the CSI driver that this object refers to. This MUST be the same name returned by the CSI GetPluginName() call for that driver."""
     nodeID: str
     """nodeID of the node from the driver point of view. This field enables Kubernetes to communicate with storage systems that do not share the same nomenclature for nodes."""
-    topologyKeys: NotRequired[list[str]]
+    topologyKeys: NotRequired[Annotated[list[str], ListType("atomic")]]
     """topologyKeys is the list of keys supported by the driver. When a driver is initialized on a cluster, it provides a set of topology keys that it understands (e.g."""
 
 
 class CSINodeSpec(TypedDict):
     """CSINodeSpec holds information about the specification of all CSI drivers installed on a node"""
 
-    drivers: list[CSINodeDriver]
+    drivers: Annotated[list[CSINodeDriver], ListType("map"), ListMapKeys("name")]
     """drivers is a list of information of all CSI Drivers existing on a node. If all drivers in the list are uninstalled, this can become empty."""
 
 
 class CSINodeStatus(TypedDict):
     """CSINodeStatus contains health and status information for storage on a node."""
 
-    storageHealth: NotRequired[list[StorageHealth]]
+    storageHealth: NotRequired[Annotated[list[StorageHealth], ListType("map"), ListMapKeys("name")]]
     """storageHealth contains backend health reports for CSI drivers registered on the node."""
 
 
@@ -112,14 +112,14 @@ class StorageClass(TypedDict):
 
     allowVolumeExpansion: NotRequired[bool]
     """allowVolumeExpansion shows whether the storage class allow volume expand."""
-    allowedTopologies: NotRequired[list[TopologySelectorTerm]]
+    allowedTopologies: NotRequired[Annotated[list[TopologySelectorTerm], ListType("atomic")]]
     """allowedTopologies restrict the node topologies where volumes can be dynamically provisioned. Each volume plugin defines its own supported topology specifications."""
     apiVersion: NotRequired[str]
     """APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values."""
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
-    mountOptions: NotRequired[list[str]]
+    mountOptions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class. e.g. ["ro", "soft"]. Not validated - mount of the PVs will simply fail if one is invalid."""
     parameters: NotRequired[dict[str, str]]
     """parameters holds the parameters for the provisioner that should create volumes of this storage class."""
@@ -134,7 +134,7 @@ class StorageClass(TypedDict):
 class StorageHealth(TypedDict):
     """StorageHealth contains storage backend health reported by a CSI driver on a node."""
 
-    healthConditions: NotRequired[list[StorageHealthCondition]]
+    healthConditions: NotRequired[Annotated[list[StorageHealthCondition], ListType("atomic")]]
     """healthConditions are the adverse storage backend conditions reported by the CSI driver. At most 16 conditions may be reported."""
     name: str
     """name is the CSI driver name, matching CSINodeDriver.name."""
@@ -171,14 +171,15 @@ class TopologySelectorLabelRequirement(TypedDict):
 
     key: str
     """The label key that the selector applies to."""
-    values: list[str]
+    values: Annotated[list[str], ListType("atomic")]
     """An array of string values. One value must match the label to be selected. Each entry in Values is ORed."""
 
 
+@type_markers(StructType("atomic"))
 class TopologySelectorTerm(TypedDict):
     """A topology selector term represents the result of label queries. A null or empty topology selector term matches no objects. The requirements of them are ANDed."""
 
-    matchLabelExpressions: NotRequired[list[TopologySelectorLabelRequirement]]
+    matchLabelExpressions: NotRequired[Annotated[list[TopologySelectorLabelRequirement], ListType("atomic")]]
     """A list of topology selector requirements by labels."""
 
 

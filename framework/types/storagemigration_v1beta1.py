@@ -8,8 +8,9 @@ does.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
+from framework.markers.validation import ListMapKeys, ListType
 from framework.types import meta_v1, storagemigration_v1
 
 
@@ -34,7 +35,7 @@ class StorageVersionMigrationSpec(TypedDict):
 class StorageVersionMigrationStatus(TypedDict):
     """Status of the storage version migration."""
 
-    conditions: NotRequired[list[meta_v1.Condition]]
+    conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """The latest available observations of the migration's current state."""
     resourceVersion: NotRequired[str]
     """ResourceVersion to compare with the GC cache for performing the migration."""

@@ -1,9 +1,10 @@
-"""The kubebuilder CronJob tutorial's ``api/v1`` types (kubebuilder docs/book cronjob-tutorial), as
-typed declarations: the fixture of the CRD generator's tests."""
+"""The kubebuilder CronJob tutorial's ``api/v1`` types as typed declarations: ``TypedDict`` views with
+controller-gen's markers, from which ``framework.generate.crd`` writes the CustomResourceDefinition
+(``spec.jobTemplate`` inlines the built-in JobTemplateSpec's schema, as controller-gen does)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, NotRequired, TypedDict
+from typing import Annotated, Literal, NotRequired, TypedDict, cast
 
 from framework.markers import (
     Default,
@@ -58,8 +59,14 @@ class CronJob(TypedDict):
     apiVersion: NotRequired[str]
     kind: NotRequired[str]
     metadata: NotRequired[meta_v1.ObjectMeta]
-    """metadata is a standard object metadata"""
     spec: CronJobSpec
     """spec defines the desired state of CronJob"""
     status: NotRequired[CronJobStatus]
     """status defines the observed state of CronJob"""
+
+
+def history_limits(obj: dict) -> tuple[int, int]:
+    """The successful and failed Job history limits of a CronJob read from the API server."""
+    cronjob = cast(CronJob, obj)  # a static view: obj is still the same dict
+    spec = cronjob["spec"]
+    return spec.get("successfulJobsHistoryLimit", 3), spec.get("failedJobsHistoryLimit", 1)
