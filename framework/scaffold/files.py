@@ -1,13 +1,15 @@
 """The ``PROJECT`` file and how the scaffold commands change a project's files.
 
 ``PROJECT`` (YAML, as kubebuilder's) holds the project's settings, its resources and, beyond
-kubebuilder, the list of files the commands wrote. A command first plans every change
-(:class:`Changes`), refuses if any new file exists and is not listed (or a marker to extend is
-missing), and only then writes, so a refused command leaves the project as it was.
+kubebuilder, the files the commands wrote with the SHA-256 of what they wrote. A command first plans
+every change (:class:`Changes`), refuses if a file it would write exists and is not listed, or was
+changed since (your edits are never overwritten), or if a marker to extend is missing, and only then
+writes, so a refused command leaves the project as it was.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +24,13 @@ __all__ = ["PROJECT_FILE", "Changes", "ProjectFile", "marker"]
 PROJECT_FILE = "PROJECT"
 _HEADER = (
     "# Written by `python -m framework` (init, create api, create webhook): the project's resources\n"
-    "# and the files the commands wrote. A command never overwrites a file that is not listed here.\n"
+    "# and the files the commands wrote (SHA-256 of what they wrote). A command never overwrites a file\n"
+    "# that is not listed here, or that changed since.\n"
 )
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def marker(name: str) -> str:
@@ -39,7 +46,7 @@ class ProjectFile:
     project_name: str
     package: str
     resources: list[dict[str, Any]] = field(default_factory=list)
-    files: set[str] = field(default_factory=set)
+    files: dict[str, str] = field(default_factory=dict)  # path -> SHA-256 of the text written
 
     @classmethod
     def read(cls, root: Path) -> ProjectFile:
@@ -59,7 +66,9 @@ class ProjectFile:
             project_name=data["projectName"],
             package=data["package"],
             resources=list(data.get("resources") or []),
-            files={str(f) for f in data.get("files") or []},
+            files={str(k): str(v) for k, v in (data.get("files") or {}).items()}
+            if isinstance(data.get("files"), dict)
+            else {},
         )
 
     def render(self) -> str:
@@ -69,7 +78,7 @@ class ProjectFile:
             "package": self.package,
             "projectName": self.project_name,
             "resources": self.resources,
-            "files": sorted(self.files),
+            "files": dict(sorted(self.files.items())),
         }
         return _HEADER + yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
 
@@ -133,13 +142,20 @@ class Changes:
     def apply(self) -> list[str]:
         """Check, then write everything and the ``PROJECT`` file; the relative paths written."""
         for rel in sorted(self._new):
-            if (self.root / rel).exists() and rel not in self.project.files:
+            path = self.root / rel
+            if not path.exists():
+                continue
+            if rel not in self.project.files:
                 raise ProjectError(
                     f"{rel}: exists and was not written by `python -m framework`; not overwriting it"
                 )
+            if _digest(path.read_text()) != self.project.files[rel]:
+                raise ProjectError(f"{rel}: changed since `python -m framework` wrote it; not overwriting it")
         extended = self._extended(self._new)
         everything = {**self._new, **extended}
-        self.project.files.update(self._new)
+        for rel, text in everything.items():
+            if rel in self._new or rel in self.project.files:
+                self.project.files[rel] = _digest(text)
         everything[PROJECT_FILE] = self.project.render()
         for rel, text in everything.items():
             path = self.root / rel

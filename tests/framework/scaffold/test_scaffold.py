@@ -5,6 +5,7 @@ tests/docs/test_walkthrough.py.)"""
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,13 @@ def test_the_layout(scaffolded):
             "webhooks": {"defaulting": True, "validation": True, "webhookVersion": "v1"},
         }
     ]
-    assert "memcached_operator/controllers/memcached.py" in project["files"]
+    written = project["files"]["memcached_operator/controllers/memcached.py"]
+    assert (
+        written
+        == hashlib.sha256(
+            (scaffolded / "memcached_operator/controllers/memcached.py").read_bytes()
+        ).hexdigest()
+    )
     assert CRD not in project["files"]  # generate's output, not the scaffold's
 
 
@@ -220,6 +227,13 @@ def test_framework_path_and_its_environment_variable(tmp_path, monkeypatch, caps
     )
 
 
+def forget_and_edit(project: Path) -> None:
+    """The resource is gone from PROJECT (so create api goes on), its reconciler was edited."""
+    record = project / "PROJECT"
+    record.write_text(record.read_text().replace("- group: cache", "- group: gone"))
+    (project / "memcached_operator/controllers/memcached.py").write_text("# my reconciler\n")
+
+
 @pytest.mark.parametrize(
     ("prepare", "argv", "message"),
     [
@@ -242,6 +256,12 @@ def test_framework_path_and_its_environment_variable(tmp_path, monkeypatch, caps
             lambda p: (p / "memcached_operator/controllers/widget.py").write_text("# mine\n"),
             ["create", "api", "--group", "cache", "--version", "v1", "--kind", "Widget"],
             "memcached_operator/controllers/widget.py: exists and was not written by `python -m framework`;"
+            " not overwriting it",
+        ),
+        (
+            forget_and_edit,
+            ["create", "api", *KIND],
+            "memcached_operator/controllers/memcached.py: changed since `python -m framework` wrote it;"
             " not overwriting it",
         ),
         (
@@ -281,6 +301,7 @@ def test_framework_path_and_its_environment_variable(tmp_path, monkeypatch, caps
         "init-over-a-file",
         "api-twice",
         "api-over-a-file",
+        "api-over-an-edited-file",
         "webhook-without-api",
         "webhook-twice",
         "webhook-without-kind",
