@@ -85,7 +85,7 @@ def test_the_decorator_stacks_in_source_order_and_refuses_what_rbac_would():
         rbac(groups=[""], resources=[1], verbs=["get"])  # type: ignore[list-item]
 
 
-def test_role_from_markers_watches_and_events(tmp_path):
+def test_role_from_markers_watches_and_events(tmp_path, no_leaked_threads):
     role = list(yaml.safe_load_all(outputs(load_project(shop(tmp_path, webhooks=False)))[ROLE_PATH]))
     assert role == [
         {

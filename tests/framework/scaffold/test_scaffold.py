@@ -6,16 +6,20 @@ tests/docs/test_walkthrough.py.)"""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 import yaml
+from kubernetes import client
 
 from framework.__main__ import main
-from framework.testing import Kubectl
+from framework.generate.project import ProjectConfig, project_imports
+from framework.testing import APIServer, Kubectl, eventually, free_port
 
 ROOT = Path(__file__).resolve().parents[3]
 KIND = ["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"]
@@ -324,3 +328,83 @@ def test_init_leaves_unrelated_files_alone(tmp_path, monkeypatch):
     (tmp_path / "NOTES.txt").write_text("mine\n")
     assert run(monkeypatch, tmp_path, "init", "--domain", "example.com", "--project", "notes") == 0
     assert (tmp_path / "NOTES.txt").read_text() == "mine\n"
+
+
+def test_the_manager_runs_with_the_generated_roles_only(scaffolded, tmp_path):
+    """The scaffolded manager (leader election, controller, managed webhooks) as a user bound to
+    config/rbac/role.yaml and leader_election_role.yaml: the sample gets Ready, no request is refused."""
+    cluster_role = yaml.safe_load((scaffolded / "config/rbac/role.yaml").read_text())
+    election_role = yaml.safe_load((scaffolded / "config/rbac/leader_election_role.yaml").read_text())
+    subject = [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "operator"}]
+    with APIServer(authorization="RBAC") as server:
+        api = server.api_client()
+        rbac_api = client.RbacAuthorizationV1Api(api)
+        rbac_api.create_cluster_role(cluster_role)
+        rbac_api.create_cluster_role_binding(
+            {
+                "metadata": {"name": "operator"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "ClusterRole",
+                    "name": "manager-role",
+                },
+                "subjects": subject,
+            }
+        )
+        rbac_api.create_namespaced_role("default", election_role)
+        rbac_api.create_namespaced_role_binding(
+            "default",
+            {
+                "metadata": {"name": "operator"},
+                "roleRef": {
+                    "apiGroup": "rbac.authorization.k8s.io",
+                    "kind": "Role",
+                    "name": "leader-election-role",
+                },
+                "subjects": subject,
+            },
+        )
+        server.install_crds(scaffolded / "config/crd/bases")
+        server.record_requests()
+        port = free_port()
+        config = ProjectConfig(scaffolded, "example.com", "memcached-operator", "memcached_operator")
+        with project_imports(config):
+            main_module = importlib.import_module("memcached_operator.__main__")
+            args = main_module.parse_args(
+                ["--kubeconfig", server.kubeconfig_for("operator"), "--leader-elect"]
+                + ["--health-probe-bind-address", "0", "--webhook-port", str(port)]
+                + [
+                    "--webhook-url",
+                    f"https://127.0.0.1:{port}",
+                    "--webhook-cert-dir",
+                    str(tmp_path / "certs"),
+                ]
+            )
+            mgr = main_module.build_manager(args)
+        thread = threading.Thread(target=mgr.start, name="manager", daemon=True)
+        thread.start()
+        try:
+            eventually(lambda: mgr.webhook_configurator.last_error is None, message="webhooks configured")
+            sample = yaml.safe_load(
+                (scaffolded / "config/samples/cache.example.com_v1alpha1_memcached.yaml").read_text()
+            )
+            created = client.CustomObjectsApi(api).create_namespaced_custom_object(
+                "cache.example.com", "v1alpha1", "default", "memcacheds", {**sample, "spec": {}}
+            )
+            assert created["spec"] == {"foo": "default"}  # the defaulting webhook ran
+
+            def ready() -> bool:
+                obj = client.CustomObjectsApi(api).get_namespaced_custom_object(
+                    "cache.example.com", "v1alpha1", "default", "memcacheds", "memcached-sample"
+                )
+                return any(c["type"] == "Ready" for c in (obj.get("status") or {}).get("conditions", []))
+
+            eventually(ready, message="the sample is Ready")
+        finally:
+            mgr.stop()
+            thread.join(30)
+        records = server.recorded_requests("operator")
+    assert [r for r in records if r.code == 403] == []
+    assert {("leases", "create"), ("mutatingwebhookconfigurations", "create")} <= {
+        (r.resource, r.verb) for r in records
+    }
