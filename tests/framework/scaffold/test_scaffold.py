@@ -370,16 +370,10 @@ def test_the_manager_runs_with_the_generated_roles_only(scaffolded, tmp_path):
         config = ProjectConfig(scaffolded, "example.com", "memcached-operator", "memcached_operator")
         with project_imports(config):
             main_module = importlib.import_module("memcached_operator.__main__")
-            args = main_module.parse_args(
-                ["--kubeconfig", server.kubeconfig_for("operator"), "--leader-elect"]
-                + ["--health-probe-bind-address", "0", "--webhook-port", str(port)]
-                + [
-                    "--webhook-url",
-                    f"https://127.0.0.1:{port}",
-                    "--webhook-cert-dir",
-                    str(tmp_path / "certs"),
-                ]
-            )
+            argv = ["--kubeconfig", server.kubeconfig_for("operator"), "--leader-elect", "--webhook-port"]
+            argv += [str(port), "--webhook-url", f"https://127.0.0.1:{port}", "--health-probe-bind-address"]
+            argv += ["0", "--webhook-cert-dir", str(tmp_path / "certs")]
+            args = main_module.parse_args(argv)
             mgr = main_module.build_manager(args)
         thread = threading.Thread(target=mgr.start, name="manager", daemon=True)
         thread.start()
