@@ -26,10 +26,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import yaml
-
 from framework.generate import rbac as rbac_gen
-from framework.generate.crd import render_yaml
+from framework.generate.crd import GenerateError, crd_objects, render_yaml
 from framework.generate.kinds import Kinds
 from framework.generate.project import ProjectConfig, ProjectError, import_tree, project_imports, record_setup
 from framework.generate.webhook import webhook_configurations
@@ -41,11 +39,9 @@ ROLE_PATH = "config/rbac/role.yaml"
 WEBHOOK_PATH = "config/webhook/manifests.yaml"
 
 
-def _crds(modules: list[ModuleType]) -> dict[str, str]:
-    from framework.generate.crd import GenerateError, generate_crds
-
+def _crds(modules: list[ModuleType]) -> dict[str, dict[str, Any]]:
     try:
-        return dict(generate_crds(modules))
+        return crd_objects(modules)
     except GenerateError as e:
         raise ProjectError(str(e)) from None
 
@@ -76,7 +72,7 @@ def outputs(project: ProjectConfig) -> dict[str, str]:
         ]
         rules = _marker_rules(code)
         recording = record_setup(project)
-    kinds = Kinds(yaml.safe_load(text) for text in crds.values())
+    kinds = Kinds(crds.values())
     for key in recording.informers:
         info = kinds.lookup(key.api_version, key.kind, f"{project.package}.controllers.setup(mgr)")
         rules.append(replace(rbac_gen.read_rule(info.group, info.resource), namespace=key.namespace or None))
@@ -84,7 +80,7 @@ def outputs(project: ProjectConfig) -> dict[str, str]:
         rules.append(rbac_gen.EVENT_RULE)
     if recording.webhooks and project.managed_webhook_configuration:
         rules.append(rbac_gen.WEBHOOK_CONFIGURATION_RULE)
-    out = dict(sorted(crds.items()))
+    out = {path: render_yaml(crd) for path, crd in sorted(crds.items())}
     out[ROLE_PATH] = render_documents(rbac_gen.roles(rules))
     if recording.webhooks:
         out[WEBHOOK_PATH] = render_documents(webhook_configurations(recording.webhooks, kinds, project.name))
