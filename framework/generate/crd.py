@@ -146,6 +146,7 @@ def crd_objects(modules: Iterable[ModuleType]) -> dict[str, dict[str, Any]]:
         _same(where, infos, "short_names", lambda i: i.short_names)
         _same(where, infos, "categories", lambda i: i.categories)
         _same(where, infos, "list_kind", lambda i: i.list_kind)
+        _same(where, infos, "labels", lambda i: i.labels)
         first = infos[0]
         plural = first.plural or plural_of(kind)
         names: dict[str, Any] = {
@@ -186,10 +187,13 @@ def crd_objects(modules: Iterable[ModuleType]) -> dict[str, dict[str, Any]]:
             if subresources:
                 entry["subresources"] = subresources
             crd_versions.append(entry)
+        metadata: dict[str, Any] = {"name": f"{plural}.{group}"}
+        if first.labels:
+            metadata["labels"] = dict(first.labels)
         out[f"config/crd/bases/{group}_{plural}.yaml"] = {
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"{plural}.{group}"},
+            "metadata": metadata,
             "spec": {"group": group, "names": names, "scope": first.scope, "versions": crd_versions},
         }
     return out

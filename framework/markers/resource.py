@@ -8,7 +8,7 @@ the storage version (``framework.generate.crd`` refuses anything else).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -59,6 +59,7 @@ class ResourceInfo:
     deprecated: bool
     deprecation_warning: str | None
     list_kind: str | None
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 def resource(
@@ -79,12 +80,14 @@ def resource(
     deprecated: bool = False,
     deprecation_warning: str | None = None,
     list_kind: str | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Callable[[_T], _T]:
     """Declare a ``TypedDict`` as one version of a custom resource kind.
 
     ``plural`` defaults to the lower-cased kind made plural, ``singular`` to the lower-cased kind, as
     controller-gen's defaults; ``status`` adds the status subresource (kubebuilder scaffolds it on every
-    kind); ``scale`` the scale subresource. The class is returned unchanged: the decorator only records.
+    kind); ``scale`` the scale subresource; ``labels`` go on the CustomResourceDefinition object itself.
+    The class is returned unchanged: the decorator only records.
     """
     if scope not in ("Namespaced", "Cluster"):
         raise ValueError(f"{kind}: scope must be Namespaced or Cluster, not {scope!r}")
@@ -105,6 +108,7 @@ def resource(
         deprecated=deprecated,
         deprecation_warning=deprecation_warning,
         list_kind=list_kind,
+        labels=tuple(sorted((labels or {}).items())),
     )
 
     def decorate(cls: _T) -> _T:

@@ -374,6 +374,7 @@ class _Status(TypedDict, total=False):
         PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
     ),
     scale=Scale(".spec.replicas", ".status.replicas", ".status.selector"),
+    labels={"app.kubernetes.io/part-of": "fleet"},
 )
 class PolicyV1(TypedDict):
     """Policy, the served and stored version."""
@@ -393,6 +394,7 @@ class PolicyV1(TypedDict):
     status=False,
     deprecated=True,
     deprecation_warning="fleet.example.com/v1beta1 Policy is deprecated; use v1",
+    labels={"app.kubernetes.io/part-of": "fleet"},
 )
 class PolicyV1beta1(TypedDict):
     spec: NotRequired[_Spec]
@@ -402,7 +404,10 @@ def test_versions_of_one_kind_make_one_crd(apiserver) -> None:
     out = generate_crds([_module(PolicyV1beta1, PolicyV1)])
     assert list(out) == ["config/crd/bases/fleet.example.com_policies.yaml"]
     crd = yaml.safe_load(out["config/crd/bases/fleet.example.com_policies.yaml"])
-    assert crd["metadata"]["name"] == "policies.fleet.example.com"
+    assert crd["metadata"] == {
+        "name": "policies.fleet.example.com",
+        "labels": {"app.kubernetes.io/part-of": "fleet"},
+    }
     assert crd["spec"]["scope"] == "Cluster"
     assert crd["spec"]["names"] == {
         "categories": ["all", "fleet"],
@@ -462,6 +467,10 @@ def _declare(**overrides: Any) -> type:
             "its versions disagree on scope",
         ),
         (lambda: [_declare(version="1")], "is not a Kubernetes version"),
+        (
+            lambda: [_declare(), _declare(version="v2", storage=False, labels={"a": "b"})],
+            "disagree on labels",
+        ),
         (lambda: [_declare(group="fleet")], "must be a domain name with a dot"),
         (lambda: [_declare(kind="policy")], "must be CamelCase"),
         (lambda: [_declare(plural="Policies")], "must be a lower-case DNS label"),

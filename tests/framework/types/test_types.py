@@ -139,3 +139,29 @@ def test_mypy_accepts_a_reconciler_reading_typed_fields(mypy_run) -> None:
 def test_mypy_rejects_a_misspelled_field(mypy_run) -> None:
     stdout, _ = mypy_run
     assert 'bad_reconciler.py:9: error: TypedDict "DeploymentSpec" has no key "replica"' in stdout, stdout
+
+
+def test_every_builtin_view_maps_to_a_schema() -> None:
+    """What a custom resource may embed: every view maps, except types Kubernetes declares recursively
+    (refused, as controller-gen refuses them)."""
+    import importlib
+    import pkgutil
+    import typing
+
+    import framework.types
+    from framework.generate.schema import GenerateError, SchemaBuilder
+
+    builder = SchemaBuilder()
+    mapped, refused = 0, set()
+    for info in pkgutil.iter_modules(framework.types.__path__):
+        module = importlib.import_module(f"framework.types.{info.name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and typing.is_typeddict(obj) and obj.__module__ == module.__name__:
+                try:
+                    builder.type_schema(obj)
+                    mapped += 1
+                except GenerateError as e:
+                    assert "recursive type" in str(e), str(e)
+                    refused.add(str(e).partition(":")[0])
+    assert mapped > 700
+    assert refused == {"CompositePodGroupTemplate.compositePodGroupTemplates"}
