@@ -1,7 +1,7 @@
 """``python -m framework``: kubebuilder's commands for a Python project.
 
-- ``init --domain DOMAIN --project NAME [--framework-path PATH]``: a new project in the current (empty)
-  directory;
+- ``init --domain DOMAIN [--project NAME] [--framework-path PATH]``: a new project in the current
+  directory (named as the directory by default);
 - ``create api --group G --version V --kind K [--cluster-scoped]``: a kind's types, reconciler, sample
   and test;
 - ``create webhook --group G --version V --kind K [--defaulting] [--validation]``: its webhooks;
@@ -30,7 +30,9 @@ def _parser() -> argparse.ArgumentParser:
     init.add_argument(
         "--domain", required=True, help="the domain of the project's API groups, e.g. example.com"
     )
-    init.add_argument("--project", required=True, help="the project's name, e.g. memcached-operator")
+    init.add_argument(
+        "--project", help="the project's name, e.g. memcached-operator (default: the directory's name)"
+    )
     init.add_argument(
         "--framework-path",
         help="the framework checkout the project depends on (default: $FRAMEWORK_PATH, else this one)",
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         from framework.scaffold import commands
 
         if args.command == "init":
-            written = commands.init(root, args.domain, args.project, args.framework_path)
+            written = commands.init(root, args.domain, args.project or root.name, args.framework_path)
         elif args.what == "api":
             written = commands.create_api(root, args.group, args.version, args.kind, args.cluster_scoped)
         else:

@@ -323,11 +323,13 @@ def test_refusals_name_the_file_and_change_nothing(project, monkeypatch, capsys,
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
 
 
-def test_init_leaves_unrelated_files_alone(tmp_path, monkeypatch):
-    (tmp_path / ".git").mkdir()
-    (tmp_path / "NOTES.txt").write_text("mine\n")
-    assert run(monkeypatch, tmp_path, "init", "--domain", "example.com", "--project", "notes") == 0
-    assert (tmp_path / "NOTES.txt").read_text() == "mine\n"
+def test_init_leaves_unrelated_files_alone_and_takes_the_directory_name(tmp_path, monkeypatch):
+    root = tmp_path / "notes-operator"
+    (root / ".git").mkdir(parents=True)
+    (root / "NOTES.txt").write_text("mine\n")
+    assert run(monkeypatch, root, "init", "--domain", "example.com") == 0
+    assert (root / "NOTES.txt").read_text() == "mine\n"
+    assert yaml.safe_load((root / "PROJECT").read_text())["package"] == "notes_operator"
 
 
 def test_the_manager_runs_with_the_generated_roles_only(scaffolded, tmp_path):
