@@ -3,6 +3,7 @@
 ``from framework.markers import resource, MinLength, XValidation, ...``: validation markers go in
 ``Annotated[...]`` on ``TypedDict`` fields (``validation``), ``@resource`` on the top-level type
 (``resource``); ``framework.generate.crd`` turns them into CustomResourceDefinitions.
+``framework.markers.rbac.rbac`` on reconcilers declares RBAC rules (``framework.generate.rbac``).
 """
 
 from framework.markers.resource import PrinterColumn, ResourceInfo, Scale, resource, resource_info

@@ -1,0 +1,123 @@
+"""``python -m framework generate [--check]``: the project's generated manifests, from its code.
+
+In the project's root (the directory of its ``pyproject.toml`` with ``[tool.framework]``, see
+:mod:`framework.generate.project`) it writes
+
+- ``config/crd/bases/<group>_<plural>.yaml`` for every ``@resource`` type in ``<package>.api``
+  (:mod:`framework.generate.crd`);
+- ``config/rbac/role.yaml``: markers plus derived rules (:mod:`framework.generate.rbac`);
+- ``config/webhook/manifests.yaml`` when the project registers webhooks
+  (:mod:`framework.generate.webhook`).
+
+Output is deterministic: a rerun on unchanged code writes nothing (byte-identical files are left
+alone). ``--check`` writes nothing and exits 1 with one line per file that is missing or differs from
+what the code generates (for CI). What cannot be generated (a type annotation without a schema, a watched
+kind whose resource is unknown, a setup that fails) exits 2 with one line saying what and where.
+Files the generator no longer produces (a removed kind's CRD) are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from framework.generate import rbac as rbac_gen
+from framework.generate.crd import GenerateError, crd_objects, render_yaml
+from framework.generate.kinds import Kinds
+from framework.generate.project import ProjectConfig, ProjectError, import_tree, project_imports, record_setup
+from framework.generate.webhook import webhook_configurations
+from framework.markers.rbac import Rule, rules_of
+
+__all__ = ["ROLE_PATH", "WEBHOOK_PATH", "generate", "outputs", "render_documents"]
+
+ROLE_PATH = "config/rbac/role.yaml"
+WEBHOOK_PATH = "config/webhook/manifests.yaml"
+
+
+def _crds(modules: list[ModuleType]) -> dict[str, dict[str, Any]]:
+    try:
+        return crd_objects(modules)
+    except GenerateError as e:
+        raise ProjectError(str(e)) from None
+
+
+def _marker_rules(modules: list[ModuleType]) -> list[Rule]:
+    rules: list[Rule] = []
+    for module in modules:
+        for value in vars(module).values():
+            # Each decorated object once: where it is defined, not every module that imports it.
+            if getattr(value, "__module__", None) == module.__name__:
+                rules.extend(rules_of(value))
+    return rules
+
+
+def render_documents(documents: Iterable[dict[str, Any]]) -> str:
+    """A YAML stream of ``documents``, each after ``---``, as controller-gen writes a file."""
+    return "".join(render_yaml(doc) for doc in documents)
+
+
+def outputs(project: ProjectConfig) -> dict[str, str]:
+    """Relative path → the text the project's code generates for it."""
+    with project_imports(project):
+        api = import_tree(f"{project.package}.api", project.root)
+        crds = _crds(api) if api else {}
+        code = [
+            *import_tree(f"{project.package}.controllers", project.root),
+            *import_tree(f"{project.package}.webhooks", project.root),
+        ]
+        rules = _marker_rules(code)
+        recording = record_setup(project)
+    kinds = Kinds(crds.values())
+    for key in recording.informers:
+        info = kinds.lookup(key.api_version, key.kind, f"{project.package}.controllers.setup(mgr)")
+        rules.append(replace(rbac_gen.read_rule(info.group, info.resource), namespace=key.namespace or None))
+    if recording.event_recorders:
+        rules.append(rbac_gen.EVENT_RULE)
+    if recording.webhooks and project.managed_webhook_configuration:
+        rules.append(rbac_gen.WEBHOOK_CONFIGURATION_RULE)
+    out = {path: render_yaml(crd) for path, crd in sorted(crds.items())}
+    out[ROLE_PATH] = render_documents(rbac_gen.roles(rules))
+    if recording.webhooks:
+        out[WEBHOOK_PATH] = render_documents(webhook_configurations(recording.webhooks, kinds, project.name))
+    return out
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _current(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return None
+
+
+def generate(project: ProjectConfig, check: bool = False, out: Any = None) -> int:
+    """Write (or with ``check``, compare) the outputs; the exit code (0, or 1 for stale files)."""
+    stream = out or sys.stdout
+    stale = 0
+    for rel, text in outputs(project).items():
+        path = project.root / rel
+        current = _current(path)
+        if current == text:
+            continue
+        if check:
+            state = "missing" if current is None else "differs from what the code generates"
+            sys.stderr.write(f"{rel}: {state}\n")
+            stale += 1
+        else:
+            _write(path, text)
+            stream.write(f"wrote {rel}\n")
+    if stale:
+        sys.stderr.write(f"{stale} generated file(s) out of date: run `python -m framework generate`\n")
+        return 1
+    return 0

@@ -1,0 +1,222 @@
+"""A project of ``python -m framework``: its ``pyproject.toml`` ``[tool.framework]`` table, its modules,
+and what its setup registers with a manager.
+
+``[tool.framework]`` (written by ``python -m framework init``)::
+
+    [tool.framework]
+    domain = "example.com"            # API groups are <group>.<domain>
+    project = "memcached-operator"    # the name of deployments, roles and the lease
+    package = "memcached_operator"    # the import package: api/, controllers/, webhooks/
+    managed-webhook-configuration = true  # the manager writes its webhook configurations (RBAC for it)
+
+The generators import ``<package>.api`` (types and their ``@resource`` declarations),
+``<package>.controllers`` and ``<package>.webhooks`` with every module below them (RBAC markers), and
+run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` on a recording manager:
+a real :class:`~framework.manager.Manager` whose client points nowhere and which is never started, so
+the Builders and WebhookBuilders register what they register in production (informers, webhooks, event
+recorders) and nothing talks to a cluster. A setup that reads from the cluster fails there, with one
+line naming it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import pkgutil
+import re
+import sys
+import tempfile
+import tomllib
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ProjectConfig", "ProjectError", "Recording", "load_project", "project_imports", "record_setup"]
+
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+class ProjectError(Exception):
+    """What the command cannot do, in one line (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    root: Path
+    domain: str
+    name: str
+    package: str
+    managed_webhook_configuration: bool = True
+
+    def group(self, group: str) -> str:
+        """The full API group of ``group`` (``cache`` → ``cache.example.com``)."""
+        return f"{group}.{self.domain}" if group else self.domain
+
+
+def check_domain(domain: str) -> str:
+    if not domain or len(domain) > 253 or not _DNS_SUBDOMAIN.match(domain):
+        raise ProjectError(f"domain {domain!r} is not a DNS subdomain (lower case, dots, e.g. example.com)")
+    return domain
+
+
+def check_project_name(name: str) -> str:
+    if not name or len(name) > 63 - len("-controller-manager") or not _DNS_LABEL.match(name):
+        raise ProjectError(
+            f"project name {name!r} must be a DNS label of at most 44 characters "
+            "(lower case letters, digits and '-', starting with a letter)"
+        )
+    return name
+
+
+def load_project(root: Path) -> ProjectConfig:
+    """The project whose ``pyproject.toml`` is in ``root``."""
+    path = root / "pyproject.toml"
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ProjectError(f"{path}: not found (run the command in a project made by `init`)") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ProjectError(f"{path}: {e}") from None
+    table = data.get("tool", {}).get("framework")
+    if not isinstance(table, dict):
+        raise ProjectError(f"{path}: no [tool.framework] table (run the command in a project made by `init`)")
+    values: dict[str, Any] = {}
+    for key in ("domain", "project", "package"):
+        value = table.get(key)
+        if not isinstance(value, str) or not value:
+            raise ProjectError(f'{path}: [tool.framework] needs {key} = "..."')
+        values[key] = value
+    if not values["package"].isidentifier():
+        raise ProjectError(f"{path}: [tool.framework] package {values['package']!r} is not a Python name")
+    managed = table.get("managed-webhook-configuration", True)
+    if not isinstance(managed, bool):
+        raise ProjectError(f"{path}: [tool.framework] managed-webhook-configuration must be true or false")
+    return ProjectConfig(
+        root=root,
+        domain=check_domain(values["domain"]),
+        name=check_project_name(values["project"]),
+        package=values["package"],
+        managed_webhook_configuration=managed,
+    )
+
+
+def _forget(package: str) -> None:
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        del sys.modules[name]
+
+
+@contextlib.contextmanager
+def project_imports(project: ProjectConfig) -> Iterator[None]:
+    """Import the project's package fresh from its root (not an installed copy), and forget it after."""
+    root = str(project.root.resolve())
+    _forget(project.package)
+    sys.path.insert(0, root)
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(root)
+        _forget(project.package)
+
+
+def _describe(error: BaseException, root: Path | None = None) -> str:
+    """``Type: first line``, and where in the project it was raised (the deepest frame under ``root``)."""
+    text = str(error).strip().splitlines()
+    out = f"{type(error).__name__}: {text[0]}" if text else type(error).__name__
+    if root is not None:
+        where = None
+        base = str(root.resolve()) + os.sep
+        for frame, line in traceback.walk_tb(error.__traceback__):
+            filename = frame.f_code.co_filename
+            if filename.startswith(base):
+                where = f"{filename[len(base) :]}:{line}"
+        if (
+            where is None
+            and isinstance(error, SyntaxError)
+            and error.filename
+            and error.filename.startswith(base)
+        ):
+            where = f"{error.filename[len(base) :]}:{error.lineno}"
+        if where:
+            out += f" ({where})"
+    return out
+
+
+def import_tree(name: str, root: Path | None = None) -> list[ModuleType]:
+    """``name`` and every module below it, sorted by name; [] if ``name`` does not exist. Errors name
+    the place in the project (under ``root``) that raised."""
+    try:
+        top = importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name == name:
+            return []
+        raise ProjectError(f"cannot import {name}: {_describe(e, root)}") from None
+    except Exception as e:
+        raise ProjectError(f"cannot import {name}: {_describe(e, root)}") from None
+    modules = [top]
+    for info in sorted(
+        pkgutil.walk_packages(getattr(top, "__path__", []), prefix=name + "."), key=lambda i: i.name
+    ):
+        try:
+            modules.append(importlib.import_module(info.name))
+        except Exception as e:
+            raise ProjectError(f"cannot import {info.name}: {_describe(e, root)}") from None
+    return modules
+
+
+@dataclass
+class Recording:
+    """What the project's setup registered with the recording manager."""
+
+    informers: list[Any] = field(default_factory=list)  # framework.cache InformerKey
+    webhooks: dict[str, Any] = field(default_factory=dict)  # path -> admission handler
+    event_recorders: list[str] = field(default_factory=list)
+
+
+def record_setup(project: ProjectConfig) -> Recording:
+    """Run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` on a manager
+    that is never started (inside :func:`project_imports`)."""
+    from kubernetes.client import Configuration
+    from prometheus_client import CollectorRegistry
+
+    from framework.client import Client
+    from framework.manager import Manager
+    from framework.webhook import WebhookServer
+
+    recording = Recording()
+
+    class RecordingManager(Manager):
+        def event_recorder(self, name: str) -> Any:
+            recording.event_recorders.append(name)
+            return super().event_recorder(name)
+
+    configuration = Configuration()
+    # Port 1 of the loopback: nothing listens there, so a setup that reads the cluster fails at once.
+    configuration.host = "https://127.0.0.1:1"
+    client = Client(configuration, max_retries=0, timeout=(1.0, 1.0))
+    with tempfile.TemporaryDirectory(prefix="framework-generate-") as cert_dir:
+        registry = CollectorRegistry()
+        server = WebhookServer("127.0.0.1", 0, cert_dir=cert_dir, registry=registry)
+        mgr = RecordingManager(client, webhook_server=server, registry=registry)
+        for sub in ("controllers", "webhooks"):
+            name = f"{project.package}.{sub}"
+            module = sys.modules.get(name)
+            if module is None:
+                continue
+            setup = getattr(module, "setup", None)
+            if not callable(setup):
+                raise ProjectError(f"{name} has no setup(mgr) function to register its {sub}")
+            try:
+                setup(mgr)
+            except Exception as e:
+                raise ProjectError(f"{name}.setup(mgr) failed: {_describe(e, project.root)}") from None
+        recording.informers = sorted(mgr.cache.factory.informers(), key=lambda k: tuple(map(str, k)))
+        recording.webhooks = dict(sorted(server.webhooks.items()))
+    client.close()
+    return recording
