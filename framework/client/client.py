@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -19,6 +20,7 @@ from urllib.parse import urlencode
 import orjson
 import structlog
 import urllib3
+from prometheus_client import CollectorRegistry
 
 from framework.meta import jsoncodec
 from framework.meta.object import get_metadata
@@ -26,6 +28,7 @@ from framework.meta.object import get_metadata
 from . import decode, errors
 from .deadline import check_deadline
 from .interfaces import FieldSelectorArg, LabelSelectorArg, PatchType, Reader
+from .metrics import ERROR_CODE, HostStats, rest_client_collector
 from .rate_limit import MonotonicClock, SystemClock, TokenBucket
 from .rest_mapper import RESTMapper, RESTMapping
 from .selectors import field_selector_string, label_selector_string
@@ -80,6 +83,10 @@ class Client:
         pool_maxsize: connections kept per host (default: the Configuration's, at least 16).
         gc_pause_bytes: responses at least this large are decoded with the cyclic GC paused (see
             :mod:`framework.client.decode`); ``None`` never pauses it.
+        registry: a Prometheus registry for client-go's ``rest_client_*`` metrics
+            (:mod:`framework.client.metrics`); ``None`` (the default) records none. A
+            :class:`~framework.manager.Manager` makes the client it is given report to the manager's
+            registry, so ``/metrics`` shows them; a client made for a script or a test needs none.
     """
 
     def __init__(
@@ -95,6 +102,7 @@ class Client:
         namespace: str | None = None,
         pool_maxsize: int | None = None,
         gc_pause_bytes: int | None = decode.DEFAULT_GC_PAUSE_BYTES,
+        registry: CollectorRegistry | None = None,
     ) -> None:
         self.configuration = configuration
         self.host = str(configuration.host).rstrip("/")
@@ -108,6 +116,10 @@ class Client:
         self._auth = AuthHeaders(configuration)
         self._transport = HostTransport(configuration, self.host, pool_maxsize)
         self.mapper = RESTMapper(lambda path: self.request("GET", path))
+        self.metrics_registry: CollectorRegistry | None = None
+        self._rest_stats: HostStats | None = None
+        if registry is not None:
+            self.report_metrics_to(registry)
 
     # -- construction ---------------------------------------------------------------------------------
 
@@ -191,6 +203,19 @@ class Client:
             return self
         return self.with_cache(self.cache, disable_for=self.disable_for.union(kinds))
 
+    def report_metrics_to(self, registry: CollectorRegistry | None) -> None:
+        """Count this client's requests in ``registry``'s ``rest_client_*`` metrics from now on
+        (``None``: stop counting). Copies made later (:meth:`with_cache`) report there too."""
+        self.metrics_registry = registry
+        if registry is None:
+            self._rest_stats = None
+            return
+        host = urllib3.util.parse_url(self.host)
+        netloc = host.host or "none"
+        if host.port is not None:
+            netloc = f"{netloc}:{host.port}"
+        self._rest_stats = rest_client_collector(registry).stats_for(netloc)
+
     def close(self) -> None:
         """Close pooled connections. Open watches keep their own connection until closed."""
         self._transport.clear()
@@ -257,6 +282,31 @@ class Client:
     ) -> urllib3.BaseHTTPResponse:
         check_deadline()
         method = method.upper()
+        stats = self._rest_stats
+        if stats is None:
+            return self._attempts(method, path, params, body, content_type, headers, timeout, stream, None)
+        # client-go's request latency: the whole call, throttling and retries included, any outcome.
+        started = time.monotonic()
+        resp = None
+        try:
+            resp = self._attempts(method, path, params, body, content_type, headers, timeout, stream, stats)
+            return resp
+        finally:
+            size = len(resp.data) if resp is not None and not stream else None
+            stats.call(method, time.monotonic() - started, size)
+
+    def _attempts(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        body: Any,
+        content_type: str | None,
+        headers: Mapping[str, str] | None,
+        timeout: TimeoutSpec | urllib3.Timeout,
+        stream: bool,
+        stats: HostStats | None,
+    ) -> urllib3.BaseHTTPResponse:
         query = _query(params)
         target = path + "?" + query if query else path
         url = self.host + target
@@ -280,17 +330,22 @@ class Client:
                 self.write_guard(method, path)
                 guard = functools.partial(self.write_guard, method, path)
             try:
-                with before_send(guard):
-                    resp = self._transport.urlopen(
-                        method,
-                        target,
-                        body=payload,
-                        headers=hdrs,
-                        timeout=t,
-                        retries=_NO_RETRIES,
-                        redirect=False,
-                        preload_content=not stream,
-                    )
+                try:
+                    with before_send(guard):
+                        resp = self._transport.urlopen(
+                            method,
+                            target,
+                            body=payload,
+                            headers=hdrs,
+                            timeout=t,
+                            retries=_NO_RETRIES,
+                            redirect=False,
+                            preload_content=not stream,
+                        )
+                except urllib3.exceptions.HTTPError:
+                    if stats is not None:  # no answer: client-go counts the attempt as "<error>"
+                        stats.attempt(method, waited, len(payload) if payload else 0, ERROR_CODE)
+                    raise
             except urllib3.exceptions.NewConnectionError as e:  # before ConnectTimeoutError: a subclass
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
             except urllib3.exceptions.TimeoutError as e:
@@ -304,6 +359,8 @@ class Client:
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
             except urllib3.exceptions.HTTPError as e:
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
+            if stats is not None:
+                stats.attempt(method, waited, len(payload) if payload else 0, str(resp.status))
             warning = resp.headers.get("Warning")
             if warning:
                 log.warning("API warning", method=method, path=path, warning=warning)
@@ -315,6 +372,8 @@ class Client:
             err = errors.from_response(resp.status, data, resp.headers)
             delay = self._retry_delay(err, "Retry-After" in resp.headers, attempt)
             if delay is None:
+                if stats is not None:
+                    stats.response(method, len(data))
                 raise err
             attempt += 1
             log.info(

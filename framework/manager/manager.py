@@ -21,7 +21,7 @@ from framework.clock import Clock, RealClock
 from framework.healthz import HealthProbeServer
 from framework.leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector, LeaseLock
 from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CacheOptions, IndexFunc
-from framework.metrics import MetricsServer, parse_bind_address
+from framework.metrics import MetricsServer, parse_bind_address, register_runtime_collectors
 from framework.record import EventBroadcaster, EventRecorder
 
 if TYPE_CHECKING:  # imported when used: a manager without webhooks needs no certificate code
@@ -126,8 +126,15 @@ class Manager:
         self.api_reader = client
         self.cache_sync_timeout = float(cache_sync_timeout)
         self.clock = clock or RealClock()
-        # Each manager has its own registry, so several managers can live in one process (tests).
+        # Each manager has its own registry, so several managers can live in one process (tests), and
+        # everything the manager runs reports to it: the client's rest_client_* metrics, the webhook
+        # server, leader election, the event recorder, the controllers the builder makes.
         self.registry = registry or CollectorRegistry()
+        register_runtime_collectors(self.registry)
+        if getattr(client, "metrics_registry", self.registry) is not self.registry:
+            client.report_metrics_to(self.registry)  # in place: the lock's and the cache's copies share it
+        if webhook_server is not None and not getattr(webhook_server, "registry_given", True):
+            webhook_server.use_registry(self.registry)
         self.cache = Cache(
             client,
             cache_options,

@@ -51,7 +51,9 @@ class CertWatcher:
     ) -> None:
         self.cert_path = Path(cert_path)
         self.key_path = Path(key_path)
-        self._metrics = webhook_metrics(registry)
+        #: Where ``certwatcher_read_certificate_*`` are counted (``None``: ``prometheus_client.REGISTRY``);
+        #: a manager sets its own on the servers it runs before they start.
+        self.registry = registry
         self._lock = threading.Lock()
         self._context: ssl.SSLContext | None = None
         self._loaded: _Signature | None = None
@@ -118,7 +120,7 @@ class CertWatcher:
         return hashlib.sha256(self.cert_path.read_bytes() + b"\0" + self.key_path.read_bytes()).digest()
 
     def _load(self, signature: _Signature) -> None:
-        self._metrics.cert_reads.inc()
+        webhook_metrics(self.registry).cert_reads.inc()
         try:
             digest = self._read_digest()
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -127,7 +129,7 @@ class CertWatcher:
             context.load_cert_chain(self.cert_path, self.key_path)
             serial = x509.load_pem_x509_certificate(self.cert_path.read_bytes()).serial_number
         except Exception:
-            self._metrics.cert_read_errors.inc()
+            webhook_metrics(self.registry).cert_read_errors.inc()
             raise
         reloaded = self._context is not None
         self._context, self._loaded, self._digest, self._failed = context, signature, digest, None
