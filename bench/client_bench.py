@@ -113,7 +113,11 @@ def metrics_cost(server: APIServer, gets: int, rounds: int) -> float:
     on = Client.from_kubeconfig(server.kubeconfig, qps=0, registry=registry)
     off = Client.from_kubeconfig(server.kubeconfig, qps=0)
     on.apply(
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "metrics-cost", "namespace": "default"}},
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "metrics-cost", "namespace": "default"},
+        },
         field_owner="bench",
     )
 
@@ -133,7 +137,9 @@ def metrics_cost(server: APIServer, gets: int, rounds: int) -> float:
         for sample in family.samples
         if sample.name == "rest_client_requests_total" and sample.labels["method"] == "GET"
     )
-    print(f"\nrequest metrics: {gets} GETs of one ConfigMap per round, {rounds} alternating rounds (seconds):")
+    print(
+        f"\nrequest metrics: {gets} GETs of one ConfigMap per round, {rounds} alternating rounds (seconds):"
+    )
     for label, ts in times.items():
         print(f"  {label:<12} median {statistics.median(ts):.3f}  min {min(ts):.3f}  max {max(ts):.3f}")
     per_call = (med_on - med_off) / gets * 1e6

@@ -26,6 +26,7 @@ from framework.meta import jsoncodec
 from framework.meta.object import get_metadata
 
 from . import decode, errors
+from .config import SERVICE_ACCOUNT_DIR, RESTConfig, in_cluster_config, load_kubeconfig
 from .deadline import check_deadline
 from .interfaces import FieldSelectorArg, LabelSelectorArg, PatchType, Reader
 from .metrics import ERROR_CODE, HostStats, rest_client_collector
@@ -53,7 +54,6 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 TimeoutSpec = float | tuple[float | None, float | None] | None
 """Seconds for both connect and read, or ``(connect, read)``; ``None`` means the client default."""
 
-_SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 _MAX_RETRY_AFTER = 60.0
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
 
@@ -129,48 +129,32 @@ class Client:
         return cls(configuration, **kwargs)
 
     @classmethod
+    def from_config(cls, config: RESTConfig, **kwargs: Any) -> Client:
+        """A client for a :class:`~framework.client.config.RESTConfig` (:func:`~framework.client.get_config`),
+        with its namespace as :attr:`namespace` unless ``namespace`` is given (keyword args as
+        ``__init__``)."""
+        kwargs.setdefault("namespace", config.namespace)
+        return cls(config.configuration, **kwargs)
+
+    @classmethod
     def from_kubeconfig(
         cls, path: str | os.PathLike | None = None, context: str | None = None, **kwargs: Any
     ) -> Client:
         """A client for a kubeconfig context, loaded by ``kubernetes.config`` (exec and token plugins,
-        client certificates, ``KUBECONFIG`` with several files when ``path`` is ``None``)."""
-        from kubernetes import client as k8s_client
-        from kubernetes.config import kube_config
-
-        cfg = k8s_client.Configuration()
-        # KUBECONFIG is read now, not when ``kubernetes`` was imported; it may list several files.
-        file = os.fspath(path) if path is not None else (os.environ.get("KUBECONFIG") or None)
-        # What ``load_kube_config`` does, keeping the loader to look at its credential.
-        loader = kube_config._get_kube_config_loader(
-            filename=file or kube_config.KUBE_CONFIG_DEFAULT_LOCATION,
-            active_context=context,
-            persist_config=False,
-        )
-        loader.load_and_set(cfg)
-        if "expiry" not in vars(loader):
-            # A credential without expiry (token, token file, basic auth, exec/OIDC without one) never
-            # changes: the loader's refresh hook would only re-apply the same cluster settings, and it
-            # costs ~13 % of a request's client CPU (setting ``host`` re-reads the proxy environment).
-            cfg.refresh_api_key_hook = None
-        if "namespace" not in kwargs:
-            kwargs["namespace"] = _kubeconfig_namespace(file, context)
+        client certificates, ``KUBECONFIG`` with several files when ``path`` is ``None``).
+        :func:`~framework.client.get_config` searches the usual places instead (flag, ``$KUBECONFIG``,
+        in-cluster, ``~/.kube/config``)."""
+        cfg, namespace = load_kubeconfig(os.fspath(path) if path is not None else None, context)
+        kwargs.setdefault("namespace", namespace)
         return cls(cfg, **kwargs)
 
     @classmethod
-    def in_cluster(cls, **kwargs: Any) -> Client:
-        """A client from the pod's service account (token re-read as it rotates)."""
-        from kubernetes import client as k8s_client
-        from kubernetes import config as k8s_config
-
-        cfg = k8s_client.Configuration()
-        k8s_config.load_incluster_config(client_configuration=cfg)
-        if "namespace" not in kwargs:
-            try:
-                with open(_SA_NAMESPACE_FILE) as f:
-                    kwargs["namespace"] = f.read().strip() or None
-            except OSError:
-                kwargs["namespace"] = None
-        return cls(cfg, **kwargs)
+    def in_cluster(
+        cls, service_account_dir: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR, **kwargs: Any
+    ) -> Client:
+        """A client from the pod's service account (``token``, ``ca.crt`` and ``namespace`` in
+        ``service_account_dir``; the token re-read as it rotates)."""
+        return cls.from_config(in_cluster_config(service_account_dir), **kwargs)
 
     #: Called as ``write_guard(method, path)`` before every attempt of a write (POST, PUT, PATCH, DELETE,
     #: retries included); it raises to refuse the write. The manager sets it so a leader whose lease
@@ -794,16 +778,3 @@ def _delete_options(
     if dry_run:
         options["dryRun"] = ["All"]
     return options
-
-
-def _kubeconfig_namespace(path: str | None, context: str | None) -> str | None:
-    from kubernetes import config as k8s_config
-
-    try:
-        contexts, active = k8s_config.list_kube_config_contexts(path)
-    except Exception:  # the loader already validated the file; this is best effort
-        return None
-    chosen = active
-    if context is not None:
-        chosen = next((c for c in contexts if c.get("name") == context), active)
-    return ((chosen or {}).get("context") or {}).get("namespace")

@@ -54,8 +54,14 @@ SIZE_BUCKETS: tuple[float, ...] = (64, 256, 512, 1024, 4096, 16384, 65536, 26214
 ERROR_CODE = "<error>"
 """The ``code`` of an attempt that got no HTTP answer (connection refused, timeout)."""
 
-_REQUESTS = ("rest_client_requests_total", "Number of HTTP requests, partitioned by status code, method, and host.")
-_DURATION = ("rest_client_request_duration_seconds", "Request latency in seconds. Broken down by verb, and host.")
+_REQUESTS = (
+    "rest_client_requests_total",
+    "Number of HTTP requests, partitioned by status code, method, and host.",
+)
+_DURATION = (
+    "rest_client_request_duration_seconds",
+    "Request latency in seconds. Broken down by verb, and host.",
+)
 _RATE_LIMITER = (
     "rest_client_rate_limiter_duration_seconds",
     "Client side rate limiter latency in seconds. Broken down by verb, and host.",

@@ -43,9 +43,10 @@ class WebhookServer(HTTPServer):
     """HTTPS admission webhook server; ``register(path, handler)`` then ``start()``.
 
     ``host``/``port`` default to ``0.0.0.0:9443`` (port 0 picks a free port; see ``port``). Metrics go
-    to ``registry``; without one, to the registry of the :class:`~framework.manager.Manager` the server is
-    given to (so the manager's ``/metrics`` shows them), or ``prometheus_client.REGISTRY`` when the server
-    runs on its own: ``controller_runtime_webhook_requests_total{webhook,code}``, ``controller_runtime_webhook_latency_seconds{webhook}``,
+    to ``registry``; without one, to the registry of the :class:`~framework.manager.Manager` the
+    server is given to (so the manager's ``/metrics`` shows them), or ``prometheus_client.REGISTRY``
+    when the server runs on its own: ``controller_runtime_webhook_requests_total{webhook,code}``,
+    ``controller_runtime_webhook_latency_seconds{webhook}``,
     ``controller_runtime_webhook_requests_in_flight{webhook}`` (``webhook`` = the path) and
     ``certwatcher_read_certificate_total`` / ``_errors_total``.
     """
