@@ -18,6 +18,7 @@ from typing import Any
 import structlog
 from prometheus_client import CollectorRegistry
 
+from framework.certwatcher import CertWatcher
 from framework.meta import jsoncodec
 from framework.server import BodyTooLarge, ConnectionLimits, HTTPServer, Request, Response, RouteHandler
 from framework.webhook.admission import (
@@ -28,7 +29,6 @@ from framework.webhook.admission import (
     errored,
     review,
 )
-from framework.webhook.certwatcher import CertWatcher
 from framework.webhook.metrics import webhook_metrics
 
 __all__ = ["DEFAULT_CERT_DIR", "WebhookServer"]
@@ -155,18 +155,4 @@ class WebhookServer(HTTPServer):
             self._metric_children(path)
 
     def ssl_context(self) -> ssl.SSLContext:
-        # The listener's context only carries the callback: every handshake switches to the watcher's
-        # current context, so a rotated certificate is served to new connections while established
-        # ones keep theirs.
-        base = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        base.minimum_version = ssl.TLSVersion.TLSv1_2
-        base.set_alpn_protocols(["http/1.1"])
-        base.load_cert_chain(self.certs.cert_path, self.certs.key_path)
-        base.sni_callback = self._select_context
-        return base
-
-    def _select_context(self, connection: ssl.SSLObject, server_name: str | None, _: ssl.SSLContext) -> None:
-        try:
-            connection.context = self.certs.context()
-        except Exception:  # keep the listener's context; the watcher logged and counted the failure
-            log.exception("cannot select the serving certificate", server=self.name)
+        return self.certs.listener_context()
