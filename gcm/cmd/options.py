@@ -7,7 +7,10 @@ configured wrong). ``run`` and ``stale-report`` share them, so both fail the sam
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+from prometheus_client import CollectorRegistry
 
 from framework.client import Client, ConfigSource
 from framework.client import config as client_config
@@ -24,6 +27,7 @@ __all__ = [
     "KubeconfigSource",
     "StartupError",
     "bind_error",
+    "check_metrics_certificates",
     "load_configuration",
     "make_client",
     "resolve_kubeconfig",
@@ -98,6 +102,22 @@ def make_client(source: KubeconfigSource, cfg: ControllerManagerConfiguration) -
         return Client.from_config(client_config.load_config(source), **kw)
     except client_config.ConfigError as e:
         raise StartupError(str(e)) from None
+
+
+def check_metrics_certificates(cert_dir: str) -> None:
+    """``--metrics-cert-dir``'s ``tls.crt`` and ``tls.key`` load; else a :class:`StartupError` naming them."""
+    import ssl
+
+    from framework.certwatcher import CertWatcher
+
+    directory = Path(cert_dir)
+    try:
+        CertWatcher(directory / "tls.crt", directory / "tls.key", registry=CollectorRegistry()).read()
+    except (OSError, ssl.SSLError, ValueError) as e:
+        reason = getattr(e, "strerror", None) or e
+        raise StartupError(
+            f"--metrics-cert-dir {cert_dir}: cannot load tls.crt and tls.key: {reason}"
+        ) from None
 
 
 # The config field that sets each of gcm's listeners, by server name (framework's defaults).
