@@ -41,6 +41,7 @@ __all__ = [
     "TOKEN_CACHE_TTL",
     "AuthenticatedUser",
     "DelegatingAuth",
+    "ReviewFailed",
 ]
 
 log = structlog.get_logger("framework.metrics")

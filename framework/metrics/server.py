@@ -90,8 +90,9 @@ class MetricsServer(HTTPServer):
         self.route(path, metrics_handler(self.registry))
 
     def route(self, path: str, handler: RouteHandler, *, prefix: bool = False) -> None:
-        auth = getattr(self, "auth", None)  # set before the first route; every route is filtered
-        super().route(path, auth.filter(handler) if auth is not None else handler, prefix=prefix)
+        """Serve ``path`` with ``handler``; with ``auth``, behind it (as controller-runtime filters every
+        handler of its metrics server, extra ones included)."""
+        super().route(path, self.auth.filter(handler) if self.auth is not None else handler, prefix=prefix)
 
     def _prepare(self) -> None:
         if not self.secure:
