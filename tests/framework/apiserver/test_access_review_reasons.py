@@ -55,6 +55,10 @@ def test_service_account_token_review_and_non_resource_access(server):
     }
     assert user["uid"] and "authentication.kubernetes.io/credential-id" in user["extra"]
 
+    bad = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": "not-a-token"}}
+    refused = admin.request("POST", "/apis/authentication.k8s.io/v1/tokenreviews", body=bad)["status"]
+    assert "authenticated" not in refused and refused["user"] == {} and refused["error"]  # omitempty
+
     assert sar(admin, user) == {"allowed": False}  # no opinion from RBAC: no reason, as kube
     admin.create(
         {
