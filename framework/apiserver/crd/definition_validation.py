@@ -21,6 +21,12 @@ from framework.apiserver.machinery.errors import (
     required,
 )
 from framework.apiserver.machinery.jsonvalues import as_dict, as_list
+from framework.apiserver.registry.admissionregistration.webhooks import (
+    _validate_webhook_service as validate_webhook_service,
+)
+from framework.apiserver.registry.admissionregistration.webhooks import (
+    _validate_webhook_url as validate_webhook_url,
+)
 from framework.meta.field import too_many
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
@@ -404,6 +410,12 @@ def _validate_conversion(spec: dict) -> list[FieldError]:
         elif (client.get("url") is None) == (client.get("service") is None):
             errs.append(
                 required("spec.conversion.webhookClientConfig", "exactly one of url or service is required")
+            )
+        elif client.get("url") is not None:
+            errs += validate_webhook_url(str(client["url"]), "spec.conversion.webhookClientConfig.url")
+        else:
+            errs += validate_webhook_service(
+                as_dict(client["service"]), "spec.conversion.webhookClientConfig.service"
             )
         errs += _validate_review_versions(review)
     else:
