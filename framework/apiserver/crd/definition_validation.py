@@ -459,7 +459,13 @@ def _validate_stored_versions(crd: dict) -> list[FieldError]:
     # "still stored but removed from spec.versions" rule (16-10) is enforced here.
     stored = as_list(as_dict(crd.get("status")).get("storedVersions"))
     names = {v.get("name") for v in version_entries(crd)}
-    return [
+    # A status write (a storage migration) may drop old versions, never the storage version.
+    missing = [
+        invalid_value("status.storedVersions", v, "must have the storage version " + str(v.get("name")))
+        for v in version_entries(crd)
+        if stored and v.get("storage") is True and v.get("name") not in stored
+    ]
+    return missing + [
         invalid_value(
             f"status.storedVersions[{i}]",
             v,

@@ -187,7 +187,10 @@ def status_of(e: ApiException) -> dict:
 # --- round trips through a framework-served webhook ----------------------------------------------------
 
 
-def test_create_in_v1_read_in_v2_update_in_v2_read_in_v1(apiserver, converter, co) -> None:
+def test_create_in_v1_read_in_v2_update_in_v2_read_in_v1(apiserver, converter, co, raw) -> None:
+    code, crd = raw.json("GET", f"{CRDS}/{CRD_NAME}")
+    assert code == 200
+    assert crd["status"]["storedVersions"] == ["v1"]
     created = co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab("a", replicas=2))
     assert created["apiVersion"] == f"{GROUP}/v1" and created["spec"] == {
         "cron": "*/5 * * * *",
@@ -218,6 +221,21 @@ def test_create_in_v1_read_in_v2_update_in_v2_read_in_v1(apiserver, converter, c
     crd = client.ApiextensionsV1Api(apiserver.api_client()).read_custom_resource_definition(CRD_NAME)
     assert crd.status.stored_versions == ["v1"]
     assert converter.calls() >= 4
+
+
+def test_every_served_version_is_discovered_with_its_schema(apiserver, converter, raw) -> None:
+    code, group = raw.json("GET", f"/apis/{GROUP}")
+    assert code == 200
+    assert [v["version"] for v in group["versions"]] == ["v2", "v1"]
+    assert group["preferredVersion"]["version"] == "v2"
+    for version, field in (("v1", "cron"), ("v2", "schedule")):
+        code, resources = raw.json("GET", f"/apis/{GROUP}/{version}")
+        assert code == 200 and {r["name"] for r in resources["resources"]} == {"crontabs", "crontabs/status"}
+        code, doc = raw.json("GET", f"/openapi/v3/apis/{GROUP}/{version}")
+        assert code == 200
+        [name] = [n for n in doc["components"]["schemas"] if n.endswith(f".{version}.CronTab")]
+        spec = doc["components"]["schemas"][name]["properties"]["spec"]
+        assert field in spec["properties"]
 
 
 def test_patch_apply_and_status_in_the_non_storage_version(apiserver, converter, co, raw) -> None:
@@ -346,6 +364,13 @@ def test_changing_the_storage_version_keeps_old_objects_readable(apiserver, conv
     co.replace_namespaced_custom_object(GROUP, "v2", "default", "crontabs", "old", old)
     assert get(co, "v1", "old")["spec"] == {"cron": "4 4 * * *", "replicas": 7}
 
+    # A storage migration may drop v1 from storedVersions, never the storage version.
+    crd = raw.json("GET", f"{CRDS}/{CRD_NAME}")[1]
+    crd["status"]["storedVersions"] = ["v1"]
+    code, body = raw.json("PUT", f"{CRDS}/{CRD_NAME}/status", crd)
+    assert code == 422 and "status.storedVersions: Invalid value: " in body["message"], body
+    assert body["message"].endswith("must have the storage version v2")
+
     # v1 may not leave spec.versions while it is in status.storedVersions.
     crd = raw.json("GET", f"{CRDS}/{CRD_NAME}")[1]
     crd["spec"]["versions"] = [v for v in crd["spec"]["versions"] if v["name"] == "v2"]
@@ -380,6 +405,12 @@ def test_webhook_down_is_reported_as_kube_apiserver_reports_it(apiserver, conver
     code, body = raw.json("POST", f"/apis/{GROUP}/v2/namespaces/default/crontabs", v2_tab("e"))
     assert code == 500
     assert body["message"] == f"conversion webhook for {GROUP}/v2, Kind=CronTab failed: {refused}"
+    # A watch whose event cannot be converted ends, as kube-apiserver ends it.
+    stream = raw.stream(f"/apis/{GROUP}/v2/namespaces/default/crontabs?watch=1&timeoutSeconds=10")
+    try:
+        assert stream.status == 200 and stream.read() == b""
+    finally:
+        stream.release_conn()
     # Nothing was stored, and the storage version needs no webhook.
     assert [
         i["metadata"]["name"]
