@@ -481,8 +481,8 @@ class APIServer:
         return _write_private(target, yaml.safe_dump(kc))
 
     def map_webhook_service(self, namespace: str, name: str, address: str, port: int = 443) -> None:
-        """Send admission webhook calls for Service ``namespace/name`` port ``port`` to ``address``
-        (``host:port``); TLS still verifies the name ``name.namespace.svc`` (21-6)."""
+        """Send admission and CRD conversion webhook calls for Service ``namespace/name`` port ``port`` to
+        ``address`` (``host:port``); TLS still verifies the name ``name.namespace.svc`` (21-6)."""
         self.webhook_service_map[(namespace, name, port)] = address
 
     def request_counts(self) -> dict[RequestKey, int]:

@@ -223,6 +223,23 @@ def test_create_in_v1_read_in_v2_update_in_v2_read_in_v1(apiserver, converter, c
     assert converter.calls() >= 4
 
 
+def test_webhook_reached_through_a_service_reference(apiserver, cert_dir, ca, co) -> None:
+    conv = Converter(apiserver, cert_dir)
+    try:
+        apiserver.map_webhook_service("hooks", "convert", f"127.0.0.1:{conv.server.port}")
+        conversion = webhook_conversion(conv.url, ca)
+        conversion["webhook"]["clientConfig"] = {
+            "service": {"namespace": "hooks", "name": "convert", "path": "/convert"},
+            "caBundle": conversion["webhook"]["clientConfig"]["caBundle"],
+        }
+        apiserver.install_crds([crontab_crd(conversion)])
+        co.create_namespaced_custom_object(GROUP, "v2", "default", "crontabs", v2_tab("s", "8 8 * * *"))
+        assert get(co, "v1", "s")["spec"] == {"cron": "8 8 * * *"}
+        assert conv.calls() == 1
+    finally:
+        conv.stop()
+
+
 def test_every_served_version_is_discovered_with_its_schema(apiserver, converter, raw) -> None:
     code, group = raw.json("GET", f"/apis/{GROUP}")
     assert code == 200
