@@ -14,7 +14,7 @@ import base64
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from framework.client import Client
 from framework.manager import Manager
 from framework.testing import eventually
 from framework.webhook import WebhookBuilder, WebhookServer
+from tests.framework.apiserver.test_admission_webhooks import RawHTTPS
 
 GROUP = "conv.example.com"
 CRD_NAME = f"crontabs.{GROUP}"
@@ -435,44 +436,18 @@ def test_webhook_down_is_reported_as_kube_apiserver_reports_it(apiserver, conver
     ] == ["d"]
 
 
-class BadWebhook:
-    """An HTTPS conversion webhook answering whatever ``answer(review)`` returns."""
+class BadWebhook(RawHTTPS):
+    """An HTTPS conversion webhook answering whatever ``answer(review)`` returns; reviews recorded."""
 
     def __init__(self, cert_dir: Path) -> None:
-        import ssl
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        self.answer = lambda review: {}
+        super().__init__(cert_dir)
+        self.respond: Callable[[dict], dict] = lambda review: {}
         self.reviews: list[dict] = []
-        outer = self
+        self.answer = self._record
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                review = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
-                outer.reviews.append(review)
-                data = json.dumps(outer.answer(review)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        ctx.load_cert_chain(cert_dir / "tls.crt", cert_dir / "tls.key")
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
-        self.url = f"https://127.0.0.1:{self.httpd.server_address[1]}/convert"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, name="bad-conversion-webhook")
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(10)
+    def _record(self, review: dict) -> tuple[int, bytes]:
+        self.reviews.append(review)
+        return 200, json.dumps(self.respond(review)).encode()
 
 
 @pytest.fixture
@@ -544,7 +519,7 @@ def _ok(review: dict, objects: list[dict], uid: str | None = None) -> dict:
 )
 def test_bad_webhook_answers_are_refused(apiserver, bad, co, raw, answer, message) -> None:
     co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab("d"))
-    bad.answer = answer
+    bad.respond = answer
     code, body = raw.json("GET", f"/apis/{GROUP}/v2/namespaces/default/crontabs/d")
     assert code == 500, body
     assert body["message"].startswith(f"conversion webhook for {GROUP}/v1, Kind=CronTab ")
@@ -569,7 +544,7 @@ def test_webhook_may_change_labels_and_annotations_only(apiserver, bad, co) -> N
             }
         return _ok(r, objs)
 
-    bad.answer = answer
+    bad.respond = answer
     got = get(co, "v2", "m")
     assert got["metadata"]["labels"] == {"converted": "yes"}
     assert got["metadata"]["generation"] == 1 and "finalizers" not in got["metadata"]
@@ -580,7 +555,7 @@ def test_webhook_may_change_labels_and_annotations_only(apiserver, bad, co) -> N
             o["metadata"] = {**o["metadata"], "labels": {"bad key!": "x"}}
         return _ok(r, objs)
 
-    bad.answer = bad_label
+    bad.respond = bad_label
     with pytest.raises(ApiException) as e:
         get(co, "v2", "m")
     assert e.value.status == 500
@@ -599,7 +574,7 @@ def test_v1beta1_reviews_when_only_v1beta1_is_offered(apiserver, cert_dir, ca, c
             # v1beta1 answers are not checked for their uid or kind (kube keeps that leniency)
             return {"response": {"convertedObjects": _convert_spokes(r), "result": {"status": "Success"}}}
 
-        hook.answer = answer
+        hook.respond = answer
         co.create_namespaced_custom_object(GROUP, "v2", "default", "crontabs", v2_tab("b1", "6 6 * * *"))
         assert get(co, "v1", "b1")["spec"] == {"cron": "6 6 * * *"}
         assert {r["apiVersion"] for r in hook.reviews} == {"apiextensions.k8s.io/v1beta1"}
