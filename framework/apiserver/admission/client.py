@@ -17,6 +17,7 @@ import structlog
 
 from framework.apiserver.admission.configuration import V1, Webhook
 from framework.apiserver.admission.review import Attributes
+from framework.apiserver.crd import conversion_scope
 from framework.apiserver.endpoints.responses import warning_value
 from framework.apiserver.machinery import errors
 from framework.apiserver.machinery.errors import StatusError
@@ -68,6 +69,9 @@ class WebhookClient:
         """Call one webhook; returns its ``response`` when it allowed the request (None when a failure
         was ignored), raises the Status error of a refusal or of a failure under ``Fail``."""
         uid = str(uuid.uuid4())
+        scope = conversion_scope.active(rt.crd)
+        if scope is not None:  # the objects in the webhook's version of a webhook-converted CRD
+            await scope.ensure([a.obj, a.old], rt.api_version)
         try:
             response = await self._call(hook, self._request(hook, rt, a, uid), uid)
         except CallError as e:

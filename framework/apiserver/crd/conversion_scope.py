@@ -125,6 +125,19 @@ class ConversionScope:
             return self._fix(result)
         raise StatusError(500, None, "conversion did not settle: the object kept changing during the request")
 
+    async def ensure(self, objs: list[dict | None], target: str) -> None:
+        """Convert ``objs`` to ``target`` now, so the codec has them (what an admission webhook of
+        another version of the resource is about to be sent)."""
+        todo: dict[bytes, dict] = {}
+        for o in objs:
+            if o is not None and o.get("apiVersion") != target:
+                key = conversion.content_key(o, target)
+                if key not in self.cache:
+                    todo.setdefault(key, o)
+        for o in todo.values():
+            [converted] = await self._call([o], target, conversion.gvk_text(o), as_list=False)
+            self._remember(o, converted, target)
+
     async def _convert_write(self, obj: dict, target: str) -> None:
         subject = conversion.gvk_text(obj)
         [converted] = await self._call([obj], target, subject, as_list=False)

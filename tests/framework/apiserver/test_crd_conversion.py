@@ -27,8 +27,15 @@ from framework.certs import CertKeyPair, generate_ca, issue_serving_cert
 from framework.client import Client
 from framework.manager import Manager
 from framework.testing import eventually
-from framework.webhook import WebhookBuilder, WebhookServer
-from tests.framework.apiserver.test_admission_webhooks import RawHTTPS
+from framework.webhook import (
+    AdmissionRequest,
+    AdmissionResponse,
+    WebhookBuilder,
+    WebhookServer,
+    denied,
+    patched,
+)
+from tests.framework.apiserver.test_admission_webhooks import Hooks, RawHTTPS, register, webhook
 
 GROUP = "conv.example.com"
 CRD_NAME = f"crontabs.{GROUP}"
@@ -239,6 +246,57 @@ def test_webhook_reached_through_a_service_reference(apiserver, cert_dir, ca, co
         assert conv.calls() == 1
     finally:
         conv.stop()
+
+
+def test_admission_webhooks_of_the_other_version_see_converted_objects(
+    apiserver, converter, co, raw, cert_dir, ca
+) -> None:
+    hooks = Hooks(cert_dir)
+    hooks.server.start()
+    try:
+
+        def validate(req: AdmissionRequest) -> AdmissionResponse:
+            assert req.object is not None
+            if req.object["spec"]["schedule"]["cron"] == "never":
+                return denied("v2 says no")
+            return AdmissionResponse(True)
+
+        def mutate(req: AdmissionRequest) -> AdmissionResponse:
+            return patched([{"op": "add", "path": "/spec/replicas", "value": 3}])
+
+        common = {
+            "groups": [GROUP],
+            "versions": ["v2"],
+            "resources": ["crontabs"],
+            "match_policy": "Equivalent",
+        }
+        register(raw, webhook("v.conv.example.com", hooks.on("/validate", validate), ca, **common))
+        register(raw, webhook("m.conv.example.com", hooks.on("/mutate", mutate), ca, **common), mutating=True)
+
+        created = co.create_namespaced_custom_object(
+            GROUP, "v1", "default", "crontabs", v1_tab("h", "1 2 3 4 5")
+        )
+        assert created["apiVersion"] == f"{GROUP}/v1" and created["spec"] == {
+            "cron": "1 2 3 4 5",
+            "replicas": 3,
+        }
+        seen = hooks.requests["/validate"][-1]
+        assert seen.kind == (GROUP, "v2", "CronTab") and seen.request_kind == (GROUP, "v1", "CronTab")
+        assert seen.object is not None and seen.object["apiVersion"] == f"{GROUP}/v2"
+        assert seen.object["spec"] == {"schedule": {"cron": "1 2 3 4 5"}, "replicas": 3}
+        # Never an object in the storage version's shape under the webhook's apiVersion.
+        sent = [r.object for path in ("/validate", "/mutate") for r in hooks.requests[path]]
+        assert sent and all(o is not None and "cron" not in o["spec"] for o in sent)
+
+        with pytest.raises(ApiException) as e:
+            co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab("n", "never"))
+        assert e.value.status == 403
+        assert (
+            status_of(e.value)["message"]
+            == 'admission webhook "v.conv.example.com" denied the request: v2 says no'
+        )
+    finally:
+        hooks.server.stop(5)
 
 
 def test_every_served_version_is_discovered_with_its_schema(apiserver, converter, raw) -> None:
