@@ -215,6 +215,8 @@ class Handler:
                     request, 200, table_version(table_converter(rt).table([obj], rv, include), table_as)
                 )
             return respond(request, 200, obj)
+        if verb == "list" and meta_only:  # metadata needs no conversion (nor a conversion webhook)
+            return await serve_list(self.server, request, t, meta_only, table_as)
         if verb == "list":
             return await self._converting(
                 rt, lambda: serve_list(self.server, request, t, meta_only, table_as), rerun=True, as_list=True
