@@ -737,3 +737,28 @@ def test_crd_conversion_settings_are_validated(apiserver, raw, conversion, messa
     code, body = raw.json("POST", CRDS, crontab_crd(conversion))
     assert code == 422, body
     assert message in body["message"], body["message"]
+
+
+def test_webhook_conversion_needs_pruning(apiserver, raw) -> None:
+    conversion = {
+        "strategy": "Webhook",
+        "webhook": {"clientConfig": {"url": "https://x/c"}, "conversionReviewVersions": ["v1"]},
+    }
+    crd = crontab_crd(conversion)
+    crd["spec"]["preserveUnknownFields"] = True
+    code, body = raw.json("POST", CRDS, crd)
+    assert code == 422
+    assert (
+        'spec.conversion.strategy: Invalid value: "Webhook": '
+        "must be None if spec.preserveUnknownFields is true" in body["message"]
+    )
+
+    conversion["webhook"]["clientConfig"] = {"service": {"namespace": "", "name": "x", "port": 70000}}
+    code, body = raw.json("POST", CRDS, crontab_crd(conversion))
+    assert code == 422
+    assert body["message"].endswith(
+        "[spec.conversion.webhookClientConfig.service.namespace: Required value: "
+        "service namespace is required, "
+        "spec.conversion.webhookClientConfig.service.port: Invalid value: 70000: port is not valid: must be "
+        "between 1 and 65535, inclusive]"
+    )
