@@ -603,6 +603,27 @@ def test_bad_webhook_answers_are_refused(apiserver, bad, co, raw, answer, messag
     assert [o["metadata"]["name"] for o in review["request"]["objects"]] == ["d"]
 
 
+def test_a_list_sends_only_the_objects_stored_in_another_version(apiserver, bad, co, ca) -> None:
+    bad.respond = lambda r: _ok(r, _convert_spokes(r))
+    co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab("a", "1 * * * *"))
+    apiserver.install_crds([crontab_crd(webhook_conversion(bad.url, ca), storage="v2")])
+    co.create_namespaced_custom_object(GROUP, "v2", "default", "crontabs", v2_tab("b", "2 * * * *"))
+    bad.reviews.clear()
+    listed = co.list_namespaced_custom_object(GROUP, "v2", "default", "crontabs")
+    assert [i["spec"]["schedule"]["cron"] for i in listed["items"]] == ["1 * * * *", "2 * * * *"]
+    assert [[o["metadata"]["name"] for o in r["request"]["objects"]] for r in bad.reviews] == [["a"]]
+
+    bad.respond = lambda r: _ok(
+        r, [{**o, "metadata": {**o["metadata"], "name": "x"}} for o in _convert_spokes(r)]
+    )
+    with pytest.raises(ApiException) as e:
+        co.list_namespaced_custom_object(GROUP, "v2", "default", "crontabs")
+    assert status_of(e.value)["message"] == (
+        f"conversion webhook for {GROUP}/v2, Kind=CronTabList returned invalid converted object at index 1: "
+        "must have the same name: a != x"
+    )
+
+
 def test_webhook_may_change_labels_and_annotations_only(apiserver, bad, co) -> None:
     co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab("m"))
 
