@@ -1,8 +1,8 @@
-"""Multi-version CRDs (16-4): the ``Webhook`` conversion strategy with a conversion webhook served by the
-framework (``WebhookBuilder.with_conversion``: hub and spokes, ``/convert``), over real TLS; objects stored
-in the storage version and converted on every read, write, list and watch; ``status.storedVersions``;
-changing the storage version; kube-apiserver's errors for a webhook that is down or answers badly; the
-``None`` strategy and deprecated versions.
+"""Multi-version CRDs (16-4, 16-10, 24-3): the ``Webhook`` conversion strategy with a conversion
+webhook served by the framework (``WebhookBuilder.with_conversion``: hub and spokes, ``/convert``), over
+real TLS; objects stored in the storage version and converted on every read, write, list and watch;
+``status.storedVersions``; changing the storage version; kube-apiserver's errors for a webhook that is
+down or answers badly; the ``None`` strategy and deprecated versions.
 
 The CronTab kind has ``spec.cron`` (a string) in v1 and ``spec.schedule.cron`` in v2, so a client can
 tell which version's shape it got.
@@ -679,7 +679,7 @@ def test_v1beta1_reviews_when_only_v1beta1_is_offered(apiserver, cert_dir, ca, c
 # --- None strategy, deprecation, CRD validation --------------------------------------------------------
 
 
-def test_none_strategy_changes_only_the_api_version(apiserver, co, raw) -> None:
+def test_none_strategy_changes_only_the_api_version(apiserver, co, raw, kubectl) -> None:
     crd = crontab_crd(None, v1={"deprecated": True})
     crd["spec"]["versions"][1]["schema"] = _schema(False)  # one shape: None conversion changes nothing else
     apiserver.install_crds([crd])
@@ -693,6 +693,10 @@ def test_none_strategy_changes_only_the_api_version(apiserver, co, raw) -> None:
     assert got["metadata"]["uid"] == created["metadata"]["uid"]
     assert r.headers["Warning"] == f'299 - "{GROUP}/v1 CronTab is deprecated; use {GROUP}/v2 CronTab"'
     assert "Warning" not in raw.request("GET", f"/apis/{GROUP}/v2/namespaces/default/crontabs/n").headers
+    r = kubectl.run("get", f"crontabs.v1.{GROUP}", "n")
+    assert (
+        r.returncode == 0 and f"Warning: {GROUP}/v1 CronTab is deprecated; use {GROUP}/v2 CronTab" in r.stderr
+    )
 
 
 def test_deprecation_warning_text_of_the_crd(apiserver, raw) -> None:
