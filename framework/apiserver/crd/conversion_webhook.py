@@ -31,8 +31,6 @@ class WebhookConverter:
 
     def __init__(self, server: APIServer) -> None:
         self.server = server
-        # Counts of ConversionReviews sent, by CRD name (what a test can read to see batching).
-        self.calls: dict[str, int] = {}
 
     async def convert(
         self, crd: dict, objects: list[dict], desired: str, subject: str, as_list: bool
@@ -47,7 +45,6 @@ class WebhookConverter:
         review_version = conversion.review_api_version(crd)
         review = conversion.review_request(review_version, objects, desired, uid)
         client_config = as_dict(conversion.webhook_config(crd).get("clientConfig"))
-        self.calls[name] = self.calls.get(name, 0) + 1
         try:
             doc = await self.server.admission.client.post(client_config, review, TIMEOUT, timeout_param=False)
             answered = conversion.response_objects(review_version, doc, uid)

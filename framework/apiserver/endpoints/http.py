@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
@@ -255,12 +256,12 @@ class Handler:
         elif verb == "create":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
-            res = await self._converting(rt, lambda: admission.create(rt, t.namespace, body, opts))
+            res = await self._converting(rt, lambda: admission.create(rt, t.namespace, body, fresh(opts)))
         elif verb == "update":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
             res = await self._converting(
-                rt, lambda: admission.update(rt, t.namespace, t.name or "", body, opts, t.subresource)
+                rt, lambda: admission.update(rt, t.namespace, t.name or "", body, fresh(opts), t.subresource)
             )
         else:  # patch
             raw = await read_raw(request)
@@ -274,7 +275,10 @@ class Handler:
                 if problem is not None:
                     raise errors.bad_request(f"error decoding patch: {problem}")
             res = await self._converting(
-                rt, lambda: admission.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
+                rt,
+                lambda: admission.patch(
+                    rt, t.namespace, t.name or "", ctype, raw, fresh(opts), t.subresource
+                ),
             )
         return respond(request, res.code, res.body, warning_headers(res.warnings))
 
@@ -324,6 +328,14 @@ def check_type_meta(request: web.Request, rt: ResourceType, body: Any, subresour
             raw=request.get(RAW_BODY),
         ) from None
     return body
+
+
+def fresh(opts: WriteOptions) -> WriteOptions:
+    """A copy of ``opts`` whose lists a run of the operation may extend (a conversion scope may run a
+    write more than once)."""
+    return replace(
+        opts, decode_warnings=list(opts.decode_warnings), unknown_metadata=list(opts.unknown_metadata)
+    )
 
 
 def write_options(request: web.Request, patch: bool) -> WriteOptions:

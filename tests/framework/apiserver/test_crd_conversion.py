@@ -362,6 +362,28 @@ def test_patch_apply_and_status_in_the_non_storage_version(apiserver, converter,
     assert e.value.status == 404
 
 
+def test_unknown_fields_in_the_non_storage_version(apiserver, converter, co, raw) -> None:
+    body = v2_tab("u")
+    body["spec"]["bogus"] = 1
+    body["metadata"]["nope"] = 2
+    r = raw.request("POST", f"/apis/{GROUP}/v2/namespaces/default/crontabs", body)
+    assert r.status == 201
+    assert (
+        r.headers["Warning"]
+        == '299 - "unknown field \\"metadata.nope\\"", 299 - "unknown field \\"spec.bogus\\""'
+    )
+    assert get(co, "v1", "u")["spec"] == {"cron": "*/5 * * * *"}
+    body["metadata"]["name"] = "s"
+    code, status = raw.json(
+        "POST", f"/apis/{GROUP}/v2/namespaces/default/crontabs?fieldValidation=Strict", body
+    )
+    assert code == 400
+    assert (
+        status["message"]
+        == 'strict decoding error: unknown field "metadata.nope", unknown field "spec.bogus"'
+    )
+
+
 def test_list_converts_in_one_review(apiserver, converter, co) -> None:
     for i in range(3):
         co.create_namespaced_custom_object(
