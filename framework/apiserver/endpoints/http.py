@@ -225,7 +225,7 @@ class Handler:
         if verb == "watch":
             convert = (
                 WatchConversion(self.server.conversion, rt)
-                if uses_webhook(rt.crd) and not meta_only and not table_as
+                if uses_webhook(rt.crd) and not meta_only
                 else None
             )
             return await serve_watch(self.server, self.watchers, request, t, meta_only, table_as, convert)

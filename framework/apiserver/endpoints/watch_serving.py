@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import structlog
@@ -79,15 +80,24 @@ async def serve_watch(
         converter = table_converter(t.rt)
         first = [True]
 
-        def one_row_table(rt: ResourceType, obj: dict) -> dict:
+        def table_row(ext: dict) -> dict:
             # Column definitions with the first event only, as kube-apiserver (NoHeaders after).
             headers, first[0] = first[0], False
-            ext = server.api.external(rt, obj)
             meta = {"resourceVersion": get_resource_version(ext) or None}
             return table_version(converter.table([ext], meta, include, headers=headers), table_as)
 
-        # Per-watcher encoding (codec None): the header flag and ages make lines unshareable.
-        w = Watcher(t.rt, matcher, one_row_table, server.watch_buffer, codec=None)
+        if convert is not None:  # rows of the converted objects, made as they are sent
+            convert.render = table_row
+            w = Watcher(t.rt, matcher, _as_stored, server.watch_buffer, codec="stored")
+        else:
+            # Per-watcher encoding (codec None): the header flag and ages make lines unshareable.
+            w = Watcher(
+                t.rt,
+                matcher,
+                lambda rt, obj: table_row(server.api.external(rt, obj)),
+                server.watch_buffer,
+                codec=None,
+            )
     elif meta_only:
         w = Watcher(
             t.rt,
@@ -188,6 +198,8 @@ class WatchConversion:
         self.converter = converter
         self.crd = rt.crd
         self.target = rt.api_version
+        # What each converted event object becomes (a Table row for ``kubectl get -w``), if anything.
+        self.render: Callable[[dict], dict] | None = None
 
     async def lines(self, chunk: bytes) -> bytes | None:
         out = []
@@ -196,18 +208,16 @@ class WatchConversion:
                 continue
             event = jsoncodec.loads(line)
             obj = event.get("object") if isinstance(event, dict) else None
-            if (
-                isinstance(obj, dict)
-                and event.get("type") in _CONVERTED
-                and obj.get("apiVersion") != self.target
-            ):
-                try:
-                    [event["object"]] = await self.converter.convert(
-                        self.crd, [obj], self.target, conversion.gvk_text(obj), as_list=False
-                    )
-                except ConversionError as e:
-                    log.warning("ending a watch: an event could not be converted", error=str(e))
-                    return None
+            if isinstance(obj, dict) and event.get("type") in _CONVERTED:
+                if obj.get("apiVersion") != self.target:
+                    try:
+                        [obj] = await self.converter.convert(
+                            self.crd, [obj], self.target, conversion.gvk_text(obj), as_list=False
+                        )
+                    except ConversionError as e:
+                        log.warning("ending a watch: an event could not be converted", error=str(e))
+                        return None
+                event["object"] = self.render(obj) if self.render is not None else obj
                 line = jsoncodec.dumps(event)
             out.append(line + b"\n")
         return b"".join(out)

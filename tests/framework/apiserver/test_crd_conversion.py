@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 from kubernetes import client
 from kubernetes.client.rest import ApiException
 from prometheus_client import CollectorRegistry
@@ -439,6 +440,32 @@ def test_watch_in_the_non_storage_version_gets_converted_events(apiserver, conve
         "2 2 * * *",
         "2 2 * * *",
     ]
+
+
+def test_table_watch_rows_show_converted_objects(apiserver, converter, co) -> None:
+    co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab("t0", "9 9 * * *"))
+    pool = urllib3.PoolManager(ca_certs=str(apiserver.ca_path))
+    stream = pool.request(
+        "GET",
+        f"{apiserver.url}/apis/{GROUP}/v2/namespaces/default/crontabs?watch=1&timeoutSeconds=1&includeObject=Object",
+        headers={
+            "Authorization": f"Bearer {apiserver.token}",
+            "Accept": "application/json;as=Table;v=v1;g=meta.k8s.io",
+        },
+        preload_content=False,
+    )
+    try:
+        lines = [json.loads(line) for line in stream.read().splitlines() if line]
+    finally:
+        stream.release_conn()
+    assert [e["type"] for e in lines] == ["ADDED"]
+    table = lines[0]["object"]
+    assert table["kind"] == "Table" and [c["name"] for c in table["columnDefinitions"]][:1] == ["Name"]
+    row = table["rows"][0]
+    assert row["cells"][0] == "t0"
+    assert row["object"]["apiVersion"] == f"{GROUP}/v2" and row["object"]["spec"]["schedule"] == {
+        "cron": "9 9 * * *"
+    }
 
 
 def test_kubectl_reads_and_applies_either_version(apiserver, converter, co, kubectl) -> None:
