@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from framework.apiserver.crd import conversion
 from framework.apiserver.crd.conversion import ConversionError
-from framework.apiserver.crd.definition import storage_version
 from framework.apiserver.machinery.errors import StatusError
 from framework.apiserver.registry.rest.objects import deep_copy
 
@@ -153,9 +152,10 @@ class ConversionScope:
                 unique.setdefault(conversion.content_key(o, target), o)
             todo = list(unique.values())
             if self.as_list:
+                # The list itself is already of the request's version (the per-version storage's
+                # NewListFunc); only its items are converted.
                 kind = self.crd["spec"]["names"].get("listKind") or self.crd["spec"]["names"]["kind"] + "List"
-                stored = f"{self.crd['spec']['group']}/{storage_version(self.crd)}"
-                subject = conversion.gvk_text({"apiVersion": stored}, kind)
+                subject = conversion.gvk_text({"apiVersion": target}, kind)
             else:
                 subject = conversion.gvk_text(todo[0])
             converted = await self._call(todo, target, subject, as_list=self.as_list)
