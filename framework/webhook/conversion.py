@@ -32,7 +32,7 @@ controller-runtime answers it.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -79,8 +79,8 @@ class Convertible(Protocol):
 class Spoke:
     """A :class:`Convertible` made of two functions."""
 
-    to_hub: Any  # Callable[[dict], dict]
-    from_hub: Any  # Callable[[dict], dict]
+    to_hub: Callable[[dict[str, Any]], dict[str, Any]]
+    from_hub: Callable[[dict[str, Any]], dict[str, Any]]
 
     def convert_to(self, obj: dict[str, Any]) -> dict[str, Any]:
         return self.to_hub(obj)
