@@ -749,6 +749,22 @@ def test_none_strategy_changes_only_the_api_version(apiserver, co, raw, kubectl)
     )
 
 
+def test_garbage_collector_writes_keep_the_storage_versions_fields(apiserver, co) -> None:
+    # v1 comes first in spec.versions but v2 stores: the collector's write must not prune by v1's schema.
+    apiserver.install_crds([crontab_crd(None, storage="v2")])
+    core = client.CoreV1Api(apiserver.api_client())
+    owner = core.create_namespaced_config_map(
+        "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="owner"))
+    )
+    ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
+    body = v2_tab("dep", "3 3 * * *")
+    body["metadata"]["ownerReferences"] = [ref]
+    co.create_namespaced_custom_object(GROUP, "v2", "default", "crontabs", body)
+    core.delete_namespaced_config_map("owner", "default", propagation_policy="Orphan")
+    eventually(lambda: not get(co, "v2", "dep")["metadata"].get("ownerReferences"))
+    assert get(co, "v2", "dep")["spec"] == {"schedule": {"cron": "3 3 * * *"}}
+
+
 def test_deprecation_warning_text_of_the_crd(apiserver, raw) -> None:
     apiserver.install_crds(
         [crontab_crd(None, v1={"deprecated": True, "deprecationWarning": "v1 goes away in 2027"})]
