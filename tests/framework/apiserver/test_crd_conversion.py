@@ -516,6 +516,25 @@ def test_changing_the_storage_version_keeps_old_objects_readable(apiserver, conv
     )
 
 
+def test_garbage_collector_leaves_old_objects_in_their_stored_version(apiserver, converter, co, ca) -> None:
+    core = client.CoreV1Api(apiserver.api_client())
+    owner = core.create_namespaced_config_map(
+        "default", client.V1ConfigMap(metadata=client.V1ObjectMeta(name="o"))
+    )
+    body = v1_tab("old", "6 6 * * *")
+    body["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": owner.metadata.uid}
+    ]
+    co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", body)
+    apiserver.install_crds([crontab_crd(webhook_conversion(converter.url, ca), storage="v2")])
+    core.delete_namespaced_config_map("o", "default", propagation_policy="Orphan")
+    eventually(lambda: not get(co, "v2", "old")["metadata"].get("ownerReferences"))
+    calls = converter.calls()
+    assert get(co, "v1", "old")["spec"] == {"cron": "6 6 * * *"}  # still stored as v1: no webhook call
+    assert converter.calls() == calls
+    assert get(co, "v2", "old")["spec"] == {"schedule": {"cron": "6 6 * * *"}}
+
+
 # --- a webhook that fails ------------------------------------------------------------------------------
 
 
