@@ -147,9 +147,13 @@ class ConversionScope:
         for m in self.misses:
             by_target.setdefault(m.target, []).append(m.original)
         for target, objs in by_target.items():
-            unique: dict[bytes, dict] = {}
+            # Each object once (an operation may read one twice), every object sent (as a list is).
+            unique: dict[tuple[bytes, Any, Any], dict] = {}
             for o in objs:
-                unique.setdefault(conversion.content_key(o, target), o)
+                meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+                unique.setdefault(
+                    (conversion.content_key(o, target), meta.get("namespace"), meta.get("name")), o
+                )
             todo = list(unique.values())
             if self.as_list:
                 # The list itself is already of the request's version (the per-version storage's

@@ -674,13 +674,15 @@ def test_bad_webhook_answers_are_refused(apiserver, bad, co, raw, answer, messag
 
 def test_a_list_sends_only_the_objects_stored_in_another_version(apiserver, bad, co, ca) -> None:
     bad.respond = lambda r: _ok(r, _convert_spokes(r))
-    co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab("a", "1 * * * *"))
+    for name in ("a", "c"):  # alike but for their names: both are sent
+        co.create_namespaced_custom_object(GROUP, "v1", "default", "crontabs", v1_tab(name, "1 * * * *"))
     apiserver.install_crds([crontab_crd(webhook_conversion(bad.url, ca), storage="v2")])
     co.create_namespaced_custom_object(GROUP, "v2", "default", "crontabs", v2_tab("b", "2 * * * *"))
     bad.reviews.clear()
     listed = co.list_namespaced_custom_object(GROUP, "v2", "default", "crontabs")
-    assert [i["spec"]["schedule"]["cron"] for i in listed["items"]] == ["1 * * * *", "2 * * * *"]
-    assert [[o["metadata"]["name"] for o in r["request"]["objects"]] for r in bad.reviews] == [["a"]]
+    assert [i["spec"]["schedule"]["cron"] for i in listed["items"]] == ["1 * * * *", "2 * * * *", "1 * * * *"]
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["a", "b", "c"]
+    assert [[o["metadata"]["name"] for o in r["request"]["objects"]] for r in bad.reviews] == [["a", "c"]]
 
     bad.respond = lambda r: _ok(
         r, [{**o, "metadata": {**o["metadata"], "name": "x"}} for o in _convert_spokes(r)]
