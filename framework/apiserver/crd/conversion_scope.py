@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from framework.apiserver.crd import conversion
 from framework.apiserver.crd.conversion import ConversionError
 from framework.apiserver.machinery.errors import StatusError
+from framework.apiserver.machinery.jsonvalues import as_dict
 from framework.apiserver.registry.rest.objects import deep_copy
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ class ConversionScope:
             # Each object once (an operation may read one twice), every object sent (as a list is).
             unique: dict[tuple[bytes, Any, Any], dict] = {}
             for o in objs:
-                meta = o.get("metadata") if isinstance(o.get("metadata"), dict) else {}
+                meta = as_dict(o.get("metadata"))
                 unique.setdefault(
                     (conversion.content_key(o, target), meta.get("namespace"), meta.get("name")), o
                 )
