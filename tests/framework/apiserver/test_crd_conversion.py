@@ -729,6 +729,20 @@ def test_webhook_may_change_labels_and_annotations_only(apiserver, bad, co) -> N
         'Invalid value: "bad key!": name part must consist of alphanumeric characters'
     )
 
+    def number_annotation(r: dict) -> dict:
+        objs = _convert_spokes(r)
+        for o in objs:
+            o["metadata"] = {**o["metadata"], "annotations": {"a": 1}}
+        return _ok(r, objs)
+
+    bad.respond = number_annotation
+    with pytest.raises(ApiException) as e:
+        get(co, "v2", "m")
+    assert status_of(e.value)["message"] == (
+        f"conversion webhook for {GROUP}/v1, Kind=CronTab returned invalid metadata: "
+        "metadata.annotations[a] must be a string, but is int64 in converted object"
+    )
+
 
 def test_v1beta1_reviews_when_only_v1beta1_is_offered(apiserver, cert_dir, ca, co) -> None:
     hook = BadWebhook(cert_dir)
