@@ -31,6 +31,7 @@ from framework.apiserver.auth.authenticator import MASTERS, RBAC_GROUP, Authenti
 from framework.apiserver.auth.authorizer import RBACAuthorizer
 from framework.apiserver.auth.bootstrap_policy import bootstrap_policy, reconcile
 from framework.apiserver.controllers.manager import CRD_STORAGE, Controllers
+from framework.apiserver.crd.conversion_webhook import WebhookConverter
 from framework.apiserver.crd.install import install_crds
 from framework.apiserver.endpoints.connections import DEFAULT_LIMITS, REFUSAL_STATUS, status_answer
 from framework.apiserver.endpoints.http import Handler
@@ -152,6 +153,8 @@ class APIServer:
         # ``{(namespace, name, port): "host:port"}`` (see :meth:`map_webhook_service`).
         self.webhook_service_map: dict[tuple[str, str, int], str] = {}
         self.admission = Admission(self)
+        # CRD conversion webhooks, called with the admission webhooks' HTTP client.
+        self.conversion = WebhookConverter(self)
         self.handler = Handler(self)
         # Chaos runs (bench/chaos.py): faults set over HTTP, writes logged to a file; both off by default.
         self.fault_control = FaultControl(self) if fault_injection else None
@@ -478,8 +481,8 @@ class APIServer:
         return _write_private(target, yaml.safe_dump(kc))
 
     def map_webhook_service(self, namespace: str, name: str, address: str, port: int = 443) -> None:
-        """Send admission webhook calls for Service ``namespace/name`` port ``port`` to ``address``
-        (``host:port``); TLS still verifies the name ``name.namespace.svc`` (21-6)."""
+        """Send admission and CRD conversion webhook calls for Service ``namespace/name`` port ``port`` to
+        ``address`` (``host:port``); TLS still verifies the name ``name.namespace.svc`` (21-6)."""
         self.webhook_service_map[(namespace, name, port)] = address
 
     def request_counts(self) -> dict[RequestKey, int]:

@@ -46,6 +46,9 @@ What the server guarantees (as controller-runtime's pkg/webhook/server.go and ad
 - a new connection after the certificate files change is served the new certificate (no restart);
 - unknown paths are 404.
 
+CRD conversion webhooks (hub and spokes, served at ``/convert``) are ``framework.webhook.conversion``;
+``WebhookBuilder(...).with_conversion(hub, spokes)`` registers them.
+
 Metrics (on ``registry``): ``controller_runtime_webhook_requests_total{webhook,code}``,
 ``controller_runtime_webhook_latency_seconds{webhook}``,
 ``controller_runtime_webhook_requests_in_flight{webhook}``, ``certwatcher_read_certificate_total``,
@@ -74,6 +77,14 @@ from framework.webhook.configuration import (
     WebhookConfiguration,
     WebhookConfigurator,
 )
+from framework.webhook.conversion import (
+    CONVERT_PATH,
+    ConversionError,
+    ConversionScheme,
+    Convertible,
+    Spoke,
+    review_conversion,
+)
 from framework.webhook.jsonpatch import create_patch
 from framework.webhook.server import DEFAULT_CERT_DIR, WebhookServer
 from framework.webhook.typed import (
@@ -87,6 +98,7 @@ from framework.webhook.typed import (
 )
 
 __all__ = [
+    "CONVERT_PATH",
     "DEFAULT_CERT_DIR",
     "MAX_REQUEST_SIZE",
     "AdmissionDenied",
@@ -94,6 +106,9 @@ __all__ = [
     "AdmissionRequest",
     "AdmissionResponse",
     "CertWatcher",
+    "ConversionError",
+    "ConversionScheme",
+    "Convertible",
     "CustomDefaulter",
     "CustomValidator",
     "GroupVersionKind",
@@ -101,6 +116,7 @@ __all__ = [
     "Invalid",
     "SelfSigned",
     "ServiceReference",
+    "Spoke",
     "WebhookBuilder",
     "WebhookConfiguration",
     "WebhookConfigurator",
@@ -114,6 +130,7 @@ __all__ = [
     "mutate_path",
     "patched",
     "review",
+    "review_conversion",
     "self_signed_cert",
     "validate_path",
     "validator",

@@ -9,15 +9,20 @@ controller-runtime's ``builder.WebhookManagedBy(mgr, &T{})`` (pkg/builder/webhoo
 registers ``/mutate-cache-example-com-v1alpha1-memcached`` and
 ``/validate-cache-example-com-v1alpha1-memcached`` (controller-runtime's paths: the group's dots as
 dashes, the version, the kind in lower case) on ``mgr.webhook_server``.
+
+A kind with several versions adds ``.with_conversion(hub="v2", spokes={"v1": CronJobV1()})``: the kind
+joins the conversion scheme served at ``/convert`` (registered once per server, as controller-runtime
+registers it when a kind is convertible; see ``framework.webhook.conversion``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from framework.meta.schema import GroupVersionKind
+from framework.meta.schema import GroupVersionKind, parse_group_version
+from framework.webhook.conversion import CONVERT_PATH, ConversionScheme, Convertible
 from framework.webhook.typed import CustomDefaulter, CustomValidator, DefaultFunc, Warnings
 
 __all__ = ["WebhookBuilder", "mutate_path", "validate_path"]
@@ -61,6 +66,7 @@ class WebhookBuilder:
         self._validate: dict[str, Any] | None = None
         self._default_path: str | None = None
         self._validate_path: str | None = None
+        self._conversion: tuple[str, Mapping[str, Convertible]] | None = None
 
     def for_(self, api_version: str, kind: str) -> WebhookBuilder:
         """The kind the webhooks serve, e.g. ``("cache.example.com/v1alpha1", "Memcached")``."""
@@ -82,6 +88,12 @@ class WebhookBuilder:
         self._validate = {"on_create": on_create, "on_update": on_update, "on_delete": on_delete}
         return self
 
+    def with_conversion(self, hub: str, spokes: Mapping[str, Convertible]) -> WebhookBuilder:
+        """Serve the kind's CRD conversion: ``hub`` is the hub version (``"v2"``), ``spokes`` the other
+        versions' converters (``convert_to(obj)`` to the hub, ``convert_from(hub)`` back)."""
+        self._conversion = (hub, spokes)
+        return self
+
     def with_defaulter_custom_path(self, path: str) -> WebhookBuilder:
         self._default_path = _check_custom_path(path)
         return self
@@ -94,10 +106,10 @@ class WebhookBuilder:
         """The handlers by path, without registering them."""
         if self._api_version is None:
             raise ValueError("WebhookBuilder: call for_(api_version, kind) before complete()")
-        if self._default is None and self._validate is None:
+        if self._default is None and self._validate is None and self._conversion is None:
             raise ValueError(
                 f"WebhookBuilder for {self._kind}: nothing to register "
-                "(with_defaulter(...) and/or with_validator(...))"
+                "(with_defaulter(...), with_validator(...) and/or with_conversion(...))"
             )
         handlers: dict[str, CustomDefaulter | CustomValidator] = {}
         if self._default is not None:
@@ -109,7 +121,8 @@ class WebhookBuilder:
         return handlers
 
     def complete(self) -> dict[str, CustomDefaulter | CustomValidator]:
-        """Register the webhooks on ``mgr.webhook_server``; returns the handlers by path."""
+        """Register the webhooks on ``mgr.webhook_server``; returns the admission handlers by path (the
+        conversion, if any, joins the server's ``/convert`` scheme)."""
         server = getattr(self._mgr, "webhook_server", None)
         if server is None:
             raise ValueError(
@@ -120,6 +133,14 @@ class WebhookBuilder:
         taken = [p for p in handlers if p in server.webhooks]
         if taken:
             raise ValueError(f"webhook path {taken[0]} is already registered on the webhook server")
+        if self._conversion is not None:
+            assert self._api_version is not None
+            scheme = server.conversions.get(CONVERT_PATH)
+            if scheme is None:
+                scheme = ConversionScheme()
+                server.register_conversion(CONVERT_PATH, scheme)
+            hub, spokes = self._conversion
+            scheme.add(parse_group_version(self._api_version).group, self._kind, hub, spokes)
         for path, handler in handlers.items():
             server.register(path, handler)
         return handlers

@@ -12,6 +12,7 @@ import os
 import ssl
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from framework.webhook.admission import (
     errored,
     review,
 )
+from framework.webhook.conversion import ConversionScheme, review_conversion
 from framework.webhook.metrics import webhook_metrics
 
 __all__ = ["DEFAULT_CERT_DIR", "WebhookServer"]
@@ -83,6 +85,7 @@ class WebhookServer(HTTPServer):
         # final) instead of one label lookup per request.
         self._children: dict[str, tuple[Any, Any, Any]] = {}
         self._webhooks: dict[str, AdmissionHandler] = {}
+        self._conversions: dict[str, ConversionScheme] = {}
 
     @property
     def registry(self) -> CollectorRegistry | None:
@@ -114,6 +117,8 @@ class WebhookServer(HTTPServer):
 
         Paths are unique (ValueError otherwise); registering after ``start()`` is allowed.
         """
+        if path in self._conversions:
+            raise ValueError(f"{self.name}: a handler for {path!r} is already registered")
         if not callable(handler):
             raise TypeError(f"webhook handler for {path!r} is not callable")
         self.route(path, self._admission_route(path, handler))
@@ -121,27 +126,66 @@ class WebhookServer(HTTPServer):
         if self.is_running():
             self._metric_children(path)
 
+    @property
+    def conversions(self) -> dict[str, ConversionScheme]:
+        """Registered conversion webhooks (their schemes) by path (a copy)."""
+        return dict(self._conversions)
+
+    def register_conversion(self, path: str, scheme: ConversionScheme) -> None:
+        """Serve ConversionReviews posted to ``path`` (controller-runtime: ``/convert``) by converting
+        with ``scheme`` (see ``framework.webhook.conversion``); same metrics as the admission webhooks."""
+        if path in self._webhooks or path in self._conversions:
+            raise ValueError(f"{self.name}: a handler for {path!r} is already registered")
+
+        def answer(request: Request) -> tuple[int, bytes, str]:
+            doc: dict | str
+            try:
+                body = request.read_body(MAX_REQUEST_SIZE)
+            except BodyTooLarge:
+                code, doc = 413, f"request entity is too large; limit is {MAX_REQUEST_SIZE} bytes"
+            except ValueError as error:  # broken chunked encoding
+                code, doc = 400, f"unable to read the request body: {error}"
+            else:
+                code, doc = review_conversion(body, scheme, webhook=path)
+            if isinstance(doc, str):  # controller-runtime answers these with http.Error
+                log.warning("rejected a conversion review", webhook=path, code=code, error=doc)
+                return code, doc.encode() + b"\n", "text/plain; charset=utf-8"
+            return code, jsoncodec.dumps(doc), "application/json"
+
+        self.route(path, self._instrumented(path, answer))
+        self._conversions[path] = scheme
+        if self.is_running():
+            self._metric_children(path)
+
     def _admission_route(self, path: str, handler: AdmissionHandler) -> RouteHandler:
+        def answer(request: Request) -> tuple[int, bytes, str]:
+            doc: dict | str
+            try:
+                body = request.read_body(MAX_REQUEST_SIZE)
+            except BodyTooLarge:
+                message = f"request entity is too large; limit is {MAX_REQUEST_SIZE} bytes"
+                log.warning("rejected an admission review", webhook=path, code=413, error=message)
+                doc = encode_review(V1, "", errored(413, message))
+            except ValueError as error:  # broken chunked encoding
+                log.warning("cannot read an admission review body", webhook=path, error=str(error))
+                doc = encode_review(V1, "", errored(400, f"unable to read the request body: {error}"))
+            else:
+                doc = review(body, request.content_type, handler, webhook=path)
+            return 200, jsoncodec.dumps(doc), "application/json"
+
+        return self._instrumented(path, answer)
+
+    def _instrumented(self, path: str, answer: Callable[[Request], tuple[int, bytes, str]]) -> RouteHandler:
+        """``answer`` with controller-runtime's per-path webhook metrics (``InstrumentedHook``)."""
+
         def serve(request: Request) -> Response:
             latency, in_flight, requests = self._metric_children(path)
             in_flight.inc()
             started = time.perf_counter()
             code = 500
             try:
-                try:
-                    body = request.read_body(MAX_REQUEST_SIZE)
-                except BodyTooLarge:
-                    message = f"request entity is too large; limit is {MAX_REQUEST_SIZE} bytes"
-                    log.warning("rejected an admission review", webhook=path, code=413, error=message)
-                    doc = encode_review(V1, "", errored(413, message))
-                except ValueError as error:  # broken chunked encoding
-                    log.warning("cannot read an admission review body", webhook=path, error=str(error))
-                    doc = encode_review(V1, "", errored(400, f"unable to read the request body: {error}"))
-                else:
-                    doc = review(body, request.content_type, handler, webhook=path)
-                response = Response(200, jsoncodec.dumps(doc), "application/json")
-                code = 200
-                return response
+                code, body, content_type = answer(request)
+                return Response(code, body, content_type)
             finally:
                 in_flight.dec()
                 latency.observe(time.perf_counter() - started)
@@ -151,7 +195,7 @@ class WebhookServer(HTTPServer):
 
     def _prepare(self) -> None:
         self.certs.read()  # fail start() if the certificate cannot be loaded, as controller-runtime does
-        for path in self._webhooks:  # the registry is final now: every webhook's series are scraped
+        for path in (*self._webhooks, *self._conversions):  # the registry is final now: scrape every path
             self._metric_children(path)
 
     def ssl_context(self) -> ssl.SSLContext:

@@ -17,6 +17,7 @@ import structlog
 
 from framework.apiserver.admission.configuration import V1, Webhook
 from framework.apiserver.admission.review import Attributes
+from framework.apiserver.crd import conversion_scope
 from framework.apiserver.endpoints.responses import warning_value
 from framework.apiserver.machinery import errors
 from framework.apiserver.machinery.errors import StatusError
@@ -68,6 +69,9 @@ class WebhookClient:
         """Call one webhook; returns its ``response`` when it allowed the request (None when a failure
         was ignored), raises the Status error of a refusal or of a failure under ``Fail``."""
         uid = str(uuid.uuid4())
+        scope = conversion_scope.active(rt.crd)
+        if scope is not None:  # the objects in the webhook's version of a webhook-converted CRD
+            await scope.ensure([a.obj, a.old], rt.api_version)
         try:
             response = await self._call(hook, self._request(hook, rt, a, uid), uid)
         except CallError as e:
@@ -135,46 +139,10 @@ class WebhookClient:
         return out
 
     async def _call(self, hook: Webhook, review: dict, uid: str) -> dict:
-        url, connect_url, server_hostname, context = self._target(hook)
-        timeout_s = int(hook.timeout)
-        sep = "&" if "?" in url else "?"
-        url += f"{sep}timeout={timeout_s}s"
-        connect_url += f"{sep}timeout={timeout_s}s"
-        headers = {"Content-Type": "application/json", "Accept": "application/json, */*"}
-        if server_hostname:
-            headers["Host"] = url.split("/")[2]
-        session = self._client()
         try:
-            async with session.post(
-                connect_url,
-                data=jsoncodec.dumps(review),
-                headers=headers,
-                ssl=context,
-                server_hostname=server_hostname,
-                timeout=aiohttp.ClientTimeout(total=hook.timeout),
-                allow_redirects=False,
-            ) as resp:
-                body = await resp.read()
-                status = resp.status
-        except TimeoutError:
-            raise CallError(f'failed to call webhook: Post "{url}": context deadline exceeded') from None
-        except aiohttp.ClientConnectorCertificateError as e:
-            cause = getattr(e.certificate_error, "verify_message", None) or str(e.certificate_error)
-            raise CallError(
-                f'failed to call webhook: Post "{url}": tls: failed to verify certificate: {cause}'
-            ) from None
-        except (aiohttp.ClientError, OSError, ssl.SSLError) as e:
-            raise CallError(f'failed to call webhook: Post "{url}": {_describe(e)}') from None
-        if not 200 <= status < 300:
-            raise CallError(f"failed to call webhook: {_http_error(status, body)}")
-        try:
-            doc = jsoncodec.loads(body)
-            if not isinstance(doc, dict):
-                raise ValueError("not a JSON object")
-        except ValueError as e:
-            raise CallError(
-                f"failed to call webhook: couldn't get version/kind; json parse error: {e}"
-            ) from None
+            doc = await self.post(hook.client_config, review, hook.timeout, timeout_param=True)
+        except CallError as e:
+            raise CallError(f"failed to call webhook: {e}") from None
         response = doc.get("response")
         problem = None
         if not isinstance(response, dict):
@@ -204,9 +172,51 @@ class WebhookClient:
         assert isinstance(response, dict)
         return response
 
-    def _target(self, hook: Webhook) -> tuple[str, str, str | None, ssl.SSLContext]:
+    async def post(self, cc: dict, review: dict, timeout: float, timeout_param: bool) -> dict:
+        """POST ``review`` as JSON to a webhook's ``clientConfig`` over TLS and answer the decoded JSON
+        object; ``CallError`` carries client-go's words for what failed (the ``Post "URL": ...`` of a
+        transport error, the Status message of a non-2xx answer, a decode error). ``timeout_param`` adds
+        the ``?timeout=`` query admission webhooks get (conversion webhooks do not)."""
+        url, connect_url, server_hostname, context = self._target(cc, timeout if timeout_param else None)
+        if timeout_param:
+            sep = "&" if "?" in url else "?"
+            url += f"{sep}timeout={int(timeout)}s"
+            connect_url += f"{sep}timeout={int(timeout)}s"
+        headers = {"Content-Type": "application/json", "Accept": "application/json, */*"}
+        if server_hostname:
+            headers["Host"] = url.split("/")[2]
+        session = self._client()
+        try:
+            async with session.post(
+                connect_url,
+                data=jsoncodec.dumps(review),
+                headers=headers,
+                ssl=context,
+                server_hostname=server_hostname,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+                allow_redirects=False,
+            ) as resp:
+                body = await resp.read()
+                status = resp.status
+        except TimeoutError:
+            raise CallError(f'Post "{url}": context deadline exceeded') from None
+        except aiohttp.ClientConnectorCertificateError as e:
+            cause = getattr(e.certificate_error, "verify_message", None) or str(e.certificate_error)
+            raise CallError(f'Post "{url}": tls: failed to verify certificate: {cause}') from None
+        except (aiohttp.ClientError, OSError, ssl.SSLError) as e:
+            raise CallError(f'Post "{url}": {_describe(e)}') from None
+        if not 200 <= status < 300:
+            raise CallError(_http_error(status, body))
+        try:
+            doc = jsoncodec.loads(body)
+            if not isinstance(doc, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as e:
+            raise CallError(f"couldn't get version/kind; json parse error: {e}") from None
+        return doc
+
+    def _target(self, cc: dict, timeout: float | None) -> tuple[str, str, str | None, ssl.SSLContext]:
         """(URL as kube-apiserver names it, URL to connect to, TLS server name, TLS context)."""
-        cc = hook.client_config
         context = self._context(cc.get("caBundle") or "")
         if cc.get("url"):
             return cc["url"], cc["url"], None, context
@@ -219,8 +229,9 @@ class WebhookClient:
         url = f"https://{host}:{port}{path}"
         address = self.server.webhook_service_map.get((ns, name, port))
         if address is None:
+            shown = url if timeout is None else f"{url}?timeout={int(timeout)}s"
             raise CallError(
-                f'failed to call webhook: Post "{url}?timeout={int(hook.timeout)}s": service "{ns}/{name}" '
+                f'Post "{shown}": service "{ns}/{name}" '
                 f"port {port} is not mapped to an address (APIServer.webhook_service_map)"
             )
         return url, f"https://{address}{path}", host, context
@@ -233,7 +244,7 @@ class WebhookClient:
                     pem = base64.b64decode(ca_bundle, validate=True).decode()
                     context = ssl.create_default_context(cadata=pem)
                 except (binascii.Error, ValueError, ssl.SSLError) as e:
-                    raise CallError(f"failed to call webhook: invalid caBundle: {e}") from None
+                    raise CallError(f"invalid caBundle: {e}") from None
             else:
                 context = ssl.create_default_context()
             self._ssl[ca_bundle] = context

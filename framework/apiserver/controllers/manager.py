@@ -530,6 +530,11 @@ class Controllers:
 
     def _write(self, rt: ResourceType, new: dict) -> None:
         meta = new["metadata"]
+        if rt.is_custom:
+            # Through the version the object is stored in: the collector changes metadata only, and
+            # a conversion webhook cannot be called from here (crd.conversion_scope).
+            version = str(new.get("apiVersion", "")).rpartition("/")[2]
+            rt = self.registry.get(rt.group, version, rt.resource) or rt
         view = self.api.external(rt, new) if rt.from_storage else new
         try:
             self.api.update(rt, meta.get("namespace") or None, meta["name"], view)

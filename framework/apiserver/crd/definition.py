@@ -30,6 +30,20 @@ def storage_version(crd: dict) -> str:
     )
 
 
+def add_stored_version(crd: dict) -> None:
+    """Append the storage version to ``status.storedVersions`` unless listed (apiextensions-apiserver's
+    CRD strategy, on every create and update of the spec)."""
+    storage = next((v.get("name") for v in version_entries(crd) if v.get("storage") is True), None)
+    status = crd.setdefault("status", {})
+    if not isinstance(status, dict) or not isinstance(storage, str):
+        return
+    stored = status.get("storedVersions")
+    if not isinstance(stored, list):
+        stored = status["storedVersions"] = []
+    if storage not in stored:
+        stored.append(storage)
+
+
 def version_entry(crd: dict, version: str) -> dict | None:
     """The ``spec.versions[]`` entry called ``version``, if any."""
     return next((v for v in version_entries(crd) if v.get("name") == version), None)

@@ -21,6 +21,12 @@ from framework.apiserver.machinery.errors import (
     required,
 )
 from framework.apiserver.machinery.jsonvalues import as_dict, as_list
+from framework.apiserver.registry.admissionregistration.webhooks import (
+    _validate_webhook_service as validate_webhook_service,
+)
+from framework.apiserver.registry.admissionregistration.webhooks import (
+    _validate_webhook_url as validate_webhook_url,
+)
 from framework.meta.field import too_many
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
@@ -405,6 +411,12 @@ def _validate_conversion(spec: dict) -> list[FieldError]:
             errs.append(
                 required("spec.conversion.webhookClientConfig", "exactly one of url or service is required")
             )
+        elif client.get("url") is not None:
+            errs += validate_webhook_url(str(client["url"]), "spec.conversion.webhookClientConfig.url")
+        else:
+            errs += validate_webhook_service(
+                as_dict(client["service"]), "spec.conversion.webhookClientConfig.service"
+            )
         errs += _validate_review_versions(review)
     else:
         if client is not None:
@@ -447,7 +459,13 @@ def _validate_stored_versions(crd: dict) -> list[FieldError]:
     # "still stored but removed from spec.versions" rule (16-10) is enforced here.
     stored = as_list(as_dict(crd.get("status")).get("storedVersions"))
     names = {v.get("name") for v in version_entries(crd)}
-    return [
+    # A status write (a storage migration) may drop old versions, never the storage version.
+    missing = [
+        invalid_value("status.storedVersions", v, "must have the storage version " + str(v.get("name")))
+        for v in version_entries(crd)
+        if stored and v.get("storage") is True and v.get("name") not in stored
+    ]
+    return missing + [
         invalid_value(
             f"status.storedVersions[{i}]",
             v,

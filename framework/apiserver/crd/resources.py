@@ -13,6 +13,7 @@ from framework.apiserver.crd.definition import (
     has_status_subresource,
     selectable_fields,
     served_versions,
+    storage_version,
     version_entry,
 )
 from framework.apiserver.registry.strategy import ResourceType
@@ -24,7 +25,11 @@ def custom_resource_types(crd: dict) -> list[ResourceType]:
     names = spec["names"]
     group = spec["group"]
     out = []
-    for version in served_versions(crd):
+    # The storage version's type first: the in-process controllers (garbage collector, CRD cleanup)
+    # write stored objects through a custom resource's first type, which must not prune them by another
+    # version's schema.
+    stored = storage_version(crd)
+    for version in sorted(served_versions(crd), key=lambda v: v != stored):
         subs: tuple[str, ...] = ("status",) if has_status_subresource(crd, version) else ()
         entry = version_entry(crd, version) or {}
         if (entry.get("subresources") or {}).get("scale") is not None:

@@ -13,12 +13,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import structlog
 from aiohttp import web
 
 from framework.apiserver.accounting.requests import REQUEST_INFO, RequestInfo
+from framework.apiserver.crd.conversion import uses_webhook
+from framework.apiserver.crd.conversion_scope import ConversionScope
+from framework.apiserver.crd.deprecation import deprecation_warning
 from framework.apiserver.encoding import envelope
 from framework.apiserver.endpoints import params as query
 from framework.apiserver.endpoints import scale
@@ -40,17 +45,19 @@ from framework.apiserver.endpoints.negotiation import (
 )
 from framework.apiserver.endpoints.request_auth import RequestAuth
 from framework.apiserver.endpoints.responses import (
+    DEPRECATION,
     json_response,
     method_not_allowed,
     path_not_found,
     respond,
     status_response,
     warning_headers,
+    warning_value,
 )
 from framework.apiserver.endpoints.reviews import create_review
 from framework.apiserver.endpoints.routing import Target, request_verb, resolve_target
 from framework.apiserver.endpoints.table import parse_include_object, partial_metadata
-from framework.apiserver.endpoints.watch_serving import serve_watch
+from framework.apiserver.endpoints.watch_serving import WatchConversion, serve_watch
 from framework.apiserver.faults import control as fault_control
 from framework.apiserver.faults.injection import Fault, check_faults
 from framework.apiserver.machinery import errors
@@ -67,6 +74,8 @@ if TYPE_CHECKING:
     from framework.apiserver.server import APIServer
 
 log = structlog.get_logger("framework.apiserver")
+
+T = TypeVar("T")
 
 
 class Handler:
@@ -99,6 +108,12 @@ class Handler:
             log.exception("internal error", path=request.path)
             resp = json_response(
                 errors.failure_status(500, "InternalError", f"Internal error occurred: {e}"), 500
+            )
+        warning = request.get(DEPRECATION)
+        if warning and not resp.prepared:
+            value = warning_value(warning)
+            resp.headers["Warning"] = (
+                f"{value}, {resp.headers['Warning']}" if "Warning" in resp.headers else value
             )
         self.server.accounting.record(info, resp.status)
         if self.server.request_log is not None:
@@ -180,12 +195,18 @@ class Handler:
         form, form_version = negotiate(request) if verb in ("get", "list", "watch") else (JSON_FORM, "")
         meta_only = form == METADATA_FORM
         table_as = form_version if form == TABLE_FORM else ""
+        if rt.is_custom and (warning := deprecation_warning(rt)):
+            request[DEPRECATION] = warning
         if verb == "get" and meta_only and not t.subresource:
             return respond(request, 200, partial_metadata(self.api.get(rt, t.namespace, t.name or "")))
         if verb == "get":
             if t.subresource == "finalize":
                 raise method_not_allowed()
-            obj = self.api.get(rt, t.namespace, t.name or "")
+
+            async def get() -> dict:
+                return self.api.get(rt, t.namespace, t.name or "")
+
+            obj = await self._converting(rt, get, rerun=True)
             if t.subresource == "scale":
                 return respond(request, 200, scale.to_scale(rt, obj))
             if table_as and not t.subresource:
@@ -195,13 +216,32 @@ class Handler:
                     request, 200, table_version(table_converter(rt).table([obj], rv, include), table_as)
                 )
             return respond(request, 200, obj)
-        if verb == "list":
+        if verb == "list" and meta_only:  # metadata needs no conversion (nor a conversion webhook)
             return await serve_list(self.server, request, t, meta_only, table_as)
+        if verb == "list":
+            return await self._converting(
+                rt, lambda: serve_list(self.server, request, t, meta_only, table_as), rerun=True, as_list=True
+            )
         if verb == "watch":
-            return await serve_watch(self.server, self.watchers, request, t, meta_only, table_as)
+            convert = (
+                WatchConversion(self.server.conversion, rt)
+                if uses_webhook(rt.crd) and not meta_only
+                else None
+            )
+            return await serve_watch(self.server, self.watchers, request, t, meta_only, table_as, convert)
         if verb in ("delete", "deletecollection"):
             return await self._delete(request, t, verb)
         return await self._write(request, t, verb)
+
+    async def _converting(
+        self, rt: ResourceType, op: Callable[[], Awaitable[T]], rerun: bool = False, as_list: bool = False
+    ) -> T:
+        """``op``, in a conversion scope when ``rt``'s CRD converts through a webhook
+        (``crd.conversion_scope``); ``rerun`` for reads, ``as_list`` for lists (one review)."""
+        if not uses_webhook(rt.crd):
+            return await op()
+        assert rt.crd is not None
+        return await ConversionScope(rt.crd, self.server.conversion, as_list=as_list).run(op, rerun)
 
     async def _write(self, request: web.Request, t: Target, verb: str) -> web.Response:
         """create, update and patch, through the admission webhooks (the admission package)."""
@@ -216,11 +256,13 @@ class Handler:
         elif verb == "create":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
-            res = await admission.create(rt, t.namespace, body, opts)
+            res = await self._converting(rt, lambda: admission.create(rt, t.namespace, body, fresh(opts)))
         elif verb == "update":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
             opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
-            res = await admission.update(rt, t.namespace, t.name or "", body, opts, t.subresource)
+            res = await self._converting(
+                rt, lambda: admission.update(rt, t.namespace, t.name or "", body, fresh(opts), t.subresource)
+            )
         else:  # patch
             raw = await read_raw(request)
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
@@ -232,7 +274,12 @@ class Handler:
                 problem = await json_error(raw)
                 if problem is not None:
                     raise errors.bad_request(f"error decoding patch: {problem}")
-            res = await admission.patch(rt, t.namespace, t.name or "", ctype, raw, opts, t.subresource)
+            res = await self._converting(
+                rt,
+                lambda: admission.patch(
+                    rt, t.namespace, t.name or "", ctype, raw, fresh(opts), t.subresource
+                ),
+            )
         return respond(request, res.code, res.body, warning_headers(res.warnings))
 
     async def _delete(self, request: web.Request, t: Target, verb: str) -> web.Response:
@@ -247,10 +294,15 @@ class Handler:
         user = request[REQUEST_INFO].user
         admission = self.server.admission
         if verb == "delete":
-            res = await admission.delete(rt, t.namespace, t.name or "", options, dry_run, user)
+            res = await self._converting(
+                rt, lambda: admission.delete(rt, t.namespace, t.name or "", options, dry_run, user)
+            )
         else:
-            res = await admission.delete_collection(
-                rt, t.namespace, options, q.get("labelSelector"), q.get("fieldSelector"), dry_run, user
+            res = await self._converting(
+                rt,
+                lambda: admission.delete_collection(
+                    rt, t.namespace, options, q.get("labelSelector"), q.get("fieldSelector"), dry_run, user
+                ),
             )
         return respond(request, res.code, res.body, warning_headers(res.warnings))
 
@@ -276,6 +328,14 @@ def check_type_meta(request: web.Request, rt: ResourceType, body: Any, subresour
             raw=request.get(RAW_BODY),
         ) from None
     return body
+
+
+def fresh(opts: WriteOptions) -> WriteOptions:
+    """A copy of ``opts`` whose lists a run of the operation may extend (a conversion scope may run a
+    write more than once)."""
+    return replace(
+        opts, decode_warnings=list(opts.decode_warnings), unknown_metadata=list(opts.unknown_metadata)
+    )
 
 
 def write_options(request: web.Request, patch: bool) -> WriteOptions:

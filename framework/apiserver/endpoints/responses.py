@@ -36,6 +36,10 @@ def status_response(err: StatusError) -> web.Response:
     return json_response(err.status(), err.code, headers)
 
 
+# A deprecated custom resource version's warning, added to whatever the request answers.
+DEPRECATION = web.RequestKey("crd_deprecation_warning", str)
+
+
 def respond(
     request: web.Request, code: int, body: dict, headers: dict[str, str] | None = None
 ) -> web.Response:

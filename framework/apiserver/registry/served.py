@@ -47,15 +47,10 @@ class Registry:
             versions = out.setdefault(rt.group, [])
             if rt.version not in versions:
                 versions.append(rt.version)
-        for group, versions in out.items():
-            crd_order = [
-                v["name"]
-                for types in self._custom.values()
-                for t in types[:1]
-                if t.group == group and t.crd
-                for v in t.crd["spec"]["versions"]
-            ]
-            versions.sort(key=lambda v: (crd_order.index(v) if v in crd_order else -1, version_priority(v)))
+        for versions in out.values():
+            # Kube-aware version order, the first preferred: built-in groups and CRD groups alike
+            # (apiextensions-apiserver's sortGroupDiscoveryByKubeAwareVersion, not spec.versions order).
+            versions.sort(key=version_priority)
         return out
 
     def by_kind(self, api_version: str, kind: str) -> ResourceType | None:

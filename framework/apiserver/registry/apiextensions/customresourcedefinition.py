@@ -4,7 +4,7 @@ the ``crd`` package."""
 
 from __future__ import annotations
 
-from framework.apiserver.crd.definition import default_crd
+from framework.apiserver.crd.definition import add_stored_version, default_crd
 from framework.apiserver.crd.definition_validation import validate_crd
 from framework.apiserver.encoding import decoding
 from framework.apiserver.registry.strategy import ResourceType
@@ -23,6 +23,10 @@ def normalize(obj: dict, old: dict | None) -> None:
             "conditions": [],
             "storedVersions": [],
         }
+    if old is None or obj.get("spec") != old.get("spec"):
+        # PrepareForCreate / PrepareForUpdate: the storage version joins status.storedVersions with the
+        # write that makes it the storage version (a status write leaves spec, and this, alone).
+        add_stored_version(obj)
 
 
 def mark_terminating(obj: dict) -> None:
