@@ -52,8 +52,8 @@ def test_package_resources_are_the_top_level_manifests():
 def test_package_data_glob_covers_every_manifest():
     """A manifest the ``package-data`` glob misses would be in the checkout but not in a wheel."""
     globs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert globs["gcm.manifests"] == ["**/*.yaml"]
-    assert all(name.endswith(".yaml") for name in _files(MANIFESTS)), sorted(_files(MANIFESTS))
+    assert globs["gcm.manifests"] == ["**/*.yaml", "**/*.json"]
+    assert all(name.endswith((".yaml", ".json")) for name in _files(MANIFESTS)), sorted(_files(MANIFESTS))
 
 
 def _isolated_env(first: Path) -> dict[str, str]:
