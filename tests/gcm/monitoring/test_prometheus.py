@@ -218,12 +218,10 @@ def make_traffic(gcm: Gcm) -> None:
             gcm.running,
         )
     ns = "garden-mon-a"
-    admin.create({**kubeconfig_secret("ok", {"token": "t"}), "metadata": {"name": "ok", "namespace": ns}})
-    refused = kubeconfig_secret(
-        "bad", {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "sh"}}
-    )
+    admin.create(kubeconfig_secret("ok", ns, {"token": "t"}))
+    plugin = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "sh"}}
     with pytest.raises(Invalid, match="exec configurations are not supported"):
-        admin.create({**refused, "metadata": {"name": "bad", "namespace": ns}})
+        admin.create(kubeconfig_secret("bad", ns, plugin))
     with pytest.raises(Forbidden):
         admin.delete("v1", "Namespace", ns)  # the namespace-deletion webhook refuses it
 
@@ -267,9 +265,7 @@ def test_every_rule_evaluates_without_error(gcm, prometheus):
     assert set(rules) == names
 
     def evaluated() -> bool:
-        return all(
-            r.get("lastEvaluation", "").startswith("2") and r["health"] != "unknown" for r in rules.values()
-        )
+        return all(r["health"] != "unknown" for r in rules.values())
 
     deadline = time.monotonic() + 10
     while not evaluated() and time.monotonic() < deadline:
