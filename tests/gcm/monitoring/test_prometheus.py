@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +26,8 @@ import yaml
 
 from framework.client import Client, Forbidden, Invalid
 from framework.testing import free_port
-from tests.gcm.monitoring.tools import MONITORING, ROOT, binary
+from tests.gcm import local_gcm
+from tests.gcm.monitoring.tools import MONITORING, binary
 
 JOB = "gardener-controller-manager"
 NAMESPACE = "garden"  # the namespace label a Prometheus Operator gives gcm's targets
@@ -92,43 +91,22 @@ class Gcm:
 @pytest.fixture(scope="module")
 def gcm(tmp_path_factory) -> Iterator[Gcm]:
     home = tmp_path_factory.mktemp("gcm-monitored")
-    probes, metrics = free_port(), free_port()
-    config = home / "config.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
-                "kind": "ControllerManagerConfiguration",
-                "server": {
-                    "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
-                    "metrics": {"bindAddress": "127.0.0.1", "port": metrics},
-                    "webhooks": {"bindAddress": "127.0.0.1", "port": free_port()},
-                },
-                "controllers": {"event": {"ttlNonShootEvents": "1s"}},
-            }
-        )
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-    env |= {"HOME": str(home), "PYTHONPATH": str(ROOT)}
+    config, ports = local_gcm.write_config(home, controllers={"event": {"ttlNonShootEvents": "1s"}})
     log = home / "gcm.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gcm", "--embedded", "--embedded-ephemeral",
-         "--embedded-port", str(free_port()), "--config", str(config)],
-        cwd=home, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    args = [
+        "--embedded",
+        "--embedded-ephemeral",
+        "--embedded-port",
+        str(free_port()),
+        "--config",
+        str(config),
+    ]
+    proc = local_gcm.start(home, *args, log=log)
     running = Running(proc, log)
-    http = urllib3.PoolManager(retries=False)
-
-    def ready() -> bool:
-        try:
-            return http.request("GET", f"http://127.0.0.1:{probes}/readyz", timeout=1).status == 200
-        except urllib3.exceptions.HTTPError:
-            return False
-
     try:
-        wait(ready, "gcm --embedded ready", running)
+        wait(lambda: local_gcm.answers(f"http://127.0.0.1:{ports.probes}/readyz"), "gcm ready", running)
         admin = Client.from_kubeconfig(str(home / ".gcm" / "kubeconfig"), qps=0)
-        yield Gcm(running, f"http://127.0.0.1:{metrics}/metrics", admin)
+        yield Gcm(running, f"http://127.0.0.1:{ports.metrics}/metrics", admin)
     finally:
         running.stop()
 
@@ -178,14 +156,8 @@ def prometheus(tmp_path_factory, gcm) -> Iterator[Prometheus]:
     running = Running(proc, log)
     prom = Prometheus(running, f"http://127.0.0.1:{port}", urllib3.PoolManager(retries=False))
 
-    def ready() -> bool:
-        try:
-            return prom.http.request("GET", f"{prom.url}/-/ready", timeout=1).status == 200
-        except urllib3.exceptions.HTTPError:
-            return False
-
     try:
-        wait(ready, "prometheus ready", running)
+        wait(lambda: local_gcm.answers(f"{prom.url}/-/ready"), "prometheus ready", running)
         yield prom
     finally:
         running.stop()

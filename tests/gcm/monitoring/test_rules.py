@@ -1,7 +1,7 @@
 """manifests/monitoring's rules with promtool (Debian's prometheus package, see ``tools.py``):
 
 - ``promtool check rules`` accepts the rules file, which is the PrometheusRule's ``spec.groups``
-  exactly (``hack/gen-monitoring-rules.py`` writes it; ``--check`` says whether it is stale);
+  exactly (``hack/gen-monitoring.py`` writes it; ``--check`` says whether it is stale);
 - ``promtool test rules`` passes ``alerts_test.yaml``, which has for every alert a case where it fires
   and one where it does not, and fails when an expectation is wrong;
 - every alert has a severity, a summary, a description and a ``runbook_url`` naming a section of
@@ -53,7 +53,7 @@ def test_rules_file_is_the_prometheusrules_groups():
     plain = yaml.safe_load((MONITORING / "gcm.rules.yaml").read_text())
     assert plain == {"groups": prometheus_rule()["spec"]["groups"]}
     check = subprocess.run(
-        [sys.executable, str(ROOT / "hack" / "gen-monitoring-rules.py"), "--check"],
+        [sys.executable, str(ROOT / "hack" / "gen-monitoring.py"), "--check"],
         capture_output=True,
         text=True,
     )

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Write manifests/monitoring/grafana-dashboard.json, gcm's Grafana dashboard, from the panel list below.
+"""Write manifests/monitoring's generated files:
 
-Laid out as kubebuilder's grafana plugin lays out its controller-runtime dashboard (a ``DS_PROMETHEUS``
-input, ``job`` and ``namespace`` variables, one row per subsystem, time series in per-second rates
-over 5 minutes and P50/P90/P99 from the histograms), with gcm's own rows added. Every query is run
-against a real Prometheus scraping ``gcm --embedded`` by tests/gcm/monitoring/test_prometheus.py, and
-docs/operations.md says what each panel shows.
+- ``gcm.rules.yaml``: the rule groups of ``prometheusrule.yaml`` (the file that is edited) as a plain
+  Prometheus rules file, for a Prometheus without the Operator and for ``promtool check rules``/``test
+  rules`` in tests/gcm/monitoring;
+- ``grafana-dashboard.json``: gcm's Grafana dashboard, from the panel list below. Laid out as
+  kubebuilder's grafana plugin lays out its controller-runtime dashboard (a ``DS_PROMETHEUS`` input,
+  ``job`` and ``namespace`` variables, one row per subsystem, per-second rates over 5 minutes and
+  P50/P90/P99 from the histograms), with gcm's own rows added. Every query is run against a real
+  Prometheus scraping ``gcm --embedded`` by tests/gcm/monitoring/test_prometheus.py, and
+  docs/operations.md says what each panel shows.
 
-Run: ``.venv/bin/python hack/gen-dashboard.py`` (``--check`` exits 1 if the file is stale).
+Run: ``.venv/bin/python hack/gen-monitoring.py`` (``--check`` exits 1 if a file is stale).
 """
 
 from __future__ import annotations
@@ -18,8 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "manifests" / "monitoring" / "grafana-dashboard.json"
+MONITORING = ROOT / "manifests" / "monitoring"
+RULE_SOURCE = MONITORING / "prometheusrule.yaml"
+RULES = MONITORING / "gcm.rules.yaml"
+DASHBOARD = MONITORING / "grafana-dashboard.json"
+RULES_HEADER = (
+    "# Generated from prometheusrule.yaml by hack/gen-monitoring.py: edit that file, then run the\n"
+    "# script. The same groups as a plain Prometheus rules file (rule_files:), for a Prometheus without\n"
+    "# the Operator.\n"
+)
 DS = "${DS_PROMETHEUS}"
 SEL = 'job="$job", namespace="$namespace"'
 
@@ -435,18 +449,41 @@ def dashboard() -> dict[str, Any]:
     }
 
 
-def render() -> str:
+class _Dumper(yaml.SafeDumper):
+    """Block style, multi-line strings as ``|-`` blocks (as the PrometheusRule writes them)."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> Any:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def render_rules() -> str:
+    """The rules file for the PrometheusRule as it is now."""
+    rule = yaml.safe_load(RULE_SOURCE.read_text())
+    body = yaml.dump(
+        {"groups": rule["spec"]["groups"]}, Dumper=_Dumper, sort_keys=False, width=1000, allow_unicode=True
+    )
+    return RULES_HEADER + body
+
+
+def render_dashboard() -> str:
     return json.dumps(dashboard(), indent=2) + "\n"
 
 
 def main(argv: list[str]) -> int:
-    text = render()
-    if "--check" in argv:
-        if not OUT.is_file() or OUT.read_text() != text:
-            sys.stderr.write(f"{OUT.relative_to(ROOT)} is stale: run hack/gen-dashboard.py\n")
-            return 1
-        return 0
-    OUT.write_text(text)
+    stale = []
+    for path, text in ((RULES, render_rules()), (DASHBOARD, render_dashboard())):
+        if "--check" not in argv:
+            path.write_text(text)
+        elif not path.is_file() or path.read_text() != text:
+            stale.append(str(path.relative_to(ROOT)))
+    if stale:
+        sys.stderr.write(f"stale: {', '.join(stale)}; run hack/gen-monitoring.py\n")
+        return 1
     return 0
 
 
