@@ -23,11 +23,12 @@ from typing import Any
 import pytest
 import urllib3
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from framework.client import Client, Forbidden, Invalid
 from framework.testing import free_port
 from tests.gcm import local_gcm
-from tests.gcm.monitoring.tools import MONITORING, binary
+from tests.gcm.monitoring.tools import MONITORING, ROOT, binary
 
 JOB = "gardener-controller-manager"
 NAMESPACE = "garden"  # the namespace label a Prometheus Operator gives gcm's targets
@@ -245,6 +246,19 @@ def test_every_rule_evaluates_without_error(gcm, prometheus):
         rules = {r.get("name"): r for g in prometheus.api("rules")["groups"] for r in g["rules"]}
     bad = {name: (r["health"], r.get("lastError")) for name, r in rules.items() if r["health"] != "ok"}
     assert bad == {}
+
+
+def test_every_metric_gcm_serves_is_documented(gcm):
+    """docs/operations.md names every family of a running gcm's /metrics."""
+    text = urllib3.request("GET", gcm.metrics_url, timeout=5).data.decode()
+    names = {family.name for family in text_string_to_metric_families(text)}
+    assert {"gcm_projects", "controller_runtime_reconcile", "workqueue_depth"} <= names
+    docs = (ROOT / "docs" / "operations.md").read_text()
+    # prometheus_client's parser drops a counter's _total; the docs name the series as scraped.
+    # A counter's or histogram's <name>_created comes with it (see the docs' note on them).
+    bases = {n.removesuffix("_created") for n in names}
+    undocumented = sorted(n for n in bases if f"`{n}`" not in docs and f"`{n}_total`" not in docs)
+    assert undocumented == []
 
 
 def test_a_query_without_data_is_reported(prometheus):
