@@ -18,7 +18,14 @@ gzip when accepted). The server is ``framework.server.HTTPServer``: a named acce
 thread per connection, ``stop(timeout)`` with a bounded join, and ``port`` for port 0.
 """
 
+from framework.metrics.collectors import register_runtime_collectors
 from framework.metrics.server import DEFAULT_BIND_ADDRESS, MetricsServer, metrics_handler
 from framework.server import parse_bind_address
 
-__all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler", "parse_bind_address"]
+__all__ = [
+    "DEFAULT_BIND_ADDRESS",
+    "MetricsServer",
+    "metrics_handler",
+    "parse_bind_address",
+    "register_runtime_collectors",
+]
