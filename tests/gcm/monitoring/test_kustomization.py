@@ -41,6 +41,13 @@ def test_servicemonitor_selects_the_metrics_port_of_gcms_service(rendered):
     assert {e["port"] for e in monitor["spec"]["endpoints"]} <= ports
     # The rules' job label is the Service's name, which the Operator gives the scrape job.
     assert service["metadata"]["name"] == "gardener-controller-manager"
+    # gcm serves /metrics secured (--metrics-secure): HTTPS, with the scraper's token.
+    deployment = yaml.safe_load((ROOT / "manifests" / "deploy" / "deployment.yaml").read_text())
+    (container,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--metrics-secure" in container["args"]
+    (endpoint,) = monitor["spec"]["endpoints"]
+    assert endpoint["scheme"] == "https"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 
 def test_prometheusrule_is_the_file(rendered):
