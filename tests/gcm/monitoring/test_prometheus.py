@@ -286,6 +286,8 @@ def test_every_rule_evaluates_without_error(gcm, prometheus):
         rules = {r.get("name"): r for g in prometheus.api("rules")["groups"] for r in g["rules"]}
     bad = {name: (r["health"], r.get("lastError")) for name, r in rules.items() if r["health"] != "ok"}
     assert bad == {}
+    # A healthy gcm sets off no alert (the ones without a `for` would fire at once).
+    assert prometheus.query('ALERTS{alertstate="firing"}') == []
 
 
 def test_every_metric_gcm_serves_is_documented(gcm):
