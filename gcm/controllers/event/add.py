@@ -25,6 +25,7 @@ from framework.manager import CacheOptions, Manager
 from framework.predicate import Funcs
 from gcm.config import ControllerManagerConfiguration
 from gcm.config.defaults import DEFAULT_TTL_NON_SHOOT_EVENTS
+from gcm.controllers.event.metrics import EventTTLMetrics
 from gcm.controllers.event.reconciler import (
     EVENT_API_VERSION,
     REFERENCE_FIELDS,
@@ -140,7 +141,7 @@ def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Control
             "the manager caches full Events; pass gcm.controllers.event.EVENT_CACHE_OPTIONS "
             "as Manager(cache_options=...) to cache only what the event controller needs"
         )
-    reconciler = Reconciler(mgr.client, mgr.clock, ttl)
+    reconciler = Reconciler(mgr.client, mgr.clock, ttl, metrics=EventTTLMetrics.create(mgr.registry))
     return (
         Builder(mgr)
         .named(CONTROLLER_NAME)

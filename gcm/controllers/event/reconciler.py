@@ -19,6 +19,7 @@ from framework.meta.schema import parse_group_version
 from framework.meta.time import parse_time
 from framework.reconcile import Request, Result
 from gcm.apis.constants import GROUP_CORE, KIND_SHOOT
+from gcm.controllers.event.metrics import EventTTLMetrics
 
 EVENT_API_VERSION = "events.k8s.io/v1"
 SHOOT_GROUP = GROUP_CORE
@@ -88,14 +89,23 @@ def reference_time(event: dict) -> datetime:
 class Reconciler:
     """Deletes non-Shoot events ``ttl`` seconds after their reference time.
 
-    ``client`` reads Events (the manager's cache in gcm) and deletes them; ``clock`` gives ``now``.
+    ``client`` reads Events (the manager's cache in gcm) and deletes them; ``clock`` gives ``now``;
+    ``metrics`` (the manager's, when given) counts the deletes and how late they came.
     Nothing is logged per event, as in Gardener's reconciler (the controller logs a failed delete).
     """
 
-    def __init__(self, client: ReaderWriter, clock: Clock, ttl_non_shoot_events: float) -> None:
+    def __init__(
+        self,
+        client: ReaderWriter,
+        clock: Clock,
+        ttl_non_shoot_events: float,
+        *,
+        metrics: EventTTLMetrics | None = None,
+    ) -> None:
         self.client = client
         self.clock = clock
         self.ttl = timedelta(seconds=float(ttl_non_shoot_events))
+        self.metrics = metrics
 
     def reconcile(self, request: Request) -> Result | None:
         try:
@@ -122,5 +132,7 @@ class Reconciler:
                 preconditions=preconditions or None,
             )
         except NotFound:
-            pass  # deleted by someone else (or the API server's TTL) meanwhile
+            return None  # deleted by someone else (or the API server's TTL) meanwhile: not ours to count
+        if self.metrics is not None:
+            self.metrics.deleted(-remaining)
         return None

@@ -8,6 +8,7 @@ import structlog
 from framework.manager import Manager
 from gcm.config import ControllerManagerConfiguration
 from gcm.webhooks.kubeconfigsecret.handler import PATH, WEBHOOK_NAME, KubeconfigSecretValidator
+from gcm.webhooks.metrics import counted
 from gcm.webhooks.switch import webhook_server_for
 
 log = structlog.get_logger("gcm.webhooks.kubeconfigsecret")
@@ -21,6 +22,6 @@ def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Kubecon
     if server is None:
         return None
     validator = KubeconfigSecretValidator(mgr.registry)
-    server.register(PATH, validator.handler)
+    server.register(PATH, counted(validator.handler, PATH, mgr.registry))
     log.info("serving webhook", path=PATH)
     return validator

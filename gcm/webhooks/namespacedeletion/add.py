@@ -11,6 +11,7 @@ import structlog
 from framework.manager import Manager
 from gcm.apis.constants import PROJECT
 from gcm.config import ControllerManagerConfiguration
+from gcm.webhooks.metrics import counted
 from gcm.webhooks.namespacedeletion.handler import PATH, WEBHOOK_NAME, NamespaceDeletionHandler
 from gcm.webhooks.switch import webhook_server_for
 
@@ -77,7 +78,7 @@ def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Webhook
     server = webhook_server_for(mgr, cfg, CONFIG_SWITCH, WEBHOOK_NAME)
     if server is None:
         return None
-    handler = NamespaceDeletionHandler(mgr.client, mgr.api_reader)
+    handler = counted(NamespaceDeletionHandler(mgr.client, mgr.api_reader), PATH, mgr.registry)
     informers = [mgr.cache.informer("v1", "Namespace"), mgr.cache.informer(*PROJECT)]
     registrar = WebhookRegistrar(server, PATH, handler, informers)
     mgr.add(registrar, need_leader_election=False)  # every replica serves it (it only reads)

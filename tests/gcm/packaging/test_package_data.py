@@ -23,12 +23,12 @@ from pathlib import Path
 
 import pytest
 import urllib3
-import yaml
 from kubernetes import client
 from kubernetes import config as kube_config
 
 from framework.testing import eventually, free_port
 from gcm.embedded import load_documents, manifests_dir
+from tests.gcm import local_gcm
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
@@ -52,8 +52,8 @@ def test_package_resources_are_the_top_level_manifests():
 def test_package_data_glob_covers_every_manifest():
     """A manifest the ``package-data`` glob misses would be in the checkout but not in a wheel."""
     globs = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert globs["gcm.manifests"] == ["**/*.yaml"]
-    assert all(name.endswith(".yaml") for name in _files(MANIFESTS)), sorted(_files(MANIFESTS))
+    assert globs["gcm.manifests"] == ["**/*.yaml", "**/*.json"]
+    assert all(name.endswith((".yaml", ".json")) for name in _files(MANIFESTS)), sorted(_files(MANIFESTS))
 
 
 def _isolated_env(first: Path) -> dict[str, str]:
@@ -106,21 +106,9 @@ def test_installed_wheel_runs_embedded_outside_a_checkout(wheel, tmp_path):
     )
     assert where.stdout.strip() == str(site / "gcm" / "manifests"), where.stderr
 
-    api, probes, metrics, webhooks = (free_port() for _ in range(4))
-    config = tmp_path / "config.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
-                "kind": "ControllerManagerConfiguration",
-                "server": {
-                    "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
-                    "metrics": {"bindAddress": "127.0.0.1", "port": metrics},
-                    "webhooks": {"bindAddress": "127.0.0.1", "port": webhooks},
-                },
-            }
-        )
-    )
+    api = free_port()
+    config, ports = local_gcm.write_config(tmp_path)
+    probes = ports.probes
     kubeconfig = tmp_path / "kubeconfig"
     log = tmp_path / "gcm.log"
     argv = ["--embedded", "--embedded-port", str(api), "--embedded-kubeconfig", str(kubeconfig)]

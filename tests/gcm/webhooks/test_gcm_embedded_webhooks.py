@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-import urllib3
 import yaml
 
 from framework.testing import free_port
 from gcm.webhooks.kubeconfigsecret import WEBHOOK_NAME as KUBECONFIG_WEBHOOK
 from gcm.webhooks.namespacedeletion import WEBHOOK_NAME as NAMESPACE_WEBHOOK
+from tests.gcm import local_gcm
 
-ROOT = Path(__file__).resolve().parents[3]
 CORE = "core.gardener.cloud/v1beta1"
 FIELDS = "[client-certificate-data client-key-data token username password]"
 
@@ -38,31 +36,12 @@ def kubeconfig(user: dict) -> str:
 
 
 def test_gcm_embedded_serves_both_webhooks(tmp_path):
-    probes = free_port()
-    cfg = tmp_path / "config.yaml"
-    cfg.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "controllermanager.config.gardener.cloud/v1alpha1",
-                "kind": "ControllerManagerConfiguration",
-                "server": {
-                    "healthProbes": {"bindAddress": "127.0.0.1", "port": probes},
-                    "metrics": {"bindAddress": "127.0.0.1", "port": free_port()},
-                    # Not the default 2721: tests run next to each other.
-                    "webhooks": {"bindAddress": "127.0.0.1", "port": free_port()},
-                },
-            }
-        )
-    )
-    # PYTHONPATH: this checkout's gcm, whatever the interpreter has installed.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")}
-    env |= {"HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    cfg, ports = local_gcm.write_config(tmp_path)
+    probes = ports.probes
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(tmp_path)}
     log = tmp_path / "gcm.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "gcm", "--embedded", "--embedded-ephemeral",
-         "--embedded-port", str(free_port()), "--config", str(cfg)],
-        cwd=tmp_path, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    args = ["--embedded", "--embedded-ephemeral", "--embedded-port", str(free_port()), "--config", str(cfg)]
+    proc = local_gcm.start(tmp_path, *args, log=log)
     kubeconfig_path = tmp_path / ".gcm" / "kubeconfig"
 
     def kubectl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
@@ -71,8 +50,6 @@ def test_gcm_embedded_serves_both_webhooks(tmp_path):
             capture_output=True, text=True, timeout=30, env=env, cwd=tmp_path, input=stdin,
         )  # fmt: skip
 
-    http = urllib3.PoolManager(retries=False)
-
     def wait(fn, what: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while not fn():
@@ -80,14 +57,8 @@ def test_gcm_embedded_serves_both_webhooks(tmp_path):
             assert time.monotonic() < deadline, what
             time.sleep(0.1)
 
-    def ready() -> bool:
-        try:
-            return http.request("GET", f"http://127.0.0.1:{probes}/readyz", timeout=1).status == 200
-        except urllib3.exceptions.HTTPError:
-            return False
-
     try:
-        wait(ready, "gcm --embedded ready")
+        wait(lambda: local_gcm.answers(f"http://127.0.0.1:{probes}/readyz"), "gcm --embedded ready")
         project = {"apiVersion": CORE, "kind": "Project", "metadata": {"name": "demo"}, "spec": {}}
         project["spec"]["namespace"] = "garden-demo"
         out = kubectl("apply", "-f", "-", stdin=yaml.safe_dump(project))

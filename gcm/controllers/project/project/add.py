@@ -31,6 +31,7 @@ from framework.predicate import Funcs, GenerationChangedPredicate, Predicate
 from framework.reconcile import Request
 from gcm.apis.constants import KIND_SHOOT, LABEL_PROJECT_NAME, PROJECT, SHOOT
 from gcm.config import ControllerManagerConfiguration
+from gcm.controllers.project.project.metrics import ProjectPhaseCollector
 from gcm.controllers.project.project.reconciler import ProjectReconciler
 
 log = structlog.get_logger("gcm.controllers.project")
@@ -101,10 +102,12 @@ def map_shoot_to_project_in_deletion(client: Reader) -> Callable[[dict], Iterabl
 
 
 def add_to_manager(mgr: Manager, cfg: ControllerManagerConfiguration) -> Controller | None:
-    """Register the ``project`` controller (always, ``controllers.project`` is defaulted)."""
+    """Register the ``project`` controller (always, ``controllers.project`` is defaulted) and the
+    ``gcm_projects{phase}`` gauge on ``mgr.registry``."""
     project_cfg = cfg.controllers.project
     if project_cfg is None:
         return None
+    mgr.registry.register(ProjectPhaseCollector(mgr.cache.informer(*PROJECT).indexer))
     reconciler = ProjectReconciler(
         mgr.client,
         mgr.event_recorder(RECORDER_NAME),

@@ -10,7 +10,7 @@ pkg/controllermanager/controller/project/stale/add.go) and its gauges.
   :mod:`gcm.controllers.project.stale.cache` (added where the Manager is built,
   :mod:`gcm.controllers.indexes`);
 - the gauges ``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled`` on ``mgr.registry``,
-  counted from the cached Projects at scrape time.
+  counted from the cached Projects at scrape time, and the counter ``gcm_projects_auto_deleted_total``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from prometheus_client import Gauge
+from prometheus_client import Counter, Gauge
 
 from framework.builder import Builder
 from framework.client import NoKindMatchError, Reader
@@ -165,8 +165,9 @@ def warn_unless_secrets_metadata_only(mgr: Manager) -> None:
         )
 
 
-def register_gauges(mgr: Manager) -> None:
-    """``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled``, counted on scrape."""
+def register_metrics(mgr: Manager) -> Counter:
+    """``gcm_projects_stale`` and ``gcm_projects_auto_delete_scheduled``, counted on scrape, and the
+    counter ``gcm_projects_auto_deleted_total`` (returned) of the Projects the controller deleted."""
     informer = mgr.cache.informer(*PROJECT)
 
     def count(field: str) -> int:
@@ -182,6 +183,11 @@ def register_gauges(mgr: Manager) -> None:
         "Stale Projects with an auto-delete timestamp (status.staleAutoDeleteTimestamp set).",
         registry=mgr.registry,
     ).set_function(lambda: count(AUTO_DELETE))
+    return Counter(
+        "gcm_projects_auto_deleted",
+        "Stale Projects the project-stale controller deleted because their auto-delete timestamp passed.",
+        registry=mgr.registry,
+    )
 
 
 def add_to_manager(
@@ -197,10 +203,15 @@ def add_to_manager(
     warn_unless_secrets_metadata_only(mgr)
     for api_version, kind in READ_KINDS:
         mgr.cache.informer(api_version, kind)  # started and synced with the manager's cache
-    register_gauges(mgr)
+    auto_deleted = register_metrics(mgr)
     clock = clock or mgr.clock
     reconciler = StaleReconciler(
-        mgr.client, settings, clock, api_reader=mgr.api_reader, plants=PlantsServed(mgr)
+        mgr.client,
+        settings,
+        clock,
+        api_reader=mgr.api_reader,
+        plants=PlantsServed(mgr),
+        auto_deleted=auto_deleted,
     )
     return (
         Builder(mgr)

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import structlog
+from prometheus_client import Counter
 
 from framework.client import Client, NotFound, Reader, with_optimistic_lock
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
@@ -327,6 +328,7 @@ class StaleReconciler:
     ``api_reader`` reads live: a Project due for deletion is read again live, and re-evaluated with its
     namespace read live too (``client.reading_live``), before the confirmation annotation and the
     DELETE, so a cache that lags behind a fresh activity or a skip annotation cannot delete it.
+    ``auto_deleted`` (``gcm_projects_auto_deleted_total``, when given) counts the Projects it deleted.
     """
 
     def __init__(
@@ -337,8 +339,10 @@ class StaleReconciler:
         *,
         api_reader: Reader | None = None,
         plants: bool | Callable[[], bool] = True,
+        auto_deleted: Counter | None = None,
     ) -> None:
         self.client = client
+        self.auto_deleted = auto_deleted
         self.api_reader: Reader = api_reader if api_reader is not None else client
         self.settings = settings
         self.clock = clock
@@ -422,4 +426,6 @@ class StaleReconciler:
         try:
             self.client.delete(*PROJECT, name, preconditions={"uid": live["metadata"]["uid"]})
         except NotFound:
-            pass
+            return  # gone meanwhile: not deleted by us
+        if self.auto_deleted is not None:
+            self.auto_deleted.inc()

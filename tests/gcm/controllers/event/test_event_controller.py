@@ -4,7 +4,7 @@ Unit tests run the Reconciler against the test API server with a FakeClock (TTL 
 tests). Integration tests run the controller in a Manager whose clock is a FakeClock (TTL 30m, as
 Gardener's integration test), so "an hour later" is one ``step()``; one test uses the real clock, a TTL
 of 2 s and ``gcm.cmd.app.build_manager``. Events are written through both ``core/v1`` and
-``events.k8s.io/v1``.
+``events.k8s.io/v1``. The last section checks the controller's metrics (expired Events and their delay).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 import gcm.cmd.app
 import gcm.controllers.add
@@ -34,6 +35,7 @@ from gcm.controllers.event import (
     reference_time,
     slim_event,
 )
+from gcm.controllers.event.metrics import EXPIRY_DELAY_BUCKETS, EventTTLMetrics
 from gcm.controllers.event.reconciler import ZERO_TIME
 
 HOUR = 3600.0
@@ -687,3 +689,80 @@ def test_build_manager_real_clock_short_ttl(apiserver, client, only_event_contro
     finally:
         mgr.stop()
         thread.join(15)
+
+
+# --- metrics: gcm_events_expired_total, gcm_event_expiry_delay_seconds ---------------------------------
+# Events the controller deleted, and how long after their TTL; kept Events, Events not yet due and
+# Events gone before the reconcile are not counted.
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+@pytest.fixture
+def counted(client, clock, registry) -> Reconciler:
+    return Reconciler(client, clock, HOUR, metrics=EventTTLMetrics.create(registry))
+
+
+def expired(registry: CollectorRegistry) -> float | None:
+    return registry.get_sample_value("gcm_events_expired_total")
+
+
+def bucket(registry: CollectorRegistry, le: float) -> float | None:
+    return registry.get_sample_value("gcm_event_expiry_delay_seconds_bucket", {"le": str(le)})
+
+
+def test_metrics_both_series_exist_at_zero_before_any_delete(registry, counted):
+    assert expired(registry) == 0.0
+    assert registry.get_sample_value("gcm_event_expiry_delay_seconds_count") == 0.0
+    assert [bucket(registry, le) for le in EXPIRY_DELAY_BUCKETS] == [0.0] * len(EXPIRY_DELAY_BUCKETS)
+
+
+def test_metrics_a_delete_counts_once_with_its_delay_past_the_ttl(client, clock, registry, counted):
+    new_event(client, "late", clock.now() - timedelta(seconds=HOUR + 90), regarding=PROJECT)
+    assert counted.reconcile(Request("late", NS)) is None
+    assert expired(registry) == 1.0
+    assert registry.get_sample_value("gcm_event_expiry_delay_seconds_sum") == pytest.approx(90.0, abs=1.0)
+    assert bucket(registry, 60.0) == 0.0
+    assert bucket(registry, 120.0) == 1.0
+
+
+def test_metrics_an_event_deleted_on_time_has_no_delay(client, clock, registry, counted):
+    new_event(client, "due", clock.now(), regarding=PROJECT)
+    assert counted.reconcile(Request("due", NS)) == Result(requeue_after=HOUR)
+    assert expired(registry) == 0.0  # not due yet: nothing counted
+    clock.step(HOUR)
+    assert counted.reconcile(Request("due", NS)) is None
+    assert expired(registry) == 1.0
+    assert registry.get_sample_value("gcm_event_expiry_delay_seconds_sum") == 0.0
+    assert bucket(registry, 1.0) == 1.0
+
+
+def test_metrics_kept_and_missing_events_are_not_counted(client, clock, registry, counted):
+    new_event(client, "shoot", clock.now() - timedelta(hours=5), regarding=SHOOT)
+    assert counted.reconcile(Request("shoot", NS)) is None  # a Shoot event is kept
+    assert counted.reconcile(Request("missing", NS)) is None  # gone before the reconcile
+    assert expired(registry) == 0.0
+    assert registry.get_sample_value("gcm_event_expiry_delay_seconds_count") == 0.0
+
+
+def test_metrics_register_once_per_registry(registry):
+    EventTTLMetrics.create(registry)
+    with pytest.raises(ValueError):
+        EventTTLMetrics.create(registry)
+    assert registry.get_sample_value("gcm_events_expired_total") == 0.0  # the first set stays
+
+
+def test_metrics_on_the_manager_when_the_controller_is_on(client):
+    cfg = default_config()
+    cfg.controllers.event = EventControllerConfiguration(ttl_non_shoot_events=HOUR)
+    cfg.leader_election = None
+    cfg.server.metrics = None
+    cfg.server.health_probes = None
+    on = gcm.cmd.app.build_manager(cfg, client)
+    assert on.registry.get_sample_value("gcm_events_expired_total") == 0.0
+    cfg.controllers.event = None
+    off = gcm.cmd.app.build_manager(cfg, client)
+    assert off.registry.get_sample_value("gcm_events_expired_total") is None

@@ -513,6 +513,23 @@ def test_gauges_count_stale_and_scheduled_projects(env):
     assert (sample("gcm_projects_stale"), sample("gcm_projects_auto_delete_scheduled")) == (2.0, 1.0)
 
 
+def test_auto_deleted_counter_counts_the_projects_the_controller_deleted(env):
+    for name in ("d-1", "d-2", "d-later"):
+        env.project(name)
+    now = env.age("d-1", 100)
+    preset_stale(env, "d-1", now - 50 * DAY, now)
+    preset_stale(env, "d-2", now - 50 * DAY, now - DAY)
+    preset_stale(env, "d-later", now - 50 * DAY, now + DAY)  # announced, not due
+    h = env.manager(**UNIT)
+    sample = h.mgr.registry.get_sample_value
+    h.check("d-1", "d-2", "d-later")  # the manager's first pass may have deleted them already
+    assert env.get_project("d-1") is None and env.get_project("d-2") is None
+    assert env.get_project("d-later") is not None
+    assert sample("gcm_projects_auto_deleted_total") == 2.0
+    h.check("d-1", "d-2", "d-later")  # gone ones are not counted again
+    assert sample("gcm_projects_auto_deleted_total") == 2.0
+
+
 def test_secrets_are_cached_without_data(env):
     from gcm.cmd.app import build_manager
     from gcm.controllers.project.stale.cache import secret_metadata_only
