@@ -23,15 +23,15 @@ def pod_log_options(q: Any, name: str) -> PodLogOptions:
     """The options of a log request for Pod ``name``; 422 as ``PodLogOptions`` validation words a bad
     count."""
     errs = []
-    for name, minimum, detail in (
+    for option, minimum, detail in (
         ("tailLines", 0, "must be greater than or equal to 0"),
         ("limitBytes", 1, "must be greater than 0"),
         ("sinceSeconds", 1, "must be greater than 0"),
     ):
-        if name in q:
-            value = parse_int64(q[name])
+        if option in q:
+            value = parse_int64(q[option])
             if value < minimum:
-                errs.append(errors.invalid_value(name, value, detail))
+                errs.append(errors.invalid_value(option, value, detail))
     if "sinceSeconds" in q and "sinceTime" in q:
         errs.append(errors.forbidden("", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
     if errs:

@@ -50,7 +50,8 @@ def _waiting(c: dict, reason: str) -> dict:
     }
 
 
-def _running(pod: dict, c: dict, started_at: str, ready: bool) -> dict:
+def _started(pod: dict, c: dict, state: dict, ready: bool, started: bool) -> dict:
+    """The status of a container the runtime created: with its container and image IDs."""
     return {
         "name": c.get("name", ""),
         "image": c.get("image", ""),
@@ -58,32 +59,27 @@ def _running(pod: dict, c: dict, started_at: str, ready: bool) -> dict:
         "containerID": _container_id(pod, c.get("name", "")),
         "ready": ready,
         "restartCount": 0,
-        "started": True,
-        "state": {"running": {"startedAt": started_at}},
+        "started": started,
+        "state": state,
         "lastState": {},
     }
+
+
+def _running(pod: dict, c: dict, started_at: str, ready: bool) -> dict:
+    return _started(pod, c, {"running": {"startedAt": started_at}}, ready, True)
 
 
 def _terminated(pod: dict, c: dict, started_at: str, finished_at: str) -> dict:
-    return {
-        "name": c.get("name", ""),
-        "image": c.get("image", ""),
-        "imageID": _image_id(c.get("image", "")),
-        "containerID": _container_id(pod, c.get("name", "")),
-        "ready": False,
-        "restartCount": 0,
-        "started": False,
-        "state": {
-            "terminated": {
-                "exitCode": 0,
-                "reason": "Completed",
-                "startedAt": started_at,
-                "finishedAt": finished_at,
-                "containerID": _container_id(pod, c.get("name", "")),
-            }
-        },
-        "lastState": {},
+    state = {
+        "terminated": {
+            "exitCode": 0,
+            "reason": "Completed",
+            "startedAt": started_at,
+            "finishedAt": finished_at,
+            "containerID": _container_id(pod, c.get("name", "")),
+        }
     }
+    return _started(pod, c, state, False, False)
 
 
 def _probe_delay(c: dict) -> int:
