@@ -331,6 +331,18 @@ def test_a_deployment_becomes_available(kubectl: Kubectl, apiserver: APIServer) 
         timeout=20,
         message="only the new pod is left",
     )
+    # kubectl rollout undo goes back to the first ReplicaSet, which becomes revision 3.
+    kubectl.ok("rollout", "undo", "deployment/web")
+    kubectl.ok("rollout", "status", "deployment/web", "--timeout=30s")
+    first = kubectl.json("get", "replicaset", f"web-{template_hash}")
+    assert first["spec"]["replicas"] == 1
+    assert first["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "3"
+    assert (
+        kubectl.json("get", "deployment", "web")["metadata"]["annotations"][
+            "deployment.kubernetes.io/revision"
+        ]
+        == "3"
+    )
     kubectl.ok("delete", "deployment", "web")
     eventually(lambda: not kubectl.json("get", "pods")["items"], timeout=20, message="pods collected")
 
@@ -531,6 +543,27 @@ def test_a_daemonset_runs_one_pod_per_node(kubectl: Kubectl) -> None:
         timeout=20,
         message="two pods",
     )
+
+
+def test_kube_system_runs_kubeadms_addons(kubectl: Kubectl) -> None:
+    kubectl.ok("rollout", "status", "-n", "kube-system", "deployment/coredns", "--timeout=30s")
+    kubectl.ok("rollout", "status", "-n", "kube-system", "daemonset/kube-proxy", "--timeout=30s")
+    pods = kubectl.json("get", "pods", "-n", "kube-system")["items"]
+    apps = sorted(p["metadata"]["labels"]["k8s-app"] for p in pods)
+    assert apps == ["kube-dns", "kube-dns", "kube-proxy", "kube-proxy"]
+    assert all(p["status"]["phase"] == "Running" for p in pods)
+    assert (
+        kubectl.json("get", "service", "-n", "kube-system", "kube-dns")["spec"]["clusterIP"] == "10.96.0.10"
+    )
+
+
+def test_addons_can_be_left_out() -> None:
+    with APIServer(nodes=1, simulation=SimulationPolicy(system_addons=False)) as server:
+        core = client.CoreV1Api(server.api_client())
+        core.create_namespaced_pod("default", pod_body("only"))
+        eventually(lambda: running_and_ready(core, "only"), timeout=20, message="pod running")
+        assert core.list_namespaced_pod("kube-system").items == []
+        assert client.AppsV1Api(server.api_client()).list_namespaced_deployment("kube-system").items == []
 
 
 @pytest.mark.simulated_nodes(0)

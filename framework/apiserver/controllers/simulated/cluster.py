@@ -4,6 +4,7 @@ in-process controllers of :mod:`..manager` do: listen synchronously, work later 
 from __future__ import annotations
 
 from framework.apiserver.controllers.manager import WorkQueue
+from framework.apiserver.controllers.simulated.addons import install_addons
 from framework.apiserver.controllers.simulated.context import Context, controller_ref
 from framework.apiserver.controllers.simulated.daemonset import DaemonSetController
 from framework.apiserver.controllers.simulated.deployment import DeploymentController
@@ -73,6 +74,8 @@ class SimulatedCluster:
             if q.task is None or q.task.done():
                 q.start()
         self.nodes.register()
+        if self.ctx.policy.system_addons:
+            install_addons(self.ctx)
         ctx = self.ctx
         for rt in (ctx.pods, ctx.replicasets, ctx.deployments, ctx.statefulsets, ctx.daemonsets, ctx.jobs):
             for obj in ctx.objects(rt):

@@ -8,7 +8,12 @@ the ``Available``/``Progressing`` conditions as kube's controller words them. No
 from __future__ import annotations
 
 from framework.apiserver.controllers.manager import WorkQueue
-from framework.apiserver.controllers.simulated.context import CONTROLLER_MANAGER, Context, owner_reference
+from framework.apiserver.controllers.simulated.context import (
+    CONTROLLER_MANAGER,
+    Context,
+    controller_ref,
+    owner_reference,
+)
 from framework.apiserver.controllers.simulated.pods import template_hash
 from framework.apiserver.encoding import timefmt
 from framework.apiserver.registry.intorpercent import scaled_value
@@ -156,11 +161,20 @@ class DeploymentController:
         return rs
 
     def _annotate(self, rs: dict, revision: int, replicas: int, surge: int) -> None:
+        """Back to an earlier template: its ReplicaSet becomes the newest revision, as the Deployment."""
+        ctx = self.ctx
         new = deep_copy(rs)
         new["metadata"].setdefault("annotations", {}).update(
             {REVISION: str(revision), DESIRED: str(replicas), MAX: str(replicas + surge)}
         )
-        self.ctx.update(self.ctx.replicasets, new, CONTROLLER_MANAGER)
+        if ctx.update(ctx.replicasets, new, CONTROLLER_MANAGER):
+            meta = rs["metadata"]
+            owner = controller_ref(rs)
+            d = ctx.get(ctx.deployments, meta["namespace"], owner["name"]) if owner else None
+            if d is not None:
+                d_new = deep_copy(d)
+                d_new["metadata"].setdefault("annotations", {})[REVISION] = str(revision)
+                ctx.update(ctx.deployments, d_new, CONTROLLER_MANAGER)
 
     def _scale(self, d: dict, rs: dict, to: int) -> None:
         ctx = self.ctx

@@ -17,7 +17,9 @@ class SimulationPolicy:
       a container that exits on SIGTERM), never later than the grace period; ``None``: they ignore
       SIGTERM and the Pod goes when the grace period ends (KWOK's ``pod-delete`` stage);
     - ``lease_renew_interval``: how often each node renews its Lease in ``kube-node-lease`` (the
-      kubelet's 10 s); ``node_status_interval``: how often it re-posts its status (heartbeats).
+      kubelet's 10 s); ``node_status_interval``: how often it re-posts its status (heartbeats);
+    - ``system_addons``: run kubeadm's ``kube-system`` add-ons (``coredns``, ``kube-dns``,
+      ``kube-proxy``) as simulated workloads, as every kubeadm-made cluster has them.
     """
 
     pod_start_delay: float = 0.1
@@ -25,3 +27,4 @@ class SimulationPolicy:
     container_stop_delay: float | None = 0.1
     lease_renew_interval: float = 10.0
     node_status_interval: float = 60.0
+    system_addons: bool = True
