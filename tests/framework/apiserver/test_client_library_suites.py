@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -132,7 +133,9 @@ def _kind_kubeconfig(server: APIServer, path: Path) -> str:
     return text
 
 
-def _run_suite(suite: str, tmp_path: Path, cwd: Path, args: list[str]) -> None:
+def _run_suite(
+    suite: str, tmp_path: Path, cwd: Path, args: list[str], record: Callable[[str, object], None]
+) -> None:
     home = tmp_path / "home"
     (home / ".kube").mkdir(parents=True)
     junit = tmp_path / "junit.xml"
@@ -156,6 +159,9 @@ def _run_suite(suite: str, tmp_path: Path, cwd: Path, args: list[str]) -> None:
     stale = sorted(t for t in known if results.get(t) != "failed")
     assert not stale, f"{suite}: listed as failing but {[(t, results.get(t)) for t in stale]}"
     passed = sum(r == "passed" for r in results.values())
+    # The counts go to the JUnit report of this run (``--junitxml``) for docs/apiserver.md.
+    for outcome in ("passed", "failed", "skipped"):
+        record(f"{suite}_{outcome}", sum(r == outcome for r in results.values()))
     assert passed >= MIN_PASSED[suite], (suite, passed)
 
 
@@ -166,23 +172,27 @@ def _source(variable: str, marker: str) -> Path:
     return root
 
 
-def test_lightkube_e2e_suite(tmp_path: Path) -> None:
+def test_lightkube_e2e_suite(
+    tmp_path: Path, record_testsuite_property: Callable[[str, object], None]
+) -> None:
     source = _source("LIGHTKUBE_SRC", "e2e-tests/test_client.py")
     # From the checkout's root, as lightkube's test.sh runs it.
-    _run_suite("lightkube", tmp_path, source, ["-m", "pytest", "e2e-tests"])
+    _run_suite("lightkube", tmp_path, source, ["-m", "pytest", "e2e-tests"], record_testsuite_property)
 
 
-def test_kr8s_suite(tmp_path: Path) -> None:
+def test_kr8s_suite(tmp_path: Path, record_testsuite_property: Callable[[str, object], None]) -> None:
     source = _source("KR8S_SRC", "kr8s/tests/test_api.py")
     cwd = tmp_path / "run"
     cwd.mkdir()
     # With kr8s's own pytest options (pyproject.toml: asyncio_mode, --keep-cluster, coverage).
     args = ["-c", PACKAGE_RUNNER, "kr8s", str(source / "kr8s"), "first", str(source / "kr8s")]
-    _run_suite("kr8s", tmp_path, cwd, args)
+    _run_suite("kr8s", tmp_path, cwd, args, record_testsuite_property)
 
 
-def test_kubernetes_asyncio_e2e_suite(tmp_path: Path) -> None:
+def test_kubernetes_asyncio_e2e_suite(
+    tmp_path: Path, record_testsuite_property: Callable[[str, object], None]
+) -> None:
     source = _source("KUBERNETES_ASYNCIO_SRC", "kubernetes_asyncio/e2e_test/base.py")
     args = ["-c", PACKAGE_RUNNER, "kubernetes_asyncio", str(source / "kubernetes_asyncio"), "last"]
     args += ["kubernetes_asyncio/e2e_test", "-o", "addopts=", "--rootdir", str(source)]
-    _run_suite("kubernetes_asyncio", tmp_path, source, args)
+    _run_suite("kubernetes_asyncio", tmp_path, source, args, record_testsuite_property)
