@@ -11,7 +11,7 @@ import sys
 import pytest
 from kubernetes import client
 
-from framework.apiserver import APIServer, SimulationPolicy
+from framework.apiserver import AdmissionPlugin, APIServer, SimulationPolicy, StatusError
 from framework.testing.kubectl import Kubectl
 from framework.testing.polling import consistently, eventually
 
@@ -104,6 +104,16 @@ def test_a_pod_is_scheduled_and_runs(core: client.CoreV1Api) -> None:
 
 
 def test_pods_spread_over_the_least_loaded_nodes(core: client.CoreV1Api) -> None:
+    # The add-ons first (two per node, whatever their order): the nodes start the test equally loaded.
+    eventually(
+        lambda: (
+            (pods := core.list_namespaced_pod("kube-system").items)
+            and len(pods) == 4
+            and all(p.spec.node_name for p in pods)
+        ),
+        timeout=20,
+        message="kube-system pods bound",
+    )
     for i in range(4):
         core.create_namespaced_pod("default", pod_body(f"p{i}"))
 
@@ -393,6 +403,47 @@ def test_a_recreate_deployment_through_the_official_client(apiserver: APIServer)
     )
 
 
+class RefusePods(AdmissionPlugin):
+    """Refuses Pod creates while ``closed`` (as a missing ServiceAccount or a quota would)."""
+
+    name = "RefusePods"
+    closed = True
+
+    def admit(self, server, rt, new, old, opts) -> None:
+        if rt.resource == "pods" and old is None and self.closed:
+            raise StatusError(403, "Forbidden", "pods are refused for now")
+
+
+def test_a_refused_pod_create_is_retried() -> None:
+    gate = RefusePods()
+    with APIServer(
+        nodes=1, admission_plugins=[gate], simulation=SimulationPolicy(system_addons=False)
+    ) as server:
+        apps = client.AppsV1Api(server.api_client())
+        core = client.CoreV1Api(server.api_client())
+        apps.create_namespaced_replica_set(
+            "default",
+            {
+                "metadata": {"name": "rs"},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": {"app": "rs"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "rs"}},
+                        "spec": {"containers": [{"name": "c", "image": "c"}]},
+                    },
+                },
+            },
+        )
+        consistently(lambda: not core.list_namespaced_pod("default").items, duration=0.3, message="no pod")
+        gate.closed = False
+        eventually(
+            lambda: core.list_namespaced_pod("default").items,
+            timeout=20,
+            message="the controller tried again",
+        )
+
+
 def test_a_job_completes(kubectl: Kubectl) -> None:
     kubectl.ok("create", "job", "once", "--image=busybox")
     assert "job.batch/once condition met" in kubectl.ok(
@@ -423,7 +474,6 @@ def test_an_indexed_job_runs_every_index(kubectl: Kubectl) -> None:
             "completions": 3,
             "parallelism": 2,
             "completionMode": "Indexed",
-            "ttlSecondsAfterFinished": 1,
             "template": {
                 "spec": {"restartPolicy": "Never", "containers": [{"name": "w", "image": "busybox"}]}
             },
@@ -437,7 +487,8 @@ def test_an_indexed_job_runs_every_index(kubectl: Kubectl) -> None:
     indexes = sorted(p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] for p in pods)
     assert indexes == ["0", "1", "2"]
     assert all(p["spec"]["hostname"].startswith("idx-") for p in pods)
-    # ttlSecondsAfterFinished: the Job and its Pods go.
+    # ttlSecondsAfterFinished (may be set once finished): the Job and its Pods go.
+    kubectl.ok("patch", "job", "idx", "-p", '{"spec":{"ttlSecondsAfterFinished":0}}')
     eventually(lambda: not kubectl.json("get", "jobs")["items"], timeout=20, message="job expired")
     eventually(lambda: not kubectl.json("get", "pods")["items"], timeout=20, message="pods collected")
 

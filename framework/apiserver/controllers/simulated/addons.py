@@ -18,8 +18,6 @@ CONTROL_PLANE_TOLERATIONS = [
 def coredns() -> dict:
     labels = {"k8s-app": "kube-dns"}
     return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
         "metadata": {"name": "coredns", "namespace": NAMESPACE, "labels": labels},
         "spec": {
             "replicas": 2,
@@ -51,8 +49,6 @@ def coredns() -> dict:
 
 def kube_dns() -> dict:
     return {
-        "apiVersion": "v1",
-        "kind": "Service",
         "metadata": {"name": "kube-dns", "namespace": NAMESPACE, "labels": {"k8s-app": "kube-dns"}},
         "spec": {
             "clusterIP": "10.96.0.10",  # kubeadm's: the tenth address of the Service range
@@ -69,8 +65,6 @@ def kube_dns() -> dict:
 def kube_proxy() -> dict:
     labels = {"k8s-app": "kube-proxy"}
     return {
-        "apiVersion": "apps/v1",
-        "kind": "DaemonSet",
         "metadata": {"name": "kube-proxy", "namespace": NAMESPACE, "labels": labels},
         "spec": {
             "selector": {"matchLabels": labels},

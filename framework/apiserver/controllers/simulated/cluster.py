@@ -51,11 +51,11 @@ class SimulatedCluster:
             for q in c.queues
         ]
         self._owners = {
-            ("apps/v1", "ReplicaSet"): self.replicasets.queue,
-            ("apps/v1", "StatefulSet"): self.statefulsets.queue,
-            ("apps/v1", "DaemonSet"): self.daemonsets.queue,
-            ("batch/v1", "Job"): self.jobs.queue,
-            ("apps/v1", "Deployment"): self.deployments.queue,
+            (ctx.replicasets.api_version, ctx.replicasets.kind): self.replicasets.queue,
+            (ctx.statefulsets.api_version, ctx.statefulsets.kind): self.statefulsets.queue,
+            (ctx.daemonsets.api_version, ctx.daemonsets.kind): self.daemonsets.queue,
+            (ctx.jobs.api_version, ctx.jobs.kind): self.jobs.queue,
+            (ctx.deployments.api_version, ctx.deployments.kind): self.deployments.queue,
         }
         self._own = {
             ctx.replicasets.storage: self.replicasets.queue,

@@ -4,11 +4,12 @@ writes, the stage policy, and small helpers (owned objects, status writes, Event
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 import structlog
 
+from framework.apiserver.controllers.manager import WorkQueue
 from framework.apiserver.controllers.simulated.policy import SimulationPolicy
 from framework.apiserver.encoding import timefmt
 from framework.apiserver.machinery.errors import StatusError
@@ -25,6 +26,7 @@ log = structlog.get_logger("framework.apiserver.simulated")
 KUBELET = "kubelet"
 SCHEDULER = "kube-scheduler"
 CONTROLLER_MANAGER = "kube-controller-manager"
+RETRY_DELAY = 1.0  # seconds before a controller syncs again after a refused create
 
 
 class Context:
@@ -73,13 +75,23 @@ class Context:
 
     # -- writes --------------------------------------------------------------------------------------
 
-    def create(self, rt: ResourceType, ns: str | None, body: dict, manager: str) -> dict | None:
+    def create(
+        self,
+        rt: ResourceType,
+        ns: str | None,
+        body: dict,
+        manager: str,
+        retry: tuple[WorkQueue, Hashable] | None = None,
+    ) -> dict | None:
         """Create ``body``; None when the server refuses it (logged: a namespace being deleted, a
-        quota, an admission plugin)."""
+        quota, an admission plugin, a ServiceAccount not made yet). ``retry``: the queue and key to
+        sync again a second later, as a controller's rate-limited requeue."""
         try:
             return self.api.create(rt, ns, body, WriteOptions(field_manager=manager)).body
         except StatusError as e:
             log.info("simulated create refused", resource=rt.resource, namespace=ns, reason=e.message)
+            if retry is not None and e.code != 409:
+                retry[0].add_later(retry[1], RETRY_DELAY)
             return None
 
     def update(self, rt: ResourceType, obj: dict, manager: str, subresource: str | None = None) -> bool:

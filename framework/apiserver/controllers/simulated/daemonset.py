@@ -130,7 +130,8 @@ class DaemonSetController:
         }
         _with_tolerations(body["spec"])
         _pin(body["spec"], node)
-        created = ctx.create(ctx.pods, meta["namespace"], body, CONTROLLER_MANAGER)
+        retry = (self.queue, (meta["namespace"], meta["name"]))
+        created = ctx.create(ctx.pods, meta["namespace"], body, CONTROLLER_MANAGER, retry)
         if created is not None:
             ctx.event(
                 ds,

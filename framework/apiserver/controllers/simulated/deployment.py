@@ -137,8 +137,6 @@ class DeploymentController:
         }
         annotations.update({REVISION: str(revision), DESIRED: str(replicas), MAX: str(replicas + surge)})
         body = {
-            "apiVersion": "apps/v1",
-            "kind": "ReplicaSet",
             "metadata": {
                 "name": f"{meta['name']}-{h}",
                 "namespace": meta["namespace"],
@@ -153,7 +151,13 @@ class DeploymentController:
                 "template": template,
             },
         }
-        rs = ctx.create(ctx.replicasets, meta["namespace"], body, CONTROLLER_MANAGER)
+        rs = ctx.create(
+            ctx.replicasets,
+            meta["namespace"],
+            body,
+            CONTROLLER_MANAGER,
+            (self.queue, (meta["namespace"], meta["name"])),
+        )
         if rs is not None:
             d_new = deep_copy(ctx.get(ctx.deployments, meta["namespace"], meta["name"]) or d)
             d_new["metadata"].setdefault("annotations", {})[REVISION] = str(revision)

@@ -187,7 +187,8 @@ class JobController:
                             },
                         }
                     )
-            pod = ctx.create(ctx.pods, meta["namespace"], body, CONTROLLER_MANAGER)
+            retry = (self.queue, (meta["namespace"], meta["name"]))
+            pod = ctx.create(ctx.pods, meta["namespace"], body, CONTROLLER_MANAGER, retry)
             if pod is None:
                 break
             created.append(pod)

@@ -257,7 +257,11 @@ class Kubelet:
                     waits.append(delay - running_for)
         self._readiness(pod, status)
         ref = controller_ref(pod)
-        job_pod = ref is not None and (ref.get("apiVersion"), ref.get("kind")) == ("batch/v1", "Job")
+        jobs = self.ctx.jobs
+        job_pod = ref is not None and (ref.get("apiVersion"), ref.get("kind")) == (
+            jobs.api_version,
+            jobs.kind,
+        )
         if job_pod and self._wait(key, pod["metadata"]["uid"], self.ctx.policy.job_pod_duration):
             self._complete(pod, status)
             return

@@ -45,8 +45,6 @@ def new_node(index: int) -> dict:
     now = timefmt.now_time()
     ident = hashlib.sha256(name.encode()).hexdigest()
     return {
-        "apiVersion": "v1",
-        "kind": "Node",
         "metadata": {
             "name": name,
             "labels": {
@@ -140,7 +138,12 @@ class NodeController:
                         "name": name,
                         "namespace": LEASE_NAMESPACE,
                         "ownerReferences": [
-                            {"apiVersion": "v1", "kind": "Node", "name": name, "uid": node["metadata"]["uid"]}
+                            {
+                                "apiVersion": ctx.nodes.api_version,
+                                "kind": ctx.nodes.kind,
+                                "name": name,
+                                "uid": node["metadata"]["uid"],
+                            }
                         ],
                     },
                     "spec": {

@@ -76,12 +76,7 @@ def pod_from_template(template: dict, owner_ref: dict, namespace: str) -> dict:
     for key in ("labels", "annotations", "finalizers"):
         if tmeta.get(key):
             meta[key] = deep_copy(tmeta[key])
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": meta,
-        "spec": deep_copy(template.get("spec") or {}),
-    }
+    return {"metadata": meta, "spec": deep_copy(template.get("spec") or {})}
 
 
 def set_pod_condition(status: dict, ctype: str, value: str, reason: str, message: str) -> bool:

@@ -48,7 +48,7 @@ class ReplicaSetController:
             for _ in range(diff):
                 body = pod_from_template(spec.get("template") or {}, ref, key[0])
                 body["metadata"]["generateName"] = f"{key[1]}-"
-                created = ctx.create(ctx.pods, key[0], body, CONTROLLER_MANAGER)
+                created = ctx.create(ctx.pods, key[0], body, CONTROLLER_MANAGER, (self.queue, key))
                 if created is None:
                     break
                 ctx.event(

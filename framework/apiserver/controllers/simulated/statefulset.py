@@ -109,7 +109,8 @@ class StatefulSetController:
         body["spec"]["hostname"] = name
         if spec.get("serviceName"):
             body["spec"]["subdomain"] = spec["serviceName"]
-        if ctx.create(ctx.pods, meta["namespace"], body, CONTROLLER_MANAGER) is not None:
+        retry = (self.queue, (meta["namespace"], meta["name"]))
+        if ctx.create(ctx.pods, meta["namespace"], body, CONTROLLER_MANAGER, retry) is not None:
             ctx.event(
                 sts,
                 ctx.statefulsets,
