@@ -617,6 +617,49 @@ def test_addons_can_be_left_out() -> None:
         assert client.AppsV1Api(server.api_client()).list_namespaced_deployment("kube-system").items == []
 
 
+def test_a_restart_with_a_data_directory_resumes(tmp_path) -> None:
+    with APIServer(data_dir=tmp_path / "data", nodes=2) as server:
+        apps = client.AppsV1Api(server.api_client())
+        apps.create_namespaced_deployment(
+            "default",
+            {
+                "metadata": {"name": "kept"},
+                "spec": {
+                    "replicas": 2,
+                    "selector": {"matchLabels": {"app": "kept"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "kept"}},
+                        "spec": {"containers": [{"name": "c", "image": "c"}]},
+                    },
+                },
+            },
+        )
+        eventually(
+            lambda: apps.read_namespaced_deployment_status("kept", "default").status.available_replicas == 2,
+            timeout=20,
+            message="available",
+        )
+        before = sorted(
+            p.metadata.name for p in client.CoreV1Api(server.api_client()).list_pod_for_all_namespaces().items
+        )
+    with APIServer(data_dir=tmp_path / "data", nodes=2) as server:
+        core = client.CoreV1Api(server.api_client())
+        assert [n.metadata.name for n in core.list_node().items] == ["simulated-node-0", "simulated-node-1"]
+        consistently(
+            lambda: sorted(p.metadata.name for p in core.list_pod_for_all_namespaces().items) == before,
+            duration=0.5,
+            message="the same pods, none added",
+        )
+        client.AppsV1Api(server.api_client()).patch_namespaced_deployment_scale(
+            "kept", "default", {"spec": {"replicas": 3}}
+        )
+        eventually(
+            lambda: len(core.list_namespaced_pod("default").items) == 3,
+            timeout=20,
+            message="scaled after restart",
+        )
+
+
 @pytest.mark.simulated_nodes(0)
 def test_without_simulated_nodes_nothing_runs(apiserver: APIServer, kubectl: Kubectl, core) -> None:
     assert kubectl.json("get", "nodes")["items"] == []
