@@ -27,6 +27,22 @@ def pod_body(name: str, **spec) -> dict:
     }
 
 
+def replicated(name: str, replicas: int, image: str = "c", **spec) -> dict:
+    """A Deployment's or ReplicaSet's body: ``replicas`` Pods labelled ``app: name``."""
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": name, "image": image}]},
+            },
+            **spec,
+        },
+    }
+
+
 def running_and_ready(core: client.CoreV1Api, name: str) -> client.V1Pod | None:
     pod = core.read_namespaced_pod(name, "default")
     ready = {c.type: c.status for c in pod.status.conditions or []}.get("Ready")
@@ -359,19 +375,7 @@ def test_a_deployment_becomes_available(kubectl: Kubectl, apiserver: APIServer) 
 
 def test_a_recreate_deployment_through_the_official_client(apiserver: APIServer) -> None:
     apps = client.AppsV1Api(apiserver.api_client())
-    body = {
-        "metadata": {"name": "api"},
-        "spec": {
-            "replicas": 2,
-            "strategy": {"type": "Recreate"},
-            "selector": {"matchLabels": {"app": "api"}},
-            "template": {
-                "metadata": {"labels": {"app": "api"}},
-                "spec": {"containers": [{"name": "api", "image": "api:1"}]},
-            },
-        },
-    }
-    apps.create_namespaced_deployment("default", body)
+    apps.create_namespaced_deployment("default", replicated("api", 2, "api:1", strategy={"type": "Recreate"}))
 
     def available() -> bool:
         s = apps.read_namespaced_deployment_status("api", "default").status
@@ -423,17 +427,7 @@ def test_a_refused_pod_create_is_retried() -> None:
         core = client.CoreV1Api(server.api_client())
         apps.create_namespaced_replica_set(
             "default",
-            {
-                "metadata": {"name": "rs"},
-                "spec": {
-                    "replicas": 1,
-                    "selector": {"matchLabels": {"app": "rs"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "rs"}},
-                        "spec": {"containers": [{"name": "c", "image": "c"}]},
-                    },
-                },
-            },
+            replicated("rs", 1),
         )
         consistently(lambda: not core.list_namespaced_pod("default").items, duration=0.3, message="no pod")
         gate.closed = False
@@ -622,25 +616,22 @@ def test_a_restart_with_a_data_directory_resumes(tmp_path) -> None:
         apps = client.AppsV1Api(server.api_client())
         apps.create_namespaced_deployment(
             "default",
-            {
-                "metadata": {"name": "kept"},
-                "spec": {
-                    "replicas": 2,
-                    "selector": {"matchLabels": {"app": "kept"}},
-                    "template": {
-                        "metadata": {"labels": {"app": "kept"}},
-                        "spec": {"containers": [{"name": "c", "image": "c"}]},
-                    },
-                },
-            },
+            replicated("kept", 2),
         )
         eventually(
             lambda: apps.read_namespaced_deployment_status("kept", "default").status.available_replicas == 2,
             timeout=20,
             message="available",
         )
-        before = sorted(
-            p.metadata.name for p in client.CoreV1Api(server.api_client()).list_pod_for_all_namespaces().items
+        core = client.CoreV1Api(server.api_client())
+        # Two Pods of the Deployment, four of the add-ons.
+        before = eventually(
+            lambda: (
+                len(names := sorted(p.metadata.name for p in core.list_pod_for_all_namespaces().items)) == 6
+                and names
+            ),
+            timeout=20,
+            message="all pods created",
         )
     with APIServer(data_dir=tmp_path / "data", nodes=2) as server:
         core = client.CoreV1Api(server.api_client())
