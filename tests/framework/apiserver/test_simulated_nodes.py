@@ -182,6 +182,20 @@ def test_a_pod_bound_by_name_skips_the_scheduler(core: client.CoreV1Api) -> None
     assert not any(e.reason == "Scheduled" for e in events)
 
 
+def test_init_containers_complete_and_sidecars_run(core: client.CoreV1Api) -> None:
+    body = pod_body("inits")
+    body["spec"]["initContainers"] = [
+        {"name": "setup", "image": "busybox"},
+        {"name": "proxy", "image": "envoy", "restartPolicy": "Always"},
+    ]
+    core.create_namespaced_pod("default", body)
+    pod = eventually(lambda: running_and_ready(core, "inits"), timeout=20, message="pod running")
+    setup, proxy = pod.status.init_container_statuses
+    assert (setup.state.terminated.exit_code, setup.state.terminated.reason) == (0, "Completed")
+    assert proxy.state.running is not None and proxy.started and proxy.ready
+    assert pod.status.container_statuses[0].state.running is not None
+
+
 def test_readiness_probe_delays_readiness(core: client.CoreV1Api) -> None:
     body = pod_body("probed")
     body["spec"]["containers"][0]["readinessProbe"] = {
@@ -569,6 +583,20 @@ def test_a_daemonset_runs_one_pod_per_node(kubectl: Kubectl) -> None:
     assert status["updatedNumberScheduled"] == 3 and status["numberMisscheduled"] == 0
     tolerations = {t["key"] for t in pods[0]["spec"]["tolerations"]}
     assert "node.kubernetes.io/unschedulable" in tolerations
+    # A new template replaces the Pods one at a time.
+    kubectl.ok("set", "image", "daemonset/agent", "agent=agent:2")
+    kubectl.ok("rollout", "status", "daemonset/agent", "--timeout=30s")
+    eventually(
+        lambda: (
+            sorted(
+                p["spec"]["containers"][0]["image"]
+                for p in kubectl.json("get", "pods", "-l", "app=agent")["items"]
+            )
+            == ["agent:2"] * 3
+        ),
+        timeout=20,
+        message="pods at the new template",
+    )
     # A node the template excludes loses its Pod.
     kubectl.ok("label", "node", "simulated-node-2", "agent=no")
     kubectl.ok(
