@@ -9,8 +9,9 @@ See ``docs/apiserver.md`` for what it implements and where it knowingly deviates
 """
 
 from framework.apiserver.admission.plugins import AdmissionPlugin
+from framework.apiserver.controllers.simulated import SimulationPolicy
 from framework.apiserver.machinery.errors import StatusError
 from framework.apiserver.server import APIServer
 from framework.server.connections import ConnectionLimits
 
-__all__ = ["APIServer", "AdmissionPlugin", "ConnectionLimits", "StatusError"]
+__all__ = ["APIServer", "AdmissionPlugin", "ConnectionLimits", "SimulationPolicy", "StatusError"]

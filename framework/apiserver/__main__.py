@@ -10,6 +10,8 @@ and exit code 2.
 served (port defaults to 443); TLS still verifies the name ``NAME.NAMESPACE.svc``.
 ``--admission-plugin MODULE:FACTORY`` adds in-process admission plugins after the built-in ones (see
 :mod:`framework.apiserver.admission.plugins`), as kube-apiserver's ``--enable-admission-plugins``.
+``--simulated-nodes N`` simulates N Ready nodes running Pods and workloads (docs/apiserver.md, "Simulated
+nodes").
 ``--fault-injection`` and ``--request-log FILE`` are for chaos runs (``bench/chaos.py``): see
 :mod:`framework.apiserver.faults.control` and :mod:`framework.apiserver.accounting.request_log`.
 """
@@ -66,6 +68,13 @@ def main(argv: list[str] | None = None) -> int:
         help="also run the admission plugins MODULE.FACTORY() returns, after the built-in ones (repeatable)",
     )
     p.add_argument(
+        "--simulated-nodes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="simulate N Ready nodes running Pods, Deployments, StatefulSets, DaemonSets and Jobs (as KWOK)",
+    )
+    p.add_argument(
         "--fault-injection",
         action="store_true",
         help="serve POST /debug/faults (system:masters only) to inject faults; off by default",
@@ -83,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         help="also log the answered object's value at PATH as NAME for writes to RESOURCE (repeatable)",
     )
     args = p.parse_args(argv)
+    if args.simulated_nodes < 0:
+        p.error("--simulated-nodes must not be negative")
     services = []
     for entry in args.webhook_service:
         ref, sep, address = entry.partition("=")
@@ -118,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             fault_injection=args.fault_injection,
             request_log=args.request_log,
             request_log_fields=fields,
+            nodes=args.simulated_nodes,
         )
     except DataDirError as e:
         sys.stderr.write(f"{p.prog}: --data-dir: {e}\n")

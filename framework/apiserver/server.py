@@ -31,6 +31,7 @@ from framework.apiserver.auth.authenticator import MASTERS, RBAC_GROUP, Authenti
 from framework.apiserver.auth.authorizer import RBACAuthorizer
 from framework.apiserver.auth.bootstrap_policy import bootstrap_policy, reconcile
 from framework.apiserver.controllers.manager import CRD_STORAGE, Controllers
+from framework.apiserver.controllers.simulated import SimulatedCluster, SimulationPolicy
 from framework.apiserver.crd.conversion_webhook import WebhookConverter
 from framework.apiserver.crd.install import install_crds
 from framework.apiserver.endpoints.connections import DEFAULT_LIMITS, REFUSAL_STATUS, status_answer
@@ -63,6 +64,9 @@ class APIServer:
     ``--enable-admission-plugins``, see :mod:`framework.apiserver.admission.plugins`).
     ``request_log`` appends one JSON line per write to that file, with the extra fields
     ``request_log_fields`` names per resource (see :mod:`framework.apiserver.accounting.request_log`).
+    ``nodes`` > 0 simulates that many Ready nodes, with a scheduler, their kubelets and the workload
+    controllers (as KWOK does), timed by ``simulation`` (:class:`SimulationPolicy`); off by default
+    (docs/apiserver.md, "Simulated nodes").
     """
 
     def __init__(
@@ -87,7 +91,11 @@ class APIServer:
         request_log: str | os.PathLike | None = None,
         request_log_fields: Mapping[str, Mapping[str, str]] | None = None,
         connection_limits: ConnectionLimits | None = None,
+        nodes: int = 0,
+        simulation: SimulationPolicy | None = None,
     ) -> None:
+        if nodes < 0:
+            raise ValueError(f"nodes must not be negative, not {nodes}")
         if scheme not in ("https", "http"):
             raise ValueError(f"scheme must be https or http, not {scheme!r}")
         if authorization not in ("AlwaysAllow", "RBAC"):
@@ -149,6 +157,11 @@ class APIServer:
         for path in (self.ca_path, self._cert_path):
             path.chmod(0o600)  # only the user who runs the server reads its files
         self.controllers = Controllers(self.storage, self.registry, self.api, self.ca.cert_pem)
+        self.simulated = (
+            SimulatedCluster(self.storage, self.registry, self.api, nodes, simulation or SimulationPolicy())
+            if nodes
+            else None
+        )
         # Admission webhooks (21-6): where a ``clientConfig.service`` is reachable, as
         # ``{(namespace, name, port): "host:port"}`` (see :meth:`map_webhook_service`).
         self.webhook_service_map: dict[tuple[str, str, int], str] = {}
@@ -282,6 +295,8 @@ class APIServer:
                     self.api.create(rt, None, obj)
                 elif (updated := reconcile(self.api.external(rt, stored), obj)) is not None:
                     self.api.update(rt, None, name, updated)  # a store of an older release (autoupdate)
+        if self.simulated is not None:
+            self.simulated.start()  # after kube-node-lease exists
         await self._start_site()
         self._kubernetes_service()
 
@@ -361,6 +376,8 @@ class APIServer:
         await self._stop_site()
         await self.admission.close()
         self.controllers.stop()
+        if self.simulated is not None:
+            self.simulated.stop()
         tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         for t in tasks:
             t.cancel()

@@ -8,6 +8,7 @@ kube-apiserver's counterparts live in k8s.io/apiserver ``pkg/endpoints/discovery
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
@@ -36,8 +37,12 @@ ROOT_PATHS = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2", "
 class Discovery:
     """The discovery documents of the groups, versions and resources a registry serves."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(
+        self, registry: Registry, extra_subresources: Mapping[str, tuple[str, ...]] | None = None
+    ) -> None:
         self.registry = registry
+        # Subresources served beyond the types' own, by storage key (``pods/log`` with simulated nodes).
+        self.extra_subresources = dict(extra_subresources or {})
 
     @staticmethod
     def core_versions(host: str) -> dict:
@@ -143,7 +148,7 @@ class Discovery:
                 entry["categories"] = list(rt.categories)
             entry["storageVersionHash"] = _hash(rt)
             resources.append(entry)
-            for sub in rt.subresources:
+            for sub in rt.subresources + self.extra_subresources.get(rt.storage, ()):
                 sub_entry: dict[str, Any] = {
                     "name": f"{rt.resource}/{sub}",
                     "singularName": "",
@@ -153,6 +158,8 @@ class Discovery:
                 }
                 if sub == "finalize":
                     sub_entry["verbs"] = ["update"]
+                elif sub == "log":
+                    sub_entry["verbs"] = ["get"]
                 elif sub == "scale":
                     sub_entry.update(group="autoscaling", version="v1", kind="Scale")
                 elif sub == "token":

@@ -43,6 +43,7 @@ from framework.apiserver.endpoints.negotiation import (
     table_converter,
     table_version,
 )
+from framework.apiserver.endpoints.pod_log import pod_log_options
 from framework.apiserver.endpoints.request_auth import RequestAuth
 from framework.apiserver.endpoints.responses import (
     DEPRECATION,
@@ -86,7 +87,9 @@ class Handler:
         self.api = server.api
         self.registry = server.registry
         self.auth = RequestAuth(server)
-        self.discovery = Discovery(server.registry)
+        # Simulated nodes' kubelets answer ``pods/log``.
+        self.extra_subresources = {"pods": ("log",)} if server.simulated is not None else {}
+        self.discovery = Discovery(server.registry, self.extra_subresources)
         self.faults: list[Fault] = []
         self.watchers: set[Watcher] = set()
 
@@ -177,7 +180,7 @@ class Handler:
     async def _resource(
         self, request: web.Request, group: str, version: str, parts: list[str]
     ) -> web.StreamResponse:
-        t = resolve_target(self.registry, group, version, parts)
+        t = resolve_target(self.registry, group, version, parts, self.extra_subresources)
         q = request.query
         method = request.method
         # Go's query decoding: any value but "0"/"false" is true (watch=maybe watches).
@@ -199,6 +202,11 @@ class Handler:
             request[DEPRECATION] = warning
         if verb == "get" and meta_only and not t.subresource:
             return respond(request, 200, partial_metadata(self.api.get(rt, t.namespace, t.name or "")))
+        if verb == "get" and t.subresource == "log" and self.server.simulated is not None:
+            options = pod_log_options(q, t.name or "")
+            pod = self.api.get(rt, t.namespace, t.name or "")
+            body = self.server.simulated.log(pod, options.container, options.previous)
+            return web.Response(body=body, content_type="text/plain")
         if verb == "get":
             if t.subresource == "finalize":
                 raise method_not_allowed()

@@ -4,6 +4,7 @@ method asks for there (k8s.io/apiserver ``pkg/endpoints/request/requestinfo.go``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from framework.apiserver.endpoints.responses import method_not_allowed, path_not_found
@@ -22,9 +23,15 @@ class Target:
     watch_path: bool
 
 
-def resolve_target(registry: Registry, group: str, version: str, parts: list[str]) -> Target:
+def resolve_target(
+    registry: Registry,
+    group: str,
+    version: str,
+    parts: list[str],
+    extra_subresources: Mapping[str, tuple[str, ...]] | None = None,
+) -> Target:
     """The resource, namespace, name and subresource of a path's segments after the group version; 404
-    for anything no route serves."""
+    for anything no route serves (``extra_subresources``: served beyond the types' own, by storage key)."""
     watch_path = False
     if parts and parts[0] == "watch":
         watch_path = True
@@ -47,7 +54,7 @@ def resolve_target(registry: Registry, group: str, version: str, parts: list[str
         raise path_not_found()
     name = parts[1] if len(parts) > 1 else None
     sub = parts[2] if len(parts) > 2 else None
-    if sub is not None and sub not in rt.subresources:
+    if sub is not None and sub not in rt.subresources + (extra_subresources or {}).get(rt.storage, ()):
         raise path_not_found()
     return Target(rt, namespace, name, sub, watch_path)
 

@@ -30,3 +30,14 @@ def validate_positive_int_or_percent(value: Any, path: str) -> list[FieldError]:
     if not is_int(value) or value < 0:
         return [field.invalid(path, value, "must be greater than or equal to 0")]
     return []
+
+
+def scaled_value(value: Any, total: int, round_up: bool) -> int:
+    """``GetScaledValueFromIntOrPercent``: an integer as is, a percentage of ``total`` rounded up or
+    down (a rolling update's surge rounds up, its unavailability down); 0 for anything else."""
+    if is_int(value):
+        return value
+    if isinstance(value, str) and _PERCENT.fullmatch(value):
+        scaled = int(value[:-1]) * total
+        return -(-scaled // 100) if round_up else scaled // 100
+    return 0

@@ -24,6 +24,10 @@ class RESTBase:
         self.admit: Callable[[ResourceType, dict, dict | None, WriteOptions], None] | None = None
         # Built-in admission of a DELETE (type, stored object), before anything changes; may raise.
         self.admit_delete: Callable[[ResourceType, dict], None] | None = None
+        # Graceful deletion (the strategy's ``CheckGracefulDelete``): the seconds a DELETE of this
+        # stored object with these DeleteOptions waits for; 0 deletes at once. Only simulated nodes set
+        # it (their kubelets finish the deletions); without them every object goes at once.
+        self.grace_period: Callable[[ResourceType, dict, dict], int] | None = None
 
     # -- codec -------------------------------------------------------------------------------------
 

@@ -4,15 +4,16 @@ graceful deletion of objects with finalizers (11-1..11-5)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
-from framework.apiserver.encoding import timefmt
 from framework.apiserver.machinery import errors
 from framework.apiserver.machinery.errors import StatusError
 from framework.apiserver.registry.rest.objects import deep_copy, object_key
 from framework.apiserver.registry.rest.options import Result
 from framework.apiserver.registry.rest.reads import Reads
 from framework.apiserver.registry.strategy import ResourceType
+from framework.meta.time import format_time, now, parse_time
 
 
 class Delete(Reads):
@@ -43,6 +44,7 @@ class Delete(Reads):
             raise errors.forbidden_error(
                 rt.resource, rt.group, name, f"this {rt.singular} may not be deleted"
             )
+        grace = self.grace_period(rt, old, options) if self.grace_period is not None else 0
         if meta.get("deletionTimestamp"):
             if rt.spec_finalizers and (old.get("spec") or {}).get("finalizers"):
                 raise errors.conflict(
@@ -54,6 +56,8 @@ class Delete(Reads):
                 )
             if admission is not None:
                 admission(old)
+            if grace < (meta.get("deletionGracePeriodSeconds") or 0):
+                return self._shorten_grace(rt, ns, name, old, grace, dry_run)
             if rt.spec_finalizers and not meta.get("finalizers"):
                 if not dry_run:
                     self.storage.delete(rt.storage, object_key(ns, name))
@@ -74,7 +78,7 @@ class Delete(Reads):
             elif policy == "Background":
                 fins = [f for f in fins if f not in ("orphan", "foregroundDeletion")]
         fins += [f for f in rt.deletion_finalizers if f not in fins]
-        if not fins and not rt.spec_finalizers:
+        if not fins and not rt.spec_finalizers and not grace:
             last = old
             if not dry_run:
                 last = self.storage.delete(rt.storage, object_key(ns, name))
@@ -95,11 +99,11 @@ class Delete(Reads):
             )
         new = deep_copy(old)
         nmeta = new["metadata"]
-        nmeta["deletionTimestamp"] = timefmt.now_time()
+        nmeta["deletionTimestamp"] = format_time(now() + timedelta(seconds=grace))
         if fins:
             nmeta["finalizers"] = fins
         if not rt.spec_finalizers:
-            nmeta["deletionGracePeriodSeconds"] = 0
+            nmeta["deletionGracePeriodSeconds"] = grace
         if rt.tracks_generation and nmeta.get("generation", 0) > 0:
             nmeta["generation"] += 1
         if rt.on_deletion is not None:
@@ -109,6 +113,25 @@ class Delete(Reads):
             new = self.storage.update(rt.storage, object_key(ns, name), new)
         code = 202 if options.get("orphanDependents") is False else 200
         return Result(code, self.external(rt, new))
+
+    def _shorten_grace(
+        self, rt: ResourceType, ns: str | None, name: str, old: dict, grace: int, dry_run: bool
+    ) -> Result:
+        """A second DELETE with a shorter grace period than the pending one moves the deletion
+        earlier; 0 (``--force --grace-period=0``) deletes at once unless finalizers remain."""
+        if grace == 0 and not old["metadata"].get("finalizers"):
+            last = old if dry_run else self.storage.delete(rt.storage, object_key(ns, name))
+            return Result(200, self.external(rt, last))
+        new = deep_copy(old)
+        deadline = now() + timedelta(seconds=grace)
+        current = parse_time(new["metadata"]["deletionTimestamp"])
+        if current is None or deadline < current:
+            new["metadata"]["deletionTimestamp"] = format_time(deadline)
+        new["metadata"]["deletionGracePeriodSeconds"] = grace
+        new["metadata"].pop("resourceVersion", None)
+        if not dry_run:
+            new = self.storage.update(rt.storage, object_key(ns, name), new)
+        return Result(200, self.external(rt, new))
 
     def _check_preconditions(self, rt: ResourceType, name: str, old: dict, pre: Any) -> None:
         if not pre:
