@@ -18,6 +18,7 @@ LIMIT = 1500
 GARDENER = re.compile(
     r"gardener\.cloud|\b(Projects?|Shoots?|Seeds?|Plants?|BackupEntry|SecretBinding|CredentialsBinding)\b"
 )
+GARDENER_GROUP = re.compile(r"gardener\.cloud")
 
 
 def test_framework_testing_is_small_and_holds_no_server_code() -> None:
@@ -40,12 +41,15 @@ def test_framework_testing_is_small_and_holds_no_server_code() -> None:
 
 
 def test_nothing_under_framework_names_gardener() -> None:
+    # framework/types is generated from Kubernetes' own API docs, where "Projects" is a verb
+    # ("Projects an auto-rotating credential bundle ..."): only the group name is a finding there.
+    generated = FRAMEWORK / "types"
     named = [
         f"{p.relative_to(FRAMEWORK)}:{n}"
         for p in sorted(FRAMEWORK.rglob("*"))
         if p.is_file() and p.suffix in (".py", ".json")
         for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-        if GARDENER.search(line)
+        if (GARDENER_GROUP if p.is_relative_to(generated) else GARDENER).search(line)
     ]
     assert named == []
 
