@@ -157,6 +157,8 @@ class Update(Create):
             rt.normalize(stored, old)
         if rt.allocate:
             errs += rt.allocate(self.storage.table(rt.storage).objects, object_key(ns, name), stored, old)
+        if self.admit_mutate is not None:  # built-in mutating admission plugins
+            self.admit_mutate(rt, stored, old, opts)
         if opts.admission is not None:  # mutating admission webhooks (21-1)
             stored, errs = opts.admission.mutate(self, rt, stored, old, opts, errs, warnings)
             meta = stored["metadata"]
