@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cel_expr_python import cel
-from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+from cel_expr_python.ext import ext_bindings, ext_optional
 
 from framework.apiserver.cel import cost as costmod
 from framework.apiserver.cel import library
@@ -56,7 +56,7 @@ def _env(variables: _VarKey) -> Any:
     return cel.NewEnv(
         library.descriptor_pool(),
         variables={name: cel.Type(sig) for name, sig in variables},
-        extensions=[ext_optional.ExtOptional(), ext_strings.ExtStrings(), ext_bindings.ExtBindings()],
+        extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
         functions=library.function_decls(),
     )
 
@@ -172,7 +172,7 @@ class Program:
             raise EvaluationError(runtime_message(str(e))) from None
         if result.type() == cel.Type.ERROR:
             raise EvaluationError(runtime_message(str(result.value())))
-        return library.to_python(result.value()), cost
+        return library.to_python(result), cost
 
 
 def cost_error_message(cost_name: str, cost: int, limit: int) -> str:

@@ -63,7 +63,7 @@ def runtime_message(text: str) -> str:
     if m:
         sig = re.sub(r"\b(int64|uint64)\b", lambda t: _GO_TYPE[t.group(1)], m.group(1))
         return f"no such overload: {sig}"
-    m = re.fullmatch(r"[Ii]ndex out of (?:bounds|range)[^0-9-]*(-?\d+)?.*", msg)
+    m = re.fullmatch(r"Index error: index=(-?\d+) size=\d+", msg)
     if m:
-        return f"index out of bounds: {m.group(1)}" if m.group(1) else "index out of bounds"
+        return f"index out of bounds: {m.group(1)}"
     return msg

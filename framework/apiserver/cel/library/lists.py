@@ -66,10 +66,36 @@ def last_index_of(items: list[Any], value: Any) -> int:
     return -1
 
 
-def declarations() -> list[Any]:
+# cel-expr-python dispatches no overload whose non-receiver parameter is ``dyn``; one overload per
+# kind of value stands in for cel-go's type parameter.
+_ELEMENT_TYPES = {
+    "int": cel.Type.INT,
+    "uint": cel.Type.UINT,
+    "double": cel.Type.DOUBLE,
+    "string": cel.Type.STRING,
+    "bool": cel.Type.BOOL,
+    "bytes": cel.Type.BYTES,
+    "list": cel.Type.List(cel.Type.DYN),
+    "map": cel.Type.Map(cel.Type.DYN, cel.Type.DYN),
+    "timestamp": cel.Type.TIMESTAMP,
+    "duration": cel.Type.DURATION,
+    "null": cel.Type.NULL,
+}
+
+
+def _per_element_type(oid: str, impl: Any) -> list[Any]:
+    return [
+        overload(f"{oid}_{name}", cel.Type.INT, [_LIST, t], impl, member=True)
+        for name, t in _ELEMENT_TYPES.items()
+    ]
+
+
+def declarations() -> list[tuple[str, list[Any]]]:
     return [
         function("isSorted", overload("list_is_sorted", cel.Type.BOOL, [_LIST], is_sorted, member=True)),
         function("sum", overload("list_sum", _DYN, [_LIST], sum_, member=True)),
         function("min", overload("list_min", _DYN, [_LIST], min_, member=True)),
         function("max", overload("list_max", _DYN, [_LIST], max_, member=True)),
+        function("indexOf", *_per_element_type("list_a_index_of", index_of)),
+        function("lastIndexOf", *_per_element_type("list_a_last_index_of", last_index_of)),
     ]

@@ -35,7 +35,7 @@ def find_all(s: str, pattern: str, limit: int = -1) -> list[str]:
     return out if limit < 0 else out[:limit]
 
 
-def declarations() -> list[Any]:
+def declarations() -> list[tuple[str, list[Any]]]:
     return [
         function("find", overload("string_find_string", _S, [_S, _S], find, member=True)),
         function(

@@ -28,7 +28,7 @@ def intersects(a: list[Any], b: list[Any]) -> bool:
     return any(_in(x, a) for x in b)
 
 
-def declarations() -> list[Any]:
+def declarations() -> list[tuple[str, list[Any]]]:
     return [
         function(
             "sets.contains", overload("list_sets_contains_list", cel.Type.BOOL, [_LIST, _LIST], contains)
