@@ -1,0 +1,190 @@
+"""Compiling and evaluating expressions: cel-expr-python (the cel-cpp runtime) with the Kubernetes
+libraries of ``framework.apiserver.cel.library`` registered, as k8s.io/apiserver's base environment
+(``pkg/cel/environment/base.go``) has them."""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from cel_expr_python import cel
+from cel_expr_python.ext import ext_bindings, ext_optional
+
+from framework.apiserver.cel import cost as costmod
+from framework.apiserver.cel import library
+from framework.apiserver.cel.errors import (
+    CompileError,
+    CostLimitExceeded,
+    EvaluationError,
+    compile_message,
+    runtime_message,
+)
+from framework.apiserver.cel.types import DeclType
+
+# k8s.io/apiserver/pkg/apis/cel/config.go
+PER_CALL_LIMIT = 1_000_000
+RUNTIME_COST_BUDGET = 10_000_000
+MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Any = _Absent()
+"""The value of an optional variable (``compile(optional_variables=...)``) that has none, as
+``oldSelf`` under ``optionalOldSelf`` on create: ``oldSelf.hasValue()`` is false."""
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """The least and most an evaluation can cost, in cel-go's cost units."""
+
+    min: int
+    max: int
+
+
+_VarKey = tuple[tuple[str, str], ...]
+
+
+@functools.lru_cache(maxsize=64)
+def _env(variables: _VarKey) -> Any:
+    return cel.NewEnv(
+        library.descriptor_pool(),
+        variables={name: cel.Type(sig) for name, sig in variables},
+        extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
+        functions=library.function_decls(),
+    )
+
+
+def _opt_names(name: str) -> tuple[str, str]:
+    return f"__opt_{name}_value", f"__opt_{name}_set"
+
+
+def compile(
+    expression: str,
+    *,
+    variables: Mapping[str, DeclType | None],
+    optional_variables: Collection[str] = (),
+    cost_limit: int | None = PER_CALL_LIMIT,
+) -> Program:
+    """Parse and type-check ``expression`` against ``variables`` (``None``: ``dyn``).
+
+    A name in ``optional_variables`` is typed ``optional(T)`` in the expression; its activation
+    value is the plain value or ``ABSENT``. ``cost_limit`` is the default runtime limit of the
+    program's evaluations (``None``: unlimited). Raises ``CompileError``.
+    """
+    source = expression
+    line_offset = 0
+    decls: dict[str, str] = {}
+    for name, t in variables.items():
+        sig = t.cel_signature() if t is not None else "dyn"
+        if name in optional_variables:
+            value_name, set_name = _opt_names(name)
+            decls[value_name] = sig
+            decls[set_name] = "bool"
+        else:
+            decls[name] = sig
+    if optional_variables:
+        # cel-expr-python cannot take an optional value in an activation: the optional is made in
+        # the expression, on a line of its own so that error positions keep their columns.
+        binds = []
+        for name in optional_variables:
+            value_name, set_name = _opt_names(name)
+            binds.append(f"cel.bind({name}, {set_name} ? optional.of({value_name}) : optional.none(), ")
+        source = "".join(binds) + "\n" + expression + "\n" + ")" * len(binds)
+        line_offset = 1
+    env = _env(tuple(sorted(decls.items())))
+    if line_offset:
+        # Syntax errors are reported on the expression as written.
+        try:
+            env.compile(expression, disable_check=True)
+        except RuntimeError as e:
+            raise CompileError(compile_message(str(e))) from None
+    try:
+        checked = env.compile(source)
+    except RuntimeError as e:
+        raise CompileError(compile_message(str(e), line_offset)) from None
+    estimate = costmod.estimate(checked, dict(variables))
+    return Program(
+        expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit
+    )
+
+
+def _output_type(checked: Any) -> str:
+    name = str(checked.return_type().name())
+    # cel-cpp spells the primitive types in capitals (BOOL); CEL's own names are lower case.
+    name = name.lower() if name.isupper() else name
+    return name.replace("<", "(").replace(">", ")")
+
+
+class Program:
+    """A compiled expression. ``output_type`` is the checked result type as CEL names it
+    (``bool``, ``string``, ``dyn``, ...); ``estimated_cost`` the static cost range."""
+
+    __slots__ = ("_checked", "_optional", "cost_limit", "estimated_cost", "expression", "output_type")
+
+    def __init__(
+        self,
+        expression: str,
+        checked: Any,
+        output_type: str,
+        estimated_cost: CostEstimate,
+        optional: frozenset[str],
+        cost_limit: int | None,
+    ) -> None:
+        self.expression = expression
+        self._checked = checked
+        self.output_type = output_type
+        self.estimated_cost = estimated_cost
+        self._optional = optional
+        self.cost_limit = cost_limit
+
+    def evaluate(self, activation: Mapping[str, Any], *, cost_limit: int | None = -1) -> Any:
+        """The expression's value (plain Python: bool, int, float, str, bytes, list, dict,
+        datetime, timedelta, or a library object) for ``activation``; raises ``EvaluationError``
+        (``CostLimitExceeded`` past ``cost_limit``, default: the program's)."""
+        return self.evaluate_with_cost(activation, cost_limit=cost_limit)[0]
+
+    def evaluate_with_cost(
+        self, activation: Mapping[str, Any], *, cost_limit: int | None = -1
+    ) -> tuple[Any, int]:
+        """``evaluate`` and the evaluation's actual cost (what counts against a request's budget)."""
+        limit = self.cost_limit if cost_limit == -1 else cost_limit
+        data = activation
+        if self._optional:
+            data = dict(activation)
+            for name in self._optional:
+                value_name, set_name = _opt_names(name)
+                v = data.pop(name, ABSENT)
+                data[set_name] = v is not ABSENT
+                data[value_name] = None if v is ABSENT else v
+        cost = costmod.actual(self.estimated_cost, self._checked, activation, limit)
+        if limit is not None and cost > limit:
+            raise CostLimitExceeded()
+        try:
+            result = self._checked.eval(data=data)
+        except RuntimeError as e:
+            raise EvaluationError(runtime_message(str(e))) from None
+        if result.type() == cel.Type.ERROR:
+            raise EvaluationError(runtime_message(str(result.value())))
+        return library.to_python(result), cost
+
+
+def cost_error_message(cost_name: str, cost: int, limit: int) -> str:
+    """apiextensions-apiserver's ``getCostErrorMessage``."""
+    factor = cost / limit
+    if factor > 100.0:
+        text = "more than 100x"
+    elif factor < 1.5:
+        text = f"{factor:f}x"
+    else:
+        text = f"{math.floor(factor * 10 + 0.5) / 10:.1f}x"
+    return (
+        f"{cost_name} exceeds budget by factor of {text} (try simplifying the rule, or adding maxItems, "
+        "maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
