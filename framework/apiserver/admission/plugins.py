@@ -63,14 +63,16 @@ class RBACEscalation(AdmissionPlugin):
 
 def default_plugins() -> list[AdmissionPlugin]:
     """The plugins every server runs, before the ones it is built with: kube-apiserver's default
-    Pod plugins in its order, then RBAC's escalation check."""
-    from framework.apiserver.admission import pod_defaults  # it builds on this module
+    Pod plugins in its order, RBAC's escalation check, then ValidatingAdmissionPolicies."""
+    # They build on this module.
+    from framework.apiserver.admission import pod_defaults, validating_policy
 
     return [
         pod_defaults.ServiceAccount(),
         pod_defaults.Priority(),
         pod_defaults.DefaultTolerationSeconds(),
         RBACEscalation(),
+        validating_policy.ValidatingAdmissionPolicy(),
     ]
 
 

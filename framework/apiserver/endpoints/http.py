@@ -19,6 +19,7 @@ import structlog
 from aiohttp import web
 
 from framework.apiserver.accounting.requests import REQUEST_INFO, RequestInfo
+from framework.apiserver.admission.review import DELETE_REQUESTER
 from framework.apiserver.encoding import envelope
 from framework.apiserver.endpoints import params as query
 from framework.apiserver.endpoints import scale
@@ -245,6 +246,7 @@ class Handler:
         # dryRun comes with the options, wherever they came from (kubectl sends it in the body).
         dry_run = bool(options.get("dryRun"))
         user = request[REQUEST_INFO].user
+        DELETE_REQUESTER.set(user)
         admission = self.server.admission
         if verb == "delete":
             res = await admission.delete(rt, t.namespace, t.name or "", options, dry_run, user)

@@ -132,6 +132,7 @@ def test_load_takes_one_plugin_or_a_list() -> None:
         "Priority",
         "DefaultTolerationSeconds",
         "RBACEscalation",
+        "ValidatingAdmissionPolicy",
     ]
     assert [p.name for p in load("framework.apiserver.admission.plugins:RBACEscalation")] == [
         "RBACEscalation"

@@ -104,6 +104,8 @@ class Create(WriteChecks, ManagedFields):
         self._set_managed_fields(rt, None, stored, opts, None, applied)
         if self.admit is not None:
             self.admit(rt, stored, None, opts)
+            warnings += opts.admission_warnings
+            opts.admission_warnings.clear()
         if opts.admission is not None:  # validating admission webhooks (21-1)
             opts.admission.validate(self, rt, stored, None, opts)
         obj_key = object_key(ns, name)

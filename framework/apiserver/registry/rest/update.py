@@ -4,6 +4,7 @@ the stored-object rules every update obeys (system metadata, generation, no-op, 
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 from typing import Any
 
 from framework.apiserver.endpoints import scale
@@ -157,6 +158,7 @@ class Update(Create):
             rt.normalize(stored, old)
         if rt.allocate:
             errs += rt.allocate(self.storage.table(rt.storage).objects, object_key(ns, name), stored, old)
+        opts = replace(opts, subresource=subresource or "")  # the same warning list, shared
         if self.admit_mutate is not None:  # built-in mutating admission plugins
             self.admit_mutate(rt, stored, old, opts)
         if opts.admission is not None:  # mutating admission webhooks (21-1)
@@ -166,6 +168,8 @@ class Update(Create):
         self._raise_invalid(rt, name, errs)
         if self.admit is not None:
             self.admit(rt, stored, old, opts)
+            warnings += opts.admission_warnings
+            opts.admission_warnings.clear()
         if opts.admission is not None:  # validating admission webhooks (21-1)
             opts.admission.validate(self, rt, stored, old, opts)
         if rt.tracks_generation and subresource != "status":
