@@ -55,10 +55,34 @@ _VarKey = tuple[tuple[str, str], ...]
 def _env(variables: _VarKey) -> Any:
     return cel.NewEnv(
         library.descriptor_pool(),
-        variables={name: cel.Type(sig) for name, sig in variables},
+        variables={name: _cel_type(sig) for name, sig in variables},
         extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
         functions=library.function_decls(),
     )
+
+
+_PRIMITIVES = {
+    "dyn": cel.Type.DYN,
+    "bool": cel.Type.BOOL,
+    "int": cel.Type.INT,
+    "uint": cel.Type.UINT,
+    "double": cel.Type.DOUBLE,
+    "string": cel.Type.STRING,
+    "bytes": cel.Type.BYTES,
+    "google.protobuf.Timestamp": cel.Type.TIMESTAMP,
+    "google.protobuf.Duration": cel.Type.DURATION,
+}
+
+
+def _cel_type(sig: str) -> Any:
+    """A ``DeclType.cel_signature`` as a checker type (cel.Type's own parser reads ``map(...)`` and
+    ``list(...)`` as opaque types)."""
+    if sig.startswith("list(") and sig.endswith(")"):
+        return cel.Type.List(_cel_type(sig[5:-1]))
+    if sig.startswith("map(") and sig.endswith(")"):
+        key, _, value = sig[4:-1].partition(", ")
+        return cel.Type.Map(_cel_type(key), _cel_type(value))
+    return _PRIMITIVES.get(sig) or cel.Type(sig)
 
 
 def _opt_names(name: str) -> tuple[str, str]:
