@@ -13,6 +13,7 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
+from framework.apiserver.cel import ast
 from framework.apiserver.cel import cost as costmod
 from framework.apiserver.cel import library
 from framework.apiserver.cel.errors import (
@@ -133,9 +134,9 @@ def compile(
         checked = env.compile(source)
     except RuntimeError as e:
         raise CompileError(compile_message(str(e), line_offset)) from None
-    estimate = costmod.estimate(checked, dict(variables))
+    estimate, model = costmod.estimate(checked, dict(variables))
     return Program(
-        expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit
+        expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit, model
     )
 
 
@@ -150,7 +151,7 @@ class Program:
     """A compiled expression. ``output_type`` is the checked result type as CEL names it
     (``bool``, ``string``, ``dyn``, ...); ``estimated_cost`` the static cost range."""
 
-    __slots__ = ("_checked", "_optional", "cost_limit", "estimated_cost", "expression", "output_type")
+    __slots__ = ("_checked", "_model", "_optional", "cost_limit", "estimated_cost", "expression", "output_type")
 
     def __init__(
         self,
@@ -160,6 +161,7 @@ class Program:
         estimated_cost: CostEstimate,
         optional: frozenset[str],
         cost_limit: int | None,
+        model: costmod.Model,
     ) -> None:
         self.expression = expression
         self._checked = checked
@@ -167,6 +169,12 @@ class Program:
         self.estimated_cost = estimated_cost
         self._optional = optional
         self.cost_limit = cost_limit
+        self._model = model
+
+    @property
+    def identifiers(self) -> frozenset[str]:
+        """The variables the expression reads (``oldSelf`` makes a CRD rule a transition rule)."""
+        return frozenset(ast.identifiers(self._model.tree))
 
     def evaluate(self, activation: Mapping[str, Any], *, cost_limit: int | None = -1) -> Any:
         """The expression's value (plain Python: bool, int, float, str, bytes, list, dict,
@@ -187,7 +195,7 @@ class Program:
                 v = data.pop(name, ABSENT)
                 data[set_name] = v is not ABSENT
                 data[value_name] = None if v is ABSENT else v
-        cost = costmod.actual(self.estimated_cost, self._checked, activation, limit)
+        cost = costmod.actual(self._model, data)
         if limit is not None and cost > limit:
             raise CostLimitExceeded()
         try:

@@ -142,6 +142,7 @@ def _int(v: Any) -> int | None:
 
 # --- compiling ---------------------------------------------------------------------------------------
 
+_OLD_SELF_NAMES = frozenset({"oldSelf", "__opt_oldSelf_value", "__opt_oldSelf_set"})
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _STRING_LITERAL = re.compile(
     r"""(?s)[rRbB]*('''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
@@ -171,6 +172,7 @@ def compile_rule(index: int, spec: dict, decl: ct.DeclType) -> CompiledRule:
             cr.error = "cel expression must evaluate to a bool"
         else:
             cr.program = prog
+        cr.uses_old_self = bool(prog.identifiers & _OLD_SELF_NAMES)
     msg_expr = spec.get("messageExpression")
     if isinstance(msg_expr, str) and msg_expr.strip():
         try:
