@@ -208,7 +208,16 @@ def _attach(e: Expr | None, refs: dict[int, tuple[str, ...]]) -> None:
     if e is None:
         return
     e.overloads = refs.get(e.id, ())
-    for child in (e.target, e.iter_range, e.accu_init, e.loop_condition, e.loop_step, e.result, *e.args, *e.keys):
+    for child in (
+        e.target,
+        e.iter_range,
+        e.accu_init,
+        e.loop_condition,
+        e.loop_step,
+        e.result,
+        *e.args,
+        *e.keys,
+    ):
         _attach(child, refs)
 
 

@@ -57,7 +57,7 @@ _UNKNOWN_SIZE = (0, U64)
 class _Shape:
     """What is known of a value: its declared type (estimate) or the value itself (runtime)."""
 
-    __slots__ = ("decl", "has_value", "size", "value", "variable")
+    __slots__ = ("decl", "elem", "has_value", "size", "value", "variable")
 
     def __init__(
         self,
@@ -66,7 +66,9 @@ class _Shape:
         has_value: bool = False,
         size: tuple[int, int] | None = None,
         variable: bool = False,
+        elem: _Shape | None = None,
     ) -> None:
+        self.elem = elem  # what each element is known to be (a map/filter result's)
         self.decl = decl
         self.value = value
         self.has_value = has_value
@@ -80,7 +82,7 @@ _UNKNOWN = _Shape(size=_UNKNOWN_SIZE, variable=True)
 def _declared_max(t: ct.DeclType) -> int:
     if t.max_elements is not None:
         return t.max_elements
-    if t.name in (ct.STRING, ct.BYTES):
+    if t.name in (ct.STRING, ct.BYTES, ct.DYN):
         return MAX_REQUEST_SIZE_BYTES - 2
     if t.name == ct.LIST:
         elem = t.elem.min_serialized_size if t.elem else 1
@@ -98,12 +100,14 @@ def _size(s: _Shape) -> tuple[int, int]:
         v = s.value
         n = len(v) if isinstance(v, str | bytes | list | dict) else 1
         return (n, n)
-    if s.decl is not None and s.decl.name in (ct.STRING, ct.BYTES, ct.LIST, ct.MAP, ct.OBJECT):
+    if s.decl is not None and s.decl.name in (ct.STRING, ct.BYTES, ct.LIST, ct.MAP, ct.OBJECT, ct.DYN):
         return (0, _declared_max(s.decl))
     return _UNKNOWN_SIZE
 
 
 def _elem(s: _Shape, runtime: bool) -> _Shape:
+    if s.elem is not None:
+        return s.elem
     if s.has_value:
         v = s.value
         items = list(v) if isinstance(v, dict) else v if isinstance(v, list) else []
@@ -119,6 +123,16 @@ def _elem(s: _Shape, runtime: bool) -> _Shape:
         if t.name in (ct.MAP, ct.OBJECT):
             return _Shape(decl=ct.STRING_TYPE, variable=True)
     return _UNKNOWN
+
+
+def _index(s: _Shape, key: _Shape) -> _Shape:
+    v = s.value
+    if key.has_value:
+        try:
+            return _Shape(value=v[key.value], has_value=True, variable=s.variable)
+        except (KeyError, IndexError, TypeError):
+            pass
+    return _elem(s, True)
 
 
 def _select(s: _Shape, name: str) -> _Shape:
@@ -163,7 +177,7 @@ _STRING_LINEAR = {
     "strings.quote",
 }
 _LIST_LINEAR = {"isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "join"}
-_SAME_SIZE = {"lowerAscii", "upperAscii", "trim", "substring", "strings.quote"}
+_SAME_SIZE = {"lowerAscii", "upperAscii", "trim", "substring", "strings.quote", "string", "bytes"}
 
 
 class _Estimator:
@@ -231,7 +245,10 @@ class _Estimator:
         total = rc + ic + body + res_c
         result = res_s
         if e.accu_init is not None and e.accu_init.kind == "list":
-            result = _Shape(size=(0, n[1]), variable=rs.variable)  # map/filter: at most the range's size
+            # map/filter: at most the range's size, of elements like the range's (exact for filter)
+            elem = inner.get(e.iter_var2 or e.iter_var, _UNKNOWN)
+            decl = ct.DeclType.list_of(elem.decl, n[1]) if elem.decl is not None else None
+            result = _Shape(decl=decl, size=(0, n[1]), variable=rs.variable, elem=elem)
         return total, result
 
     def _call(self, e: Expr, env: dict[str, _Shape]) -> tuple[_Cost, _Shape]:
@@ -267,9 +284,13 @@ class _Estimator:
         subject = target if target is not None else (args[0] if args else None)
         if fn == "size":
             return _ONE, _Shape(decl=ct.INT_TYPE)
+        if fn == "_[_]" and len(args) == 2:
+            return _ONE, _elem(args[0], self.runtime) if not args[0].has_value else _index(args[0], args[1])
         if fn in ("startsWith", "endsWith") and args:
             n = self._used(args[0]) if args[0].variable else _size(args[0])
-            return _Cost(_factor(n[0], STRING_TRAVERSAL), _factor(n[1], STRING_TRAVERSAL)), _Shape(decl=ct.BOOL_TYPE)
+            return _Cost(_factor(n[0], STRING_TRAVERSAL), _factor(n[1], STRING_TRAVERSAL)), _Shape(
+                decl=ct.BOOL_TYPE
+            )
         if fn == "contains" and target is not None and args:
             a, b = self._used(target), self._used(args[0])
             return (
@@ -290,7 +311,10 @@ class _Estimator:
             return _Cost(lo, hi), _UNKNOWN
         if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_") and len(args) == 2:
             a, b = _size(args[0]), _size(args[1])
-            if any(isinstance(s.value, str | bytes) or (s.decl and s.decl.name in (ct.STRING, ct.BYTES)) for s in args):
+            if any(
+                isinstance(s.value, str | bytes) or (s.decl and s.decl.name in (ct.STRING, ct.BYTES))
+                for s in args
+            ):
                 n = min(a[1], b[1])
                 if args[0].variable or args[1].variable:
                     self.size_dependent = True

@@ -151,7 +151,15 @@ class Program:
     """A compiled expression. ``output_type`` is the checked result type as CEL names it
     (``bool``, ``string``, ``dyn``, ...); ``estimated_cost`` the static cost range."""
 
-    __slots__ = ("_checked", "_model", "_optional", "cost_limit", "estimated_cost", "expression", "output_type")
+    __slots__ = (
+        "_checked",
+        "_model",
+        "_optional",
+        "cost_limit",
+        "estimated_cost",
+        "expression",
+        "output_type",
+    )
 
     def __init__(
         self,

@@ -172,6 +172,18 @@ def refused(fn, *args) -> dict:
     return json.loads(e.value.body)
 
 
+def replace(co, name, body):
+    return co.replace_namespaced_custom_object(GROUP, "v1", "default", "cronjobs", name, body)
+
+
+def patch(co, name, body):
+    return co.patch_namespaced_custom_object(GROUP, "v1", "default", "cronjobs", name, body)
+
+
+def patch_status(co, name, body):
+    return co.patch_namespaced_custom_object_status(GROUP, "v1", "default", "cronjobs", name, body)
+
+
 def test_good_object_is_accepted(co) -> None:
     got = create(
         co,
@@ -184,9 +196,10 @@ def test_good_object_is_accepted(co) -> None:
         ),
     )
     assert got["spec"]["maxReplicas"] == 3
+    assert create(co, cronjob("intmem", memory=1024))["spec"]["memory"] == 1024
 
 
-def test_bad_object_is_refused_with_kube_message(co) -> None:
+def test_bad_object_is_refused_with_kube_message_and_field_path(co) -> None:
     status = refused(create, co, cronjob(minReplicas=5, maxReplicas=3))
     assert status["reason"] == "Invalid"
     assert status["message"] == (
@@ -200,3 +213,270 @@ def test_bad_object_is_refused_with_kube_message(co) -> None:
             "field": "spec.minReplicas",
         }
     ]
+
+
+def test_message_expression_and_reason(co) -> None:
+    status = refused(create, co, cronjob(schedule="* * * *"))
+    assert status["message"] == (
+        f'CronJob.{GROUP} "nightly" is invalid: spec: Forbidden: schedule * * * * must have five fields'
+    )
+    assert status["details"]["causes"][0]["reason"] == "FieldValueForbidden"
+    # a map's rule with a message expression naming the bad key
+    status = refused(create, co, cronjob(labels={"a" * 20: "x"}))
+    assert status["message"].endswith('spec.labels: Invalid value: "object": label key too long: ' + "a" * 20)
+
+
+def test_rule_without_message_reports_the_rule(apiserver) -> None:
+    crd = cronjob_crd(extra_spec_rules=[{"rule": "!has(self.suspend) || !self.suspend"}])
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    status = refused(create, co, cronjob(suspend=True))
+    assert status["message"].endswith(
+        'spec: Invalid value: "object": failed rule: !has(self.suspend) || !self.suspend'
+    )
+
+
+def test_root_rule_reports_nil_path(co) -> None:
+    status = refused(create, co, cronjob("a-name-longer-than-twenty"))
+    assert status["message"] == (
+        f'CronJob.{GROUP} "a-name-longer-than-twenty" is invalid: <nil>: Invalid value: "object": name too long'
+    )
+
+
+def test_transition_rule_immutability(co) -> None:
+    create(co, cronjob(jobTemplateName="first"))
+    obj = co.get_namespaced_custom_object(GROUP, "v1", "default", "cronjobs", "nightly")
+    obj["spec"]["jobTemplateName"] = "second"
+    status = refused(replace, co, "nightly", obj)
+    assert status["message"] == (
+        f'CronJob.{GROUP} "nightly" is invalid: spec.jobTemplateName: Invalid value: "string": '
+        "jobTemplateName is immutable"
+    )
+    # the same change as a merge patch; an unchanged value passes
+    refused(patch, co, "nightly", {"spec": {"jobTemplateName": "third"}})
+    assert patch(co, "nightly", {"spec": {"suspend": True}})["spec"]["jobTemplateName"] == "first"
+    # a value set for the first time has no old value: the transition rule does not run
+    create(co, cronjob("other"))
+    assert patch(co, "other", {"spec": {"jobTemplateName": "x"}})["spec"]["jobTemplateName"] == "x"
+
+
+def test_list_map_items_are_correlated_by_key(co) -> None:
+    status = refused(create, co, cronjob(ports=[{"name": "http", "port": 70000}]))
+    assert status["message"].endswith('spec.ports[0]: Invalid value: "object": port out of range')
+    status = refused(create, co, cronjob(ports=[{"name": "HTTP", "port": 80}]))
+    assert status["message"].endswith('spec.ports: Invalid value: "array": port names are lower case')
+    create(
+        co,
+        cronjob(
+            ports=[
+                {"name": "http", "port": 80, "protocol": "TCP"},
+                {"name": "dns", "port": 53, "protocol": "UDP"},
+            ]
+        ),
+    )
+    obj = co.get_namespaced_custom_object(GROUP, "v1", "default", "cronjobs", "nightly")
+    # reordered, dns's protocol changed: the item is found by its key, not its index
+    obj["spec"]["ports"] = [
+        {"name": "dns", "port": 53, "protocol": "TCP"},
+        {"name": "http", "port": 80, "protocol": "TCP"},
+    ]
+    status = refused(replace, co, "nightly", obj)
+    assert status["message"].endswith('spec.ports[0]: Invalid value: "object": protocol is immutable')
+    obj["spec"]["ports"][0]["protocol"] = "UDP"
+    assert replace(co, "nightly", obj)["spec"]["ports"][0]["name"] == "dns"
+
+
+def test_int_or_string_rule(co) -> None:
+    status = refused(create, co, cronjob(memory="2Gi"))
+    assert status["message"].endswith('spec.memory: Invalid value: "": memory must be below 1Gi')
+
+
+def test_status_writes_are_validated(co) -> None:
+    create(co, cronjob())
+    status = refused(patch_status, co, "nightly", {"status": {"active": -1}})
+    assert status["message"] == (
+        f'CronJob.{GROUP} "nightly" is invalid: status: Invalid value: "object": active must not be negative'
+    )
+    patch_status(co, "nightly", {"status": {"phase": "Done"}})
+    status = refused(patch_status, co, "nightly", {"status": {"phase": "Running"}})
+    assert status["message"].endswith("status: Forbidden: a Done cron job stays Done")
+
+
+def test_runtime_error_is_reported(apiserver) -> None:
+    crd = cronjob_crd(extra_spec_rules=[{"rule": "self.suspend == false", "message": "must not suspend"}])
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    status = refused(create, co, cronjob())
+    assert status["message"].endswith(
+        'spec: Invalid value: "object": no such key: suspend evaluating rule: must not suspend'
+    )
+    create(co, cronjob(suspend=False))
+
+
+def test_schema_errors_block_the_rules(co) -> None:
+    status = refused(create, co, cronjob(minReplicas="five", maxReplicas=1))
+    assert status["details"]["causes"][-1] == {
+        "reason": "FieldValueInvalid",
+        "message": "Invalid value: null: some validation rules were not checked because the object was invalid;"
+        " correct the existing errors to complete validation",
+        "field": "<nil>",
+    }
+
+
+def test_optional_old_self_runs_on_create(apiserver) -> None:
+    rule = {
+        "rule": "oldSelf.hasValue() ? self.maxReplicas >= oldSelf.value().maxReplicas : self.maxReplicas <= 10",
+        "message": "maxReplicas starts at most 10 and never shrinks",
+        "optionalOldSelf": True,
+    }
+    apiserver.install_crds([cronjob_crd(extra_spec_rules=[rule])])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    refused(create, co, cronjob(maxReplicas=11))
+    create(co, cronjob(maxReplicas=5))
+    assert patch(co, "nightly", {"spec": {"maxReplicas": 20}})["spec"]["maxReplicas"] == 20
+    status = refused(patch, co, "nightly", {"spec": {"maxReplicas": 19}})
+    assert status["message"].endswith(
+        'spec: Invalid value: "object": maxReplicas starts at most 10 and never shrinks'
+    )
+
+
+def test_unchanged_invalid_values_ratchet(apiserver) -> None:
+    """CRDValidationRatcheting (on since 1.30): a rule added later fails only values that change."""
+    apiserver.install_crds([cronjob_crd()])
+    api = apiserver.api_client()
+    co = client.CustomObjectsApi(api)
+    create(co, cronjob(maxReplicas=50, suspend=False))
+    crd_api = client.ApiextensionsV1Api(api)
+    crd = crd_api.read_custom_resource_definition(f"cronjobs.{GROUP}")
+    props = crd.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
+    props["maxReplicas"].x_kubernetes_validations = [{"rule": "self <= 10", "message": "at most 10"}]
+    crd_api.replace_custom_resource_definition(f"cronjobs.{GROUP}", crd)
+    # another field changes: the unchanged maxReplicas is ratcheted (a warning, not an error)
+    got, _, headers = co.patch_namespaced_custom_object_with_http_info(
+        GROUP, "v1", "default", "cronjobs", "nightly", {"spec": {"suspend": True}}
+    )
+    assert got["spec"]["suspend"] is True
+    assert "at most 10" in headers.get("Warning", "")
+    status = refused(patch, co, "nightly", {"spec": {"maxReplicas": 40}})
+    assert status["message"].endswith('spec.maxReplicas: Invalid value: "integer": at most 10')
+
+
+# --- the CRD's rules are checked when the CRD is written ----------------------------------------------
+
+
+def crd_refused(apiserver, crd: dict) -> dict:
+    api = client.ApiextensionsV1Api(apiserver.api_client())
+    return refused(api.create_custom_resource_definition, crd)
+
+
+def test_rule_that_does_not_compile_refuses_the_crd(apiserver) -> None:
+    crd = cronjob_crd(extra_spec_rules=[{"rule": "self.minReplicas <= "}])
+    status = crd_refused(apiserver, crd)
+    assert status["message"] == (
+        f'CustomResourceDefinition.apiextensions.k8s.io "cronjobs.{GROUP}" is invalid: '
+        "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[2].rule: Invalid value: "
+        'apiextensions.ValidationRule{Rule:"self.minReplicas <= ", Message:"", MessageExpression:"", '
+        'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: '
+        "compilation failed: ERROR: <input>:1:21: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
+        "'(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n"
+        " | self.minReplicas <= \n"
+        " | ....................^"
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "detail"),
+    [
+        ({"rule": "size(self.schedule)"}, "cel expression must evaluate to a bool"),
+        ({"rule": "self.nope(1)"}, "compilation failed: ERROR: <input>:1:10: undeclared reference to 'nope'"),
+        (
+            {"rule": "1 + 'a' == 2"},
+            "compilation failed: ERROR: <input>:1:3: found no matching overload for '_+_'",
+        ),
+        ({"rule": "true", "messageExpression": "1"}, "messageExpression must evaluate to a string"),
+    ],
+)
+def test_compile_problems_refuse_the_crd(apiserver, rule, detail) -> None:
+    status = crd_refused(apiserver, cronjob_crd(extra_spec_rules=[rule]))
+    assert detail in status["message"], status["message"]
+
+
+def test_malformed_rule_entries_refuse_the_crd(apiserver) -> None:
+    status = crd_refused(
+        apiserver,
+        cronjob_crd(
+            extra_spec_rules=[
+                {"rule": " "},
+                {"rule": "true", "reason": "FieldValueBogus"},
+                {"rule": "true", "fieldPath": ".nope"},
+            ]
+        ),
+    )
+    base = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+    assert status["message"] == (
+        f'CustomResourceDefinition.apiextensions.k8s.io "cronjobs.{GROUP}" is invalid: ['
+        f"{base}[2].rule: Required value: rule is not specified, "
+        f'{base}[3].reason: Unsupported value: "FieldValueBogus": supported values: "FieldValueDuplicate", '
+        '"FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired", '
+        f'{base}[4].fieldPath: Invalid value: ".nope": fieldPath must be a valid path]'
+    )
+
+
+def test_rule_over_the_cost_budget_refuses_the_crd(apiserver) -> None:
+    crd = cronjob_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["names"] = {
+        "type": "array",
+        "items": {"type": "string"},
+        "x-kubernetes-validations": [{"rule": "self.all(x, self.exists_one(y, x == y))"}],
+    }
+    status = crd_refused(apiserver, crd)
+    assert (
+        "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule: "
+        "Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, "
+        "or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    ) in status["message"]
+    # bounded, the same rule is cheap enough
+    spec["properties"]["names"]["maxItems"] = 10
+    spec["properties"]["names"]["items"]["maxLength"] = 10
+    apiserver.install_crds([crd])
+
+
+def test_old_self_on_uncorrelatable_items_refuses_the_crd(apiserver) -> None:
+    crd = cronjob_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["tags"] = {
+        "type": "array",
+        "maxItems": 4,
+        "items": {
+            "type": "string",
+            "maxLength": 8,
+            "x-kubernetes-validations": [{"rule": "self == oldSelf"}],
+        },
+    }
+    status = crd_refused(apiserver, crd)
+    assert (
+        "spec.validation.openAPIV3Schema.properties[spec].properties[tags].items.x-kubernetes-validations[0].rule: "
+        'Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema '
+        "within spec.validation.openAPIV3Schema.properties[spec].properties[tags]"
+    ) in status["message"]
+
+
+def test_kubectl_apply_reports_the_rule(apiserver, kubectl) -> None:
+    apiserver.install_crds([cronjob_crd()])
+    bad = cronjob(minReplicas=4, maxReplicas=2)
+    err = kubectl.fails("apply", "-f", "-", input=json.dumps(bad))
+    assert (
+        f'The CronJob "nightly" is invalid: spec.minReplicas: Invalid value: "object": '
+        "minReplicas must not exceed maxReplicas"
+    ) in err
+    kubectl.ok("apply", "-f", "-", input=json.dumps(cronjob(minReplicas=1, maxReplicas=2)))
+    err = kubectl.fails(
+        "patch",
+        "cronjob.batch.tutorial.kubebuilder.io",
+        "nightly",
+        "--type=merge",
+        "-p",
+        json.dumps({"spec": {"schedule": "daily"}}),
+    )
+    assert "spec: Forbidden: schedule daily must have five fields" in err
