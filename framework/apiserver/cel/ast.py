@@ -45,7 +45,7 @@ def _varint(b: bytes, i: int) -> tuple[int, int]:
 
 def _fields(b: bytes) -> list[tuple[int, int, Any]]:
     """(field number, wire type, value) of one message: varints as int, length-delimited as bytes."""
-    out = []
+    out: list[tuple[int, int, Any]] = []
     i, n = 0, len(b)
     while i < n:
         key, i = _varint(b, i)

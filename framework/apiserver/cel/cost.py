@@ -175,6 +175,7 @@ _STRING_LINEAR = {
     "string",
     "bytes",
     "strings.quote",
+    "validate",
 }
 _LIST_LINEAR = {"isSorted", "sum", "min", "max", "indexOf", "lastIndexOf", "join"}
 _SAME_SIZE = {"lowerAscii", "upperAscii", "trim", "substring", "strings.quote", "string", "bytes"}
@@ -282,6 +283,8 @@ class _Estimator:
     ) -> tuple[_Cost, _Shape]:
         ov = overloads[0] if overloads else ""
         subject = target if target is not None else (args[0] if args else None)
+        if fn == "validate" and args:
+            subject = args[0]  # the string a format validates
         if fn == "size":
             return _ONE, _Shape(decl=ct.INT_TYPE)
         if fn == "_[_]" and len(args) == 2:
@@ -315,10 +318,10 @@ class _Estimator:
                 isinstance(s.value, str | bytes) or (s.decl and s.decl.name in (ct.STRING, ct.BYTES))
                 for s in args
             ):
-                n = min(a[1], b[1])
+                shortest = min(a[1], b[1])
                 if args[0].variable or args[1].variable:
                     self.size_dependent = True
-                return _Cost(1, max(1, _factor(n, STRING_TRAVERSAL))), _Shape(decl=ct.BOOL_TYPE)
+                return _Cost(1, max(1, _factor(shortest, STRING_TRAVERSAL))), _Shape(decl=ct.BOOL_TYPE)
             return _ONE, _Shape(decl=ct.BOOL_TYPE)
         if fn == "_+_" and len(args) == 2:
             a, b = self._used(args[0]), self._used(args[1])
@@ -336,10 +339,13 @@ class _Estimator:
         if fn.startswith("sets.") and len(args) == 2:
             a, b = self._used(args[0]), self._used(args[1])
             return _Cost(1, max(1, _sat(a[1] * b[1]))), _Shape(decl=ct.BOOL_TYPE)
-        if target is not None and fn in _LIST_LINEAR and (target.decl is None or target.decl.name == ct.LIST):
-            if isinstance(target.value, list) or (target.decl is not None and target.decl.name == ct.LIST):
-                n = self._used(target)
-                return _Cost(1, max(1, n[1])), _UNKNOWN
+        if (
+            target is not None
+            and fn in _LIST_LINEAR
+            and (isinstance(target.value, list) or (target.decl is not None and target.decl.name == ct.LIST))
+        ):
+            n = self._used(target)
+            return _Cost(1, max(1, n[1])), _UNKNOWN
         if fn in _STRING_LINEAR and subject is not None:
             n = self._used(subject)
             result = _Shape(size=n, variable=subject.variable) if fn in _SAME_SIZE else _UNKNOWN

@@ -13,9 +13,8 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
-from framework.apiserver.cel import ast
+from framework.apiserver.cel import ast, library
 from framework.apiserver.cel import cost as costmod
-from framework.apiserver.cel import library
 from framework.apiserver.cel.errors import (
     CompileError,
     CostLimitExceeded,
@@ -23,6 +22,7 @@ from framework.apiserver.cel.errors import (
     compile_message,
     runtime_message,
 )
+from framework.apiserver.cel.library import format as format_library
 from framework.apiserver.cel.types import DeclType
 
 # k8s.io/apiserver/pkg/apis/cel/config.go
@@ -103,7 +103,7 @@ def compile(
     value is the plain value or ``ABSENT``. ``cost_limit`` is the default runtime limit of the
     program's evaluations (``None``: unlimited). Raises ``CompileError``.
     """
-    source = expression
+    source = format_library.rewrite(expression)
     line_offset = 0
     decls: dict[str, str] = {}
     for name, t in variables.items():
@@ -121,10 +121,10 @@ def compile(
         for name in optional_variables:
             value_name, set_name = _opt_names(name)
             binds.append(f"cel.bind({name}, {set_name} ? optional.of({value_name}) : optional.none(), ")
-        source = "".join(binds) + "\n" + expression + "\n" + ")" * len(binds)
+        source = "".join(binds) + "\n" + source + "\n" + ")" * len(binds)
         line_offset = 1
     env = _env(tuple(sorted(decls.items())))
-    if line_offset:
+    if source != expression:
         # Syntax errors are reported on the expression as written.
         try:
             env.compile(expression, disable_check=True)

@@ -101,10 +101,10 @@ def decl_type(s: dict, is_resource_root: bool = False) -> ct.DeclType:
         return ct.DeclType(ct.DYN, min_serialized_size=1)
     stype = schema_type(s)
     if stype == "array":
-        items = s.get("items") if isinstance(s.get("items"), dict) else {}
+        items: dict = s["items"] if isinstance(s.get("items"), dict) else {}
         return ct.DeclType.list_of(decl_type(items, items.get(EMBEDDED) is True), _int(s.get("maxItems")))
     if stype == "object" or (not stype and (s.get("properties") or is_resource_root)):
-        props = s.get("properties") if isinstance(s.get("properties"), dict) else {}
+        props: dict = s["properties"] if isinstance(s.get("properties"), dict) else {}
         addl = s.get("additionalProperties")
         if isinstance(addl, dict) and not props:
             return ct.DeclType.map_of(
@@ -449,8 +449,8 @@ def _check_rules(
     for i, spec in enumerate(rules):
         spec = spec if isinstance(spec, dict) else {}
         p = f"{base}[{i}]"
-        rule = spec.get("rule") if isinstance(spec.get("rule"), str) else ""
-        msg = spec.get("message") if isinstance(spec.get("message"), str) else ""
+        rule: str = spec["rule"] if isinstance(spec.get("rule"), str) else ""
+        msg: str = spec["message"] if isinstance(spec.get("message"), str) else ""
         if not rule.strip():
             schema_errs.append(required(f"{p}.rule", "rule is not specified"))
         elif msg and not msg.strip():
@@ -514,7 +514,8 @@ def _check_rules(
                     invalid_value(
                         f"{p}.rule",
                         cr.rule,
-                        f"oldSelf cannot be used on the uncorrelatable portion of the schema within {uncorrelatable}",
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema within "
+                        + uncorrelatable,
                     )
                 )
         elif spec.get("optionalOldSelf") is not None:

@@ -31,6 +31,7 @@ from framework.apiserver.machinery.errors import FieldError, duplicate, forbidde
 
 log = structlog.get_logger(__name__)
 
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
 BLOCKING_TEXT = (
     "some validation rules were not checked because the object was invalid; correct the existing errors to"
     " complete validation"
@@ -216,7 +217,7 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
             invalid_value(
                 fld,
                 type_name,
-                "validation failed due to running out of cost budget, no further validation rules will be run",
+                OUT_OF_BUDGET,
             )
         )
         raise _OutOfBudget
@@ -243,11 +244,11 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
             )
         except cel.CostLimitExceeded as e:
             if st.budget < cel.PER_CALL_LIMIT:
-                msg = "validation failed due to running out of cost budget, no further validation rules will be run"
+                msg = OUT_OF_BUDGET
             else:
                 msg = (
-                    f"'{e.message}': no further validation rules will be run due to call cost exceeds limit for "
-                    f"rule: {cr.error_string()}"
+                    f"'{e.message}': no further validation rules will be run due to call cost exceeds limit"
+                    f" for rule: {cr.error_string()}"
                 )
             st.errs.append(invalid_value(fld, type_name, msg))
             raise _OutOfBudget from None

@@ -76,7 +76,8 @@ def cronjob_crd(extra_spec_rules: list | None = None) -> dict:
                 "x-kubernetes-int-or-string": True,
                 "x-kubernetes-validations": [
                     {
-                        "rule": "isQuantity(string(self)) && quantity(string(self)).isLessThan(quantity('1Gi'))",
+                        "rule": "isQuantity(string(self)) && "
+                        "quantity(string(self)).isLessThan(quantity('1Gi'))",
                         "message": "memory must be below 1Gi",
                     }
                 ],
@@ -84,7 +85,8 @@ def cronjob_crd(extra_spec_rules: list | None = None) -> dict:
         },
         "x-kubernetes-validations": [
             {
-                "rule": "!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",
+                "rule": "!has(self.minReplicas) || !has(self.maxReplicas) || "
+                "self.minReplicas <= self.maxReplicas",
                 "message": "minReplicas must not exceed maxReplicas",
                 "fieldPath": ".minReplicas",
             },
@@ -132,7 +134,8 @@ def cronjob_crd(extra_spec_rules: list | None = None) -> dict:
                                             "message": "active must not be negative",
                                         },
                                         {
-                                            "rule": "!has(oldSelf.phase) || oldSelf.phase != 'Done' || self.phase == 'Done'",
+                                            "rule": "!has(oldSelf.phase) || oldSelf.phase != 'Done' "
+                                            "|| self.phase == 'Done'",
                                             "message": "a Done cron job stays Done",
                                             "reason": "FieldValueForbidden",
                                         },
@@ -237,9 +240,10 @@ def test_rule_without_message_reports_the_rule(apiserver) -> None:
 
 
 def test_root_rule_reports_nil_path(co) -> None:
-    status = refused(create, co, cronjob("a-name-longer-than-twenty"))
+    name = "a-name-longer-than-twenty"
+    status = refused(create, co, cronjob(name))
     assert status["message"] == (
-        f'CronJob.{GROUP} "a-name-longer-than-twenty" is invalid: <nil>: Invalid value: "object": name too long'
+        f'CronJob.{GROUP} "{name}" is invalid: <nil>: Invalid value: "object": name too long'
     )
 
 

@@ -3,10 +3,10 @@ resource's schema (defaulting, pruning, validation) and the kind's validation.""
 
 from __future__ import annotations
 
-from framework.apiserver.crd.defaulting import apply_defaults
-from framework.apiserver.crd.definition import version_entry
 from framework.apiserver.crd import cel_validation
 from framework.apiserver.crd.cel_rules import has_rules
+from framework.apiserver.crd.defaulting import apply_defaults
+from framework.apiserver.crd.definition import version_entry
 from framework.apiserver.crd.object_validation import validate_object
 from framework.apiserver.crd.pruning import prune
 from framework.apiserver.machinery import errors, validation
@@ -15,7 +15,6 @@ from framework.apiserver.registry.rest.body import BodyDecoding
 from framework.apiserver.registry.rest.options import WriteOptions
 from framework.apiserver.registry.strategy import ResourceType
 from framework.meta import field
-
 
 # apiextensions-apiserver's hasBlockingErr: schema failures after which rules are not run.
 _BLOCKING = frozenset(
