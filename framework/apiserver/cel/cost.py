@@ -346,7 +346,7 @@ class _Estimator:
         ):
             n = self._used(target)
             return _Cost(1, max(1, n[1])), _UNKNOWN
-        if fn in _STRING_LINEAR and subject is not None:
+        if fn in _STRING_LINEAR and subject is not None and subject is not _UNKNOWN:
             n = self._used(subject)
             result = _Shape(size=n, variable=subject.variable) if fn in _SAME_SIZE else _UNKNOWN
             return _Cost(1, max(1, _factor(n[1], STRING_TRAVERSAL))), result

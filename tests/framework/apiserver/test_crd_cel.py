@@ -321,15 +321,16 @@ def test_schema_errors_block_the_rules(co) -> None:
     status = refused(create, co, cronjob(minReplicas="five", maxReplicas=1))
     assert status["details"]["causes"][-1] == {
         "reason": "FieldValueInvalid",
-        "message": "Invalid value: null: some validation rules were not checked because the object was invalid;"
-        " correct the existing errors to complete validation",
+        "message": "Invalid value: null: some validation rules were not checked because the object was"
+        " invalid; correct the existing errors to complete validation",
         "field": "<nil>",
     }
 
 
 def test_optional_old_self_runs_on_create(apiserver) -> None:
     rule = {
-        "rule": "oldSelf.hasValue() ? self.maxReplicas >= oldSelf.value().maxReplicas : self.maxReplicas <= 10",
+        "rule": "oldSelf.hasValue() ? self.maxReplicas >= oldSelf.value().maxReplicas"
+        " : self.maxReplicas <= 10",
         "message": "maxReplicas starts at most 10 and never shrinks",
         "optionalOldSelf": True,
     }
@@ -380,7 +381,8 @@ def test_rule_that_does_not_compile_refuses_the_crd(apiserver) -> None:
         f'CustomResourceDefinition.apiextensions.k8s.io "cronjobs.{GROUP}" is invalid: '
         "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[2].rule: Invalid value: "
         'apiextensions.ValidationRule{Rule:"self.minReplicas <= ", Message:"", MessageExpression:"", '
-        'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: '
+        'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", '
+        "OptionalOldSelf:(*bool)(nil)}: "
         "compilation failed: ERROR: <input>:1:21: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
         "'(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n"
         " | self.minReplicas <= \n"
