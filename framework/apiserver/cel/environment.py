@@ -123,7 +123,8 @@ def compile(
             binds.append(f"cel.bind({name}, {set_name} ? optional.of({value_name}) : optional.none(), ")
         source = "".join(binds) + "\n" + source + "\n" + ")" * len(binds)
         line_offset = 1
-    env = _env(tuple(sorted(decls.items())))
+    env_key = tuple(sorted(decls.items()))
+    env = _env(env_key)
     if source != expression:
         # Syntax errors are reported on the expression as written.
         try:
@@ -135,9 +136,11 @@ def compile(
     except RuntimeError as e:
         raise CompileError(compile_message(str(e), line_offset)) from None
     estimate, model = costmod.estimate(checked, dict(variables))
-    return Program(
+    prog = Program(
         expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit, model
     )
+    prog._env_key = env_key
+    return prog
 
 
 def _output_type(checked: Any) -> str:
@@ -147,12 +150,33 @@ def _output_type(checked: Any) -> str:
     return name.replace("<", "(").replace(">", ")")
 
 
+class Prepared(Mapping[str, Any]):
+    """An activation converted for cel-cpp once (``Program.prepare``); reads as the plain mapping."""
+
+    __slots__ = ("env_key", "prepared", "values")
+
+    def __init__(self, values: Mapping[str, Any], env_key: _VarKey, prepared: Any) -> None:
+        self.values = values
+        self.env_key = env_key
+        self.prepared = prepared
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def __iter__(self) -> Any:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+
 class Program:
     """A compiled expression. ``output_type`` is the checked result type as CEL names it
     (``bool``, ``string``, ``dyn``, ...); ``estimated_cost`` the static cost range."""
 
     __slots__ = (
         "_checked",
+        "_env_key",
         "_model",
         "_optional",
         "cost_limit",
@@ -178,6 +202,7 @@ class Program:
         self._optional = optional
         self.cost_limit = cost_limit
         self._model = model
+        self._env_key: _VarKey = ()
 
     @property
     def identifiers(self) -> frozenset[str]:
@@ -187,14 +212,33 @@ class Program:
     def evaluate(self, activation: Mapping[str, Any], *, cost_limit: int | None = -1) -> Any:
         """The expression's value (plain Python: bool, int, float, str, bytes, list, dict,
         datetime, timedelta, or a library object) for ``activation``; raises ``EvaluationError``
-        (``CostLimitExceeded`` past ``cost_limit``, default: the program's)."""
-        return self.evaluate_with_cost(activation, cost_limit=cost_limit)[0]
+        (``CostLimitExceeded`` past ``cost_limit``, default: the program's; ``None``: no limit, and
+        the cost is not computed)."""
+        limit = self.cost_limit if cost_limit == -1 else cost_limit
+        return self._run(activation, limit, limit is not None)[0]
 
     def evaluate_with_cost(
         self, activation: Mapping[str, Any], *, cost_limit: int | None = -1
     ) -> tuple[Any, int]:
         """``evaluate`` and the evaluation's actual cost (what counts against a request's budget)."""
-        limit = self.cost_limit if cost_limit == -1 else cost_limit
+        return self._run(activation, self.cost_limit if cost_limit == -1 else cost_limit, True)
+
+    def prepare(self, activation: Mapping[str, Any]) -> Prepared:
+        """``activation`` converted once for several evaluations: by this program and by every
+        program compiled with the same variables (a CRD node's rules share one)."""
+        return Prepared(activation, self._env_key, _env(self._env_key).Activation(dict(activation)))
+
+    def _run(self, activation: Mapping[str, Any], limit: int | None, metered: bool) -> tuple[Any, int]:
+        if isinstance(activation, Prepared):
+            if activation.env_key == self._env_key and not self._optional:
+                cost = costmod.actual(self._model, activation.values) if metered else 0
+                if limit is not None and cost > limit:
+                    raise CostLimitExceeded()
+                try:
+                    return self._result(self._checked.eval(activation.prepared)), cost
+                except RuntimeError as e:
+                    raise EvaluationError(runtime_message(str(e))) from None
+            activation = activation.values
         data = activation
         if self._optional:
             data = dict(activation)
@@ -203,16 +247,20 @@ class Program:
                 v = data.pop(name, ABSENT)
                 data[set_name] = v is not ABSENT
                 data[value_name] = None if v is ABSENT else v
-        cost = costmod.actual(self._model, data)
+        cost = costmod.actual(self._model, data) if metered else 0
         if limit is not None and cost > limit:
             raise CostLimitExceeded()
         try:
             result = self._checked.eval(data=data)
         except RuntimeError as e:
             raise EvaluationError(runtime_message(str(e))) from None
+        return self._result(result), cost
+
+    @staticmethod
+    def _result(result: Any) -> Any:
         if result.type() == cel.Type.ERROR:
             raise EvaluationError(runtime_message(str(result.value())))
-        return library.to_python(result), cost
+        return library.to_python(result)
 
 
 def cost_error_message(cost_name: str, cost: int, limit: int) -> str:

@@ -70,6 +70,8 @@ class Node:
     items: Node | None = None
     additional: Node | None = None
     is_resource_root: bool = False
+    # The most all rules here and below can cost on one object (None: unbounded), set on the root.
+    cost_bound: int | None = None
 
     @property
     def type_name(self) -> str:
@@ -228,11 +230,36 @@ def rule_tree(schema: dict) -> Node | None:
             _cache.move_to_end(key)
             return hit[1]
     tree = build_tree(schema) if has_rules(schema) else None
+    if tree is not None:
+        tree.cost_bound = _cost_bound(tree, 1)
     with _cache_lock:
         _cache[key] = (schema, tree)
         while len(_cache) > 256:
             _cache.popitem(last=False)
     return tree
+
+
+def _cost_bound(node: Node, cardinality: int | None) -> int | None:
+    """Σ of each rule's (and message expression's) estimated cost times how many values its node
+    can have in one object; None when some node's count is unbounded (no maxItems/maxProperties)."""
+    total = 0
+    for cr in node.rules:
+        for prog in (cr.program, cr.message_program):
+            if prog is not None:
+                if cardinality is None:
+                    return None
+                total += prog.estimated_cost.max * cardinality
+    children: list[tuple[Node | None, int | None]] = [(n, cardinality) for n in node.properties.values()]
+    children.append((node.items, _mul(cardinality, _int(node.schema.get("maxItems")))))
+    children.append((node.additional, _mul(cardinality, _int(node.schema.get("maxProperties")))))
+    for child, card in children:
+        if child is None:
+            continue
+        sub = _cost_bound(child, card)
+        if sub is None:
+            return None
+        total += sub
+    return total
 
 
 def has_rules(s: Any) -> bool:

@@ -10,9 +10,10 @@ of a rule without ``oldSelf`` on a value that did not change is a warning, not a
 from __future__ import annotations
 
 import base64
+import functools
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,7 @@ class _State:
     errs: list[FieldError] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     budget: int = cel.RUNTIME_COST_BUDGET
+    metered: bool = True
 
 
 class _OutOfBudget(Exception):
@@ -55,7 +57,9 @@ def validate(schema: dict, obj: Any, old: Any | None) -> tuple[list[FieldError],
     tree = rule_tree(schema)
     if tree is None:
         return [], []
-    st = _State()
+    # A CRD whose every rule, times the most values it can apply to, stays within the request's
+    # budget cannot run out of it: its evaluations are not metered.
+    st = _State(metered=tree.cost_bound is None or tree.cost_bound > cel.RUNTIME_COST_BUDGET)
     try:
         _validate(tree, "", obj, old, old, True, False, st)
     except _OutOfBudget:
@@ -115,6 +119,7 @@ def _map_list_index(node: Node, old: Any) -> dict[tuple | None, Any] | None:
 # --- values as CEL sees them (UnstructuredToVal) ---------------------------------------------------
 
 
+@functools.lru_cache(maxsize=4096)
 def _needs_conversion(t: ct.DeclType) -> bool:
     if t.name in (ct.DOUBLE, ct.TIMESTAMP, ct.DURATION, ct.BYTES):
         return True
@@ -223,6 +228,7 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
         raise _OutOfBudget
     self_value = to_cel(obj, node.decl)
     old_value = to_cel(old, node.decl) if old is not None else None
+    shared: Any = None  # the activation the node's rules share, converted once
     for cr in node.rules:
         if cr.error is not None:
             st.errs.append(invalid_value(fld, type_name, "rule compile error: " + cr.error))
@@ -231,17 +237,20 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
             continue
         if cr.uses_old_self and old is None and not cr.optional_old_self:
             continue
-        activation: dict[str, Any] = {"self": self_value}
+        activation: Mapping[str, Any]
         if cr.optional_old_self:
-            activation["oldSelf"] = old_value if old is not None else cel.ABSENT
-        elif old is not None:
-            activation["oldSelf"] = old_value
+            activation = {"self": self_value, "oldSelf": old_value if old is not None else cel.ABSENT}
         else:
-            activation["oldSelf"] = None
+            if shared is None:
+                shared = cr.program.prepare({"self": self_value, "oldSelf": old_value})
+            activation = shared
         try:
-            result, cost = cr.program.evaluate_with_cost(
-                activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
-            )
+            if st.metered:
+                result, cost = cr.program.evaluate_with_cost(
+                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
+                )
+            else:
+                result, cost = cr.program.evaluate(activation, cost_limit=None), 0
         except cel.CostLimitExceeded as e:
             if st.budget < cel.PER_CALL_LIMIT:
                 msg = OUT_OF_BUDGET
@@ -280,12 +289,15 @@ def _field_path(path: str, rule_path: str) -> str:
     return join_path(path, rule_path)
 
 
-def _message(cr: CompiledRule, activation: dict[str, Any], st: _State) -> str:
+def _message(cr: CompiledRule, activation: Mapping[str, Any], st: _State) -> str:
     if cr.message_program is not None:
         try:
-            value, cost = cr.message_program.evaluate_with_cost(
-                activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
-            )
+            if st.metered:
+                value, cost = cr.message_program.evaluate_with_cost(
+                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
+                )
+            else:
+                value, cost = cr.message_program.evaluate(activation, cost_limit=None), 0
         except cel.CostLimitExceeded:
             pass
         except cel.EvaluationError as e:
