@@ -153,21 +153,21 @@ def _output_type(checked: Any) -> str:
 class Prepared(Mapping[str, Any]):
     """An activation converted for cel-cpp once (``Program.prepare``); reads as the plain mapping."""
 
-    __slots__ = ("env_key", "prepared", "values")
+    __slots__ = ("env_key", "plain", "prepared")
 
-    def __init__(self, values: Mapping[str, Any], env_key: _VarKey, prepared: Any) -> None:
-        self.values = values
+    def __init__(self, plain: Mapping[str, Any], env_key: _VarKey, prepared: Any) -> None:
+        self.plain = plain
         self.env_key = env_key
         self.prepared = prepared
 
     def __getitem__(self, key: str) -> Any:
-        return self.values[key]
+        return self.plain[key]
 
     def __iter__(self) -> Any:
-        return iter(self.values)
+        return iter(self.plain)
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.plain)
 
 
 class Program:
@@ -231,14 +231,14 @@ class Program:
     def _run(self, activation: Mapping[str, Any], limit: int | None, metered: bool) -> tuple[Any, int]:
         if isinstance(activation, Prepared):
             if activation.env_key == self._env_key and not self._optional:
-                cost = costmod.actual(self._model, activation.values) if metered else 0
+                cost = costmod.actual(self._model, activation.plain) if metered else 0
                 if limit is not None and cost > limit:
                     raise CostLimitExceeded()
                 try:
                     return self._result(self._checked.eval(activation.prepared)), cost
                 except RuntimeError as e:
                     raise EvaluationError(runtime_message(str(e))) from None
-            activation = activation.values
+            activation = activation.plain
         data = activation
         if self._optional:
             data = dict(activation)

@@ -10,8 +10,8 @@ of a rule without ``oldSelf`` on a value that did not change is a warning, not a
 from __future__ import annotations
 
 import base64
-import functools
 import datetime
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field

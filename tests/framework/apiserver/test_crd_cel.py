@@ -383,8 +383,9 @@ def test_rule_that_does_not_compile_refuses_the_crd(apiserver) -> None:
         'apiextensions.ValidationRule{Rule:"self.minReplicas <= ", Message:"", MessageExpression:"", '
         'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", '
         "OptionalOldSelf:(*bool)(nil)}: "
-        "compilation failed: ERROR: <input>:1:21: Syntax error: mismatched input '<EOF>' expecting {'[', '{', "
-        "'(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n"
+        "compilation failed: ERROR: <input>:1:21: Syntax error: mismatched input '<EOF>' expecting "
+        "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, "
+        "IDENTIFIER}\n"
         " | self.minReplicas <= \n"
         " | ....................^"
     )
@@ -438,9 +439,9 @@ def test_rule_over_the_cost_budget_refuses_the_crd(apiserver) -> None:
     }
     status = crd_refused(apiserver, crd)
     assert (
-        "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule: "
-        "Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, "
-        "or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+        "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0]"
+        ".rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying "
+        "the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
     ) in status["message"]
     # bounded, the same rule is cheap enough
     spec["properties"]["names"]["maxItems"] = 10
@@ -462,9 +463,9 @@ def test_old_self_on_uncorrelatable_items_refuses_the_crd(apiserver) -> None:
     }
     status = crd_refused(apiserver, crd)
     assert (
-        "spec.validation.openAPIV3Schema.properties[spec].properties[tags].items.x-kubernetes-validations[0].rule: "
-        'Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema '
-        "within spec.validation.openAPIV3Schema.properties[spec].properties[tags]"
+        "spec.validation.openAPIV3Schema.properties[spec].properties[tags].items.x-kubernetes-validations"
+        '[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of '
+        "the schema within spec.validation.openAPIV3Schema.properties[spec].properties[tags]"
     ) in status["message"]
 
 
@@ -473,7 +474,7 @@ def test_kubectl_apply_reports_the_rule(apiserver, kubectl) -> None:
     bad = cronjob(minReplicas=4, maxReplicas=2)
     err = kubectl.fails("apply", "-f", "-", input=json.dumps(bad))
     assert (
-        f'The CronJob "nightly" is invalid: spec.minReplicas: Invalid value: "object": '
+        'The CronJob "nightly" is invalid: spec.minReplicas: Invalid value: "object": '
         "minReplicas must not exceed maxReplicas"
     ) in err
     kubectl.ok("apply", "-f", "-", input=json.dumps(cronjob(minReplicas=1, maxReplicas=2)))
