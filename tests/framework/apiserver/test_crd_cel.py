@@ -384,8 +384,8 @@ def test_rule_that_does_not_compile_refuses_the_crd(apiserver) -> None:
         'Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", '
         "OptionalOldSelf:(*bool)(nil)}: "
         "compilation failed: ERROR: <input>:1:21: Syntax error: mismatched input '<EOF>' expecting "
-        "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, "
-        "IDENTIFIER}\n"
+        "{'[', '{', '(', '.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, "
+        "BYTES, IDENTIFIER}\n"
         " | self.minReplicas <= \n"
         " | ....................^"
     )
@@ -441,7 +441,8 @@ def test_rule_over_the_cost_budget_refuses_the_crd(apiserver) -> None:
     assert (
         "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0]"
         ".rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying "
-        "the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+        "the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are "
+        "declared)"
     ) in status["message"]
     # bounded, the same rule is cheap enough
     spec["properties"]["names"]["maxItems"] = 10
