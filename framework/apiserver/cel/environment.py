@@ -13,8 +13,8 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional
 
+from framework.apiserver.cel import ast, library
 from framework.apiserver.cel import cost as costmod
-from framework.apiserver.cel import library
 from framework.apiserver.cel.errors import (
     CompileError,
     CostLimitExceeded,
@@ -22,6 +22,7 @@ from framework.apiserver.cel.errors import (
     compile_message,
     runtime_message,
 )
+from framework.apiserver.cel.library import format as format_library
 from framework.apiserver.cel.types import DeclType
 
 # k8s.io/apiserver/pkg/apis/cel/config.go
@@ -55,10 +56,34 @@ _VarKey = tuple[tuple[str, str], ...]
 def _env(variables: _VarKey) -> Any:
     return cel.NewEnv(
         library.descriptor_pool(),
-        variables={name: cel.Type(sig) for name, sig in variables},
+        variables={name: _cel_type(sig) for name, sig in variables},
         extensions=[ext_optional.ExtOptional(), ext_bindings.ExtBindings()],
         functions=library.function_decls(),
     )
+
+
+_PRIMITIVES = {
+    "dyn": cel.Type.DYN,
+    "bool": cel.Type.BOOL,
+    "int": cel.Type.INT,
+    "uint": cel.Type.UINT,
+    "double": cel.Type.DOUBLE,
+    "string": cel.Type.STRING,
+    "bytes": cel.Type.BYTES,
+    "google.protobuf.Timestamp": cel.Type.TIMESTAMP,
+    "google.protobuf.Duration": cel.Type.DURATION,
+}
+
+
+def _cel_type(sig: str) -> Any:
+    """A ``DeclType.cel_signature`` as a checker type (cel.Type's own parser reads ``map(...)`` and
+    ``list(...)`` as opaque types)."""
+    if sig.startswith("list(") and sig.endswith(")"):
+        return cel.Type.List(_cel_type(sig[5:-1]))
+    if sig.startswith("map(") and sig.endswith(")"):
+        key, _, value = sig[4:-1].partition(", ")
+        return cel.Type.Map(_cel_type(key), _cel_type(value))
+    return _PRIMITIVES.get(sig) or cel.Type(sig)
 
 
 def _opt_names(name: str) -> tuple[str, str]:
@@ -78,7 +103,7 @@ def compile(
     value is the plain value or ``ABSENT``. ``cost_limit`` is the default runtime limit of the
     program's evaluations (``None``: unlimited). Raises ``CompileError``.
     """
-    source = expression
+    source = format_library.rewrite(expression)
     line_offset = 0
     decls: dict[str, str] = {}
     for name, t in variables.items():
@@ -96,10 +121,11 @@ def compile(
         for name in optional_variables:
             value_name, set_name = _opt_names(name)
             binds.append(f"cel.bind({name}, {set_name} ? optional.of({value_name}) : optional.none(), ")
-        source = "".join(binds) + "\n" + expression + "\n" + ")" * len(binds)
+        source = "".join(binds) + "\n" + source + "\n" + ")" * len(binds)
         line_offset = 1
-    env = _env(tuple(sorted(decls.items())))
-    if line_offset:
+    env_key = tuple(sorted(decls.items()))
+    env = _env(env_key)
+    if source != expression:
         # Syntax errors are reported on the expression as written.
         try:
             env.compile(expression, disable_check=True)
@@ -109,10 +135,12 @@ def compile(
         checked = env.compile(source)
     except RuntimeError as e:
         raise CompileError(compile_message(str(e), line_offset)) from None
-    estimate = costmod.estimate(checked, dict(variables))
-    return Program(
-        expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit
+    estimate, model = costmod.estimate(checked, dict(variables))
+    prog = Program(
+        expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit, model
     )
+    prog._env_key = env_key
+    return prog
 
 
 def _output_type(checked: Any) -> str:
@@ -122,11 +150,40 @@ def _output_type(checked: Any) -> str:
     return name.replace("<", "(").replace(">", ")")
 
 
+class Prepared(Mapping[str, Any]):
+    """An activation converted for cel-cpp once (``Program.prepare``); reads as the plain mapping."""
+
+    __slots__ = ("env_key", "plain", "prepared")
+
+    def __init__(self, plain: Mapping[str, Any], env_key: _VarKey, prepared: Any) -> None:
+        self.plain = plain
+        self.env_key = env_key
+        self.prepared = prepared
+
+    def __getitem__(self, key: str) -> Any:
+        return self.plain[key]
+
+    def __iter__(self) -> Any:
+        return iter(self.plain)
+
+    def __len__(self) -> int:
+        return len(self.plain)
+
+
 class Program:
     """A compiled expression. ``output_type`` is the checked result type as CEL names it
     (``bool``, ``string``, ``dyn``, ...); ``estimated_cost`` the static cost range."""
 
-    __slots__ = ("_checked", "_optional", "cost_limit", "estimated_cost", "expression", "output_type")
+    __slots__ = (
+        "_checked",
+        "_env_key",
+        "_model",
+        "_optional",
+        "cost_limit",
+        "estimated_cost",
+        "expression",
+        "output_type",
+    )
 
     def __init__(
         self,
@@ -136,6 +193,7 @@ class Program:
         estimated_cost: CostEstimate,
         optional: frozenset[str],
         cost_limit: int | None,
+        model: costmod.Model,
     ) -> None:
         self.expression = expression
         self._checked = checked
@@ -143,18 +201,44 @@ class Program:
         self.estimated_cost = estimated_cost
         self._optional = optional
         self.cost_limit = cost_limit
+        self._model = model
+        self._env_key: _VarKey = ()
+
+    @property
+    def identifiers(self) -> frozenset[str]:
+        """The variables the expression reads (``oldSelf`` makes a CRD rule a transition rule)."""
+        return frozenset(ast.identifiers(self._model.tree))
 
     def evaluate(self, activation: Mapping[str, Any], *, cost_limit: int | None = -1) -> Any:
         """The expression's value (plain Python: bool, int, float, str, bytes, list, dict,
         datetime, timedelta, or a library object) for ``activation``; raises ``EvaluationError``
-        (``CostLimitExceeded`` past ``cost_limit``, default: the program's)."""
-        return self.evaluate_with_cost(activation, cost_limit=cost_limit)[0]
+        (``CostLimitExceeded`` past ``cost_limit``, default: the program's; ``None``: no limit, and
+        the cost is not computed)."""
+        limit = self.cost_limit if cost_limit == -1 else cost_limit
+        return self._run(activation, limit, limit is not None)[0]
 
     def evaluate_with_cost(
         self, activation: Mapping[str, Any], *, cost_limit: int | None = -1
     ) -> tuple[Any, int]:
         """``evaluate`` and the evaluation's actual cost (what counts against a request's budget)."""
-        limit = self.cost_limit if cost_limit == -1 else cost_limit
+        return self._run(activation, self.cost_limit if cost_limit == -1 else cost_limit, True)
+
+    def prepare(self, activation: Mapping[str, Any]) -> Prepared:
+        """``activation`` converted once for several evaluations: by this program and by every
+        program compiled with the same variables (a CRD node's rules share one)."""
+        return Prepared(activation, self._env_key, _env(self._env_key).Activation(dict(activation)))
+
+    def _run(self, activation: Mapping[str, Any], limit: int | None, metered: bool) -> tuple[Any, int]:
+        if isinstance(activation, Prepared):
+            if activation.env_key == self._env_key and not self._optional:
+                cost = costmod.actual(self._model, activation.plain) if metered else 0
+                if limit is not None and cost > limit:
+                    raise CostLimitExceeded()
+                try:
+                    return self._result(self._checked.eval(activation.prepared)), cost
+                except RuntimeError as e:
+                    raise EvaluationError(runtime_message(str(e))) from None
+            activation = activation.plain
         data = activation
         if self._optional:
             data = dict(activation)
@@ -163,16 +247,20 @@ class Program:
                 v = data.pop(name, ABSENT)
                 data[set_name] = v is not ABSENT
                 data[value_name] = None if v is ABSENT else v
-        cost = costmod.actual(self.estimated_cost, self._checked, activation, limit)
+        cost = costmod.actual(self._model, data) if metered else 0
         if limit is not None and cost > limit:
             raise CostLimitExceeded()
         try:
             result = self._checked.eval(data=data)
         except RuntimeError as e:
             raise EvaluationError(runtime_message(str(e))) from None
+        return self._result(result), cost
+
+    @staticmethod
+    def _result(result: Any) -> Any:
         if result.type() == cel.Type.ERROR:
             raise EvaluationError(runtime_message(str(result.value())))
-        return library.to_python(result), cost
+        return library.to_python(result)
 
 
 def cost_error_message(cost_name: str, cost: int, limit: int) -> str:

@@ -25,7 +25,7 @@ def descriptor_pool() -> Any:
     return objects.pool()
 
 
-_LIBRARIES = ("strings", "lists", "sets", "regex", "quantity", "urls", "ip", "semver")
+_LIBRARIES = ("strings", "lists", "sets", "regex", "quantity", "urls", "ip", "semver", "format")
 
 
 @functools.cache
@@ -72,5 +72,8 @@ def _dispatcher(group: list[Overload]) -> Any:
 
 def to_python(result: Any) -> Any:
     """A result as plain Python: nested lists and maps as ``list``/``dict``, bytes as ``bytes``."""
-    value = result.plain_value()
+    try:
+        value = result.plain_value()
+    except TypeError:
+        return None  # an optional: cel-expr-python has no Python form for it
     return bytes(value) if isinstance(value, bytearray) else value

@@ -32,9 +32,8 @@ def parse_ip(text: str) -> Address:
     try:
         addr = ipaddress.ip_address(text)
     except ValueError:
-        raise ValueError(
-            f"IP Address {text!r} parse error during conversion from string: ParseAddr({text!r}): unable to parse IP"
-        ) from None
+        detail = f"ParseAddr({text!r}): unable to parse IP"
+        raise ValueError(f"IP Address {text!r} parse error during conversion from string: {detail}") from None
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
         raise ValueError(f"IPv4-mapped IPv6 address is not allowed: {text}")
     return addr
@@ -50,9 +49,8 @@ def parse_cidr(text: str) -> tuple[Address, Network]:
     except ValueError:
         iface = None
     if iface is None or not _plain_prefix(text):
-        raise ValueError(
-            f"network address {text!r} parse error during conversion from string: netip.ParsePrefix({text!r}): invalid"
-        )
+        detail = f"netip.ParsePrefix({text!r}): invalid"
+        raise ValueError(f"network address {text!r} parse error during conversion from string: {detail}")
     if isinstance(iface.ip, ipaddress.IPv6Address) and iface.ip.ipv4_mapped is not None:
         raise ValueError(f"IPv4-mapped IPv6 address is not allowed: {text}")
     return iface.ip, iface.network

@@ -27,8 +27,6 @@ def _parse(text: str) -> urllib.parse.SplitResult:
 
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in text):
         raise bad("net/url: invalid control character in URL")
-    if " " in text.split("?", 1)[0] and not text.startswith("/"):
-        raise bad("invalid URI for request")
     if text.startswith("/"):
         return urllib.parse.urlsplit(text.split("#", 1)[0])
     scheme, sep, _ = text.partition(":")
@@ -37,6 +35,8 @@ def _parse(text: str) -> urllib.parse.SplitResult:
     parts = urllib.parse.urlsplit(text.split("#", 1)[0])
     if parts.netloc:
         host = parts.netloc.rpartition("@")[2]
+        if " " in host:
+            raise bad(f"invalid character {chr(34)} {chr(34)} in host name")
         port = host.rpartition("]")[2] if host.startswith("[") else host
         if ":" in port and not port.rpartition(":")[2].isdigit() and port.rpartition(":")[2] != "":
             raise bad(f'invalid port "{port[port.rindex(":") :]}" after host')
@@ -82,7 +82,8 @@ def get_port(u: Any) -> str:
 
 
 def get_escaped_path(u: Any) -> str:
-    return _parse(u.value).path
+    # Go's EscapedPath: the path as written when it is a valid encoding, else escaped
+    return urllib.parse.quote(_parse(u.value).path, safe="/!$&'()*+,;=:@%-._~")
 
 
 def get_query(u: Any) -> dict[str, list[str]]:

@@ -141,7 +141,7 @@ class Update(Create):
                     old_ext.get("spec", {}).get("finalizers") or []
                 )
         if rt.is_custom:
-            errs += self._custom_schema(rt, obj, opts, warnings)
+            errs += self._custom_schema(rt, obj, opts, warnings, old_ext)
         stored = self._to_stored(rt, obj)
         meta = stored["metadata"]
         normalize_times(rt, stored)

@@ -1,0 +1,326 @@
+"""Evaluating a custom resource's ``x-kubernetes-validations`` (k8s.io/apiextensions-apiserver
+``pkg/apiserver/schema/cel/validation.go``): every rule at every schema level, ``self`` the value
+there and ``oldSelf`` its correlated old value (through properties of non-atomic maps and items of
+``x-kubernetes-list-type: map`` lists), transition rules only where an old value exists (or with
+``optionalOldSelf``), ``message``/``messageExpression``/``reason``/``fieldPath``, the runtime cost
+budget, and ratcheting (``CRDValidationRatcheting``, on by default since 1.30): on update an error
+of a rule without ``oldSelf`` on a value that did not change is a warning, not a failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from framework.apiserver import cel
+from framework.apiserver.cel import types as ct
+from framework.apiserver.crd.cel_rules import (
+    MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES,
+    CompiledRule,
+    Node,
+    rule_tree,
+)
+from framework.apiserver.crd.values import join_path
+from framework.apiserver.machinery.errors import FieldError, duplicate, forbidden, invalid_value, required
+
+log = structlog.get_logger(__name__)
+
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+BLOCKING_TEXT = (
+    "some validation rules were not checked because the object was invalid; correct the existing errors to"
+    " complete validation"
+)
+
+
+@dataclass
+class _State:
+    errs: list[FieldError] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    budget: int = cel.RUNTIME_COST_BUDGET
+    metered: bool = True
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+def validate(schema: dict, obj: Any, old: Any | None) -> tuple[list[FieldError], list[str]]:
+    """The field errors of ``obj``'s rules (``old``: the stored object on an update) and the
+    warnings of ratcheted errors."""
+    tree = rule_tree(schema)
+    if tree is None:
+        return [], []
+    # A CRD whose every rule, times the most values it can apply to, stays within the request's
+    # budget cannot run out of it: its evaluations are not metered.
+    st = _State(metered=tree.cost_bound is None or tree.cost_bound > cel.RUNTIME_COST_BUDGET)
+    try:
+        _validate(tree, "", obj, old, old, True, False, st)
+    except _OutOfBudget:
+        pass
+    return st.errs, st.warnings
+
+
+def _validate(
+    node: Node, path: str, obj: Any, old: Any, rold: Any, corr: bool, parent_ratchet: bool, st: _State
+) -> None:
+    """``old`` is the value ``oldSelf`` sees (None: none); ``rold`` the value ratcheting compares
+    with, correlated by map keys and map-list keys even through atomic maps (``corr`` false: not
+    correlatable, the nearest correlated parent's equality holds)."""
+    if obj is None:
+        return
+    ratchet = (rold is not None and rold == obj) if corr else parent_ratchet
+    if node.rules:
+        _validate_rules(node, path, obj, old, st, ratchet=ratchet)
+    if isinstance(obj, dict):
+        old_map = old if isinstance(old, dict) and node.correlatable_map else None
+        rold_map = rold if corr and isinstance(rold, dict) else None
+        for k, v in obj.items():
+            sub = node.properties.get(k)
+            sub_path = join_path(path, k)
+            if sub is None:
+                sub = node.additional
+                sub_path = f"{path}[{k}]"
+                if sub is None:
+                    continue
+            ov = old_map.get(k) if old_map is not None else None
+            rv = rold_map.get(k) if rold_map is not None else None
+            _validate(sub, sub_path, v, ov, rv, corr, ratchet, st)
+    elif isinstance(obj, list) and node.items is not None:
+        old_items = _map_list_index(node, old)
+        rold_items = _map_list_index(node, rold) if corr else None
+        item_corr = rold_items is not None
+        for i, v in enumerate(obj):
+            key = _map_key(node, v) if old_items is not None or rold_items is not None else None
+            ov = old_items.get(key) if old_items is not None else None
+            rv = rold_items.get(key) if rold_items is not None else None
+            _validate(node.items, f"{path}[{i}]", v, ov, rv, item_corr, ratchet, st)
+
+
+def _map_key(node: Node, item: Any) -> tuple | None:
+    if not isinstance(item, dict):
+        return None
+    return tuple(repr(item.get(k)) for k in node.map_keys)
+
+
+def _map_list_index(node: Node, old: Any) -> dict[tuple | None, Any] | None:
+    """Old items by their map keys (``x-kubernetes-list-type: map``); other lists do not correlate."""
+    if node.list_type != "map" or not isinstance(old, list):
+        return None
+    return {_map_key(node, it): it for it in old}
+
+
+# --- values as CEL sees them (UnstructuredToVal) ---------------------------------------------------
+
+
+@functools.lru_cache(maxsize=4096)
+def _needs_conversion(t: ct.DeclType) -> bool:
+    if t.name in (ct.DOUBLE, ct.TIMESTAMP, ct.DURATION, ct.BYTES):
+        return True
+    if t.name in (ct.LIST, ct.MAP):
+        return t.elem is not None and _needs_conversion(t.elem)
+    if t.name == ct.OBJECT:
+        return "metadata" in t.fields or any(_needs_conversion(f) for f in t.fields.values())
+    return False
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNIT = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+
+
+def _parse_duration(text: str) -> datetime.timedelta | str:
+    s = text
+    sign = -1 if s.startswith("-") else 1
+    s = s.lstrip("+-")
+    if s == "0":
+        return datetime.timedelta(0)
+    pos, total = 0, 0.0
+    while pos < len(s):
+        m = _DURATION_PART.match(s, pos)
+        if m is None:
+            return text
+        total += float(m.group(1)) * _DURATION_UNIT[m.group(2)]
+        pos = m.end()
+    return datetime.timedelta(seconds=sign * total) if s else text
+
+
+def _parse_timestamp(text: str) -> datetime.datetime | str:
+    try:
+        if len(text) == 10:
+            return datetime.datetime.fromisoformat(text).replace(tzinfo=datetime.UTC)
+        value = datetime.datetime.fromisoformat(text.replace("z", "Z").replace("t", "T"))
+    except ValueError:
+        return text
+    return value if value.tzinfo else value.replace(tzinfo=datetime.UTC)
+
+
+def to_cel(value: Any, t: ct.DeclType) -> Any:
+    """A JSON value as the rule sees it: numbers of ``number`` fields as doubles, date-times,
+    durations and bytes decoded, and the ``metadata`` of a resource root reduced to ``name`` and
+    ``generateName`` (all a rule may read)."""
+    if value is None or not _needs_conversion(t):
+        return value
+    name = t.name
+    if name == ct.DOUBLE:
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if name == ct.TIMESTAMP:
+        return _parse_timestamp(value) if isinstance(value, str) else value
+    if name == ct.DURATION:
+        return _parse_duration(value) if isinstance(value, str) else value
+    if name == ct.BYTES:
+        if isinstance(value, str):
+            try:
+                return base64.b64decode(value, validate=True)
+            except ValueError:
+                return value
+        return value
+    if name == ct.LIST and isinstance(value, list) and t.elem is not None:
+        return [to_cel(v, t.elem) for v in value]
+    if name == ct.MAP and isinstance(value, dict) and t.elem is not None:
+        return {k: to_cel(v, t.elem) for k, v in value.items()}
+    if name == ct.OBJECT and isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            ft = t.fields.get(k)
+            if k == "metadata" and "metadata" in t.fields and isinstance(v, dict):
+                out[k] = {mk: v[mk] for mk in ("name", "generateName") if mk in v}
+            elif ft is not None:
+                out[k] = to_cel(v, ft)
+            else:
+                out[k] = v
+        return out
+    return value
+
+
+# --- rules ---------------------------------------------------------------------------------------------
+
+
+def _spend(st: _State, cost: int) -> None:
+    st.budget -= cost
+
+
+def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ratchet: bool) -> None:
+    fld = path or "<nil>"
+    type_name = node.type_name
+    if st.budget <= 0:
+        st.errs.append(
+            invalid_value(
+                fld,
+                type_name,
+                OUT_OF_BUDGET,
+            )
+        )
+        raise _OutOfBudget
+    self_value = to_cel(obj, node.decl)
+    old_value = to_cel(old, node.decl) if old is not None else None
+    shared: Any = None  # the activation the node's rules share, converted once
+    for cr in node.rules:
+        if cr.error is not None:
+            st.errs.append(invalid_value(fld, type_name, "rule compile error: " + cr.error))
+            continue
+        if cr.program is None:
+            continue
+        if cr.uses_old_self and old is None and not cr.optional_old_self:
+            continue
+        activation: Mapping[str, Any]
+        if cr.optional_old_self:
+            activation = {"self": self_value, "oldSelf": old_value if old is not None else cel.ABSENT}
+        else:
+            if shared is None:
+                shared = cr.program.prepare({"self": self_value, "oldSelf": old_value})
+            activation = shared
+        try:
+            if st.metered:
+                result, cost = cr.program.evaluate_with_cost(
+                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
+                )
+            else:
+                result, cost = cr.program.evaluate(activation, cost_limit=None), 0
+        except cel.CostLimitExceeded as e:
+            if st.budget < cel.PER_CALL_LIMIT:
+                msg = OUT_OF_BUDGET
+            else:
+                msg = (
+                    f"'{e.message}': no further validation rules will be run due to call cost exceeds limit"
+                    f" for rule: {cr.error_string()}"
+                )
+            st.errs.append(invalid_value(fld, type_name, msg))
+            raise _OutOfBudget from None
+        except cel.EvaluationError as e:
+            if e.message.startswith("no such overload"):
+                msg = (
+                    f"'{e.message}': call arguments did not match a supported operator, function or macro "
+                    f"signature for rule: {cr.error_string()}"
+                )
+            else:
+                msg = f"{e.message} evaluating rule: {cr.error_string()}"
+            st.errs.append(invalid_value(fld, type_name, msg))
+            continue
+        _spend(st, cost)
+        if result is True:
+            continue
+        err_path = fld if not cr.field_path else _field_path(path, cr.field_path)
+        detail = _message(cr, activation, st)
+        err = _error_for_reason(err_path, type_name, detail, cr.spec.get("reason"))
+        if not cr.uses_old_self and ratchet:
+            st.warnings.append(err.message())
+        else:
+            st.errs.append(err)
+
+
+def _field_path(path: str, rule_path: str) -> str:
+    if rule_path.startswith("["):
+        return (path or "") + rule_path
+    return join_path(path, rule_path)
+
+
+def _message(cr: CompiledRule, activation: Mapping[str, Any], st: _State) -> str:
+    if cr.message_program is not None:
+        try:
+            if st.metered:
+                value, cost = cr.message_program.evaluate_with_cost(
+                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
+                )
+            else:
+                value, cost = cr.message_program.evaluate(activation, cost_limit=None), 0
+        except cel.CostLimitExceeded:
+            pass
+        except cel.EvaluationError as e:
+            log.debug("messageExpression evaluation failed", error=e.message)
+        else:
+            _spend(st, cost)
+            if isinstance(value, str):
+                text = value.strip()
+                if text and len(text) <= MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES and "\n" not in text:
+                    return text
+    msg = cr.spec.get("message")
+    if isinstance(msg, str) and msg:
+        return msg.strip()
+    return f"failed rule: {cr.error_string()}"
+
+
+_REASONS: dict[Any, Callable[[str, str, str], FieldError]] = {
+    "FieldValueForbidden": lambda p, _t, d: forbidden(p, d),
+    "FieldValueRequired": lambda p, _t, d: required(p, d),
+    "FieldValueDuplicate": lambda p, t, _d: duplicate(p, t),
+}
+
+
+def _error_for_reason(path: str, type_name: str, detail: str, reason: Any) -> FieldError:
+    make = _REASONS.get(reason)
+    return make(path, type_name, detail) if make else invalid_value(path, type_name, detail)
