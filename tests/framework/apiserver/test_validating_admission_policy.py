@@ -329,3 +329,27 @@ def test_admission_configuration_is_exempt(adm, raw) -> None:
     adm.delete_validating_admission_policy_binding("deny-all")
     code, _ = raw.json("POST", "/api/v1/namespaces/default/configmaps", {"metadata": {"name": "x"}})
     assert code == 201
+
+
+def test_kubectl_prints_the_warning_and_the_denial(adm, core, kubectl, tmp_path) -> None:
+    _limit_policy(adm, core, ["Warn"])
+    manifest = tmp_path / "d.json"
+    manifest.write_text(json.dumps(deployment("web", 5)))
+    result = kubectl.run("apply", "-f", str(manifest))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "Warning: Validation failed for ValidatingAdmissionPolicy 'replica-limit' with binding "
+        "'replica-limit-binding': replicas must be no greater than 3"
+    ) in result.stderr
+    adm.patch_validating_admission_policy_binding(
+        "replica-limit-binding", {"spec": {"validationActions": ["Deny"]}}
+    )
+    # deployments/scale is another resource to the rules (as on a real cluster): not matched.
+    kubectl.ok("scale", "deployment/web", "--replicas=7")
+    result = kubectl.run("patch", "deployment/web", "-p", '{"spec":{"replicas":8}}')
+    assert result.returncode != 0
+    # kubectl prints a 422 from its causes, as the Kubernetes documentation shows it for a real cluster.
+    assert result.stderr == (
+        "The deployments \"web\" is invalid: : ValidatingAdmissionPolicy 'replica-limit' with binding "
+        "'replica-limit-binding' denied request: replicas must be no greater than 3\n"
+    )
