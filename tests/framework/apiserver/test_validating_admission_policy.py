@@ -353,3 +353,69 @@ def test_kubectl_prints_the_warning_and_the_denial(adm, core, kubectl, tmp_path)
         "The deployments \"web\" is invalid: : ValidatingAdmissionPolicy 'replica-limit' with binding "
         "'replica-limit-binding' denied request: replicas must be no greater than 3\n"
     )
+
+
+REPLICA_LIMIT_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "replicalimits.rules.example.com"},
+    "spec": {
+        "group": "rules.example.com",
+        "scope": "Cluster",
+        "names": {"plural": "replicalimits", "singular": "replicalimit", "kind": "ReplicaLimit"},
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {"maxReplicas": {"type": "integer"}},
+                    }
+                },
+            }
+        ],
+    },
+}
+
+
+def test_custom_resource_params_selected_by_label(apiserver, adm, apps) -> None:
+    """The Kubernetes documentation's ReplicaLimit example: cluster-scoped params picked by a selector,
+    each evaluated; the strictest one denies."""
+    apiserver.install_crds([REPLICA_LIMIT_CRD])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    for name, limit in (("loose", 10), ("strict", 3), ("other", 1)):
+        co.create_cluster_custom_object(
+            "rules.example.com",
+            "v1",
+            "replicalimits",
+            {
+                "apiVersion": "rules.example.com/v1",
+                "kind": "ReplicaLimit",
+                "metadata": {"name": name, "labels": {"set": "a" if name != "other" else "b"}},
+                "maxReplicas": limit,
+            },
+        )
+    adm.create_validating_admission_policy(
+        policy(
+            "limit",
+            [{"expression": "object.spec.replicas <= params.maxReplicas", "reason": "Forbidden"}],
+            paramKind={"apiVersion": "rules.example.com/v1", "kind": "ReplicaLimit"},
+        )
+    )
+    adm.create_validating_admission_policy_binding(
+        binding(
+            "limit-a",
+            "limit",
+            ["Deny"],
+            paramRef={"selector": {"matchLabels": {"set": "a"}}, "parameterNotFoundAction": "Deny"},
+        )
+    )
+    assert apps.create_namespaced_deployment("default", deployment("ok", 3)).spec.replicas == 3
+    with pytest.raises(ApiException) as e:
+        apps.create_namespaced_deployment("default", deployment("big", 4))
+    assert e.value.status == 403
+    assert _status(e.value)["message"].endswith(
+        "with binding 'limit-a' denied request: failed expression: object.spec.replicas <= params.maxReplicas"
+    )
