@@ -31,6 +31,9 @@ RUNTIME_COST_BUDGET = 10_000_000
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
 
 
+_ERROR = cel.Type.ERROR
+
+
 class _Absent:
     def __repr__(self) -> str:
         return "ABSENT"
@@ -258,7 +261,10 @@ class Program:
 
     @staticmethod
     def _result(result: Any) -> Any:
-        if result.type() == cel.Type.ERROR:
+        value = result.value()
+        if value is True or value is False:
+            return value  # the common case, a rule's verdict: no error is a bool
+        if result.type() == _ERROR:
             raise EvaluationError(runtime_message(str(result.value())))
         return library.to_python(result)
 
