@@ -155,6 +155,24 @@ def _uses_old_self(expression: str) -> bool:
     return bool(_OLD_SELF.search(_STRING_LITERAL.sub("''", expression)))
 
 
+def _compile(
+    expression: str,
+    variables: dict[str, ct.DeclType | None],
+    optional: tuple[str, ...],
+    what: str,
+    output: str,
+) -> tuple[cel.Program | None, str | None]:
+    """The program and, when it does not compile or its type is not ``output``, kube's detail
+    (``compilation failed: ...``, ``cel expression must evaluate to a bool``)."""
+    try:
+        prog = cel.compile(expression, variables=variables, optional_variables=optional)
+    except cel.CompileError as e:
+        return None, f"{what}compilation failed: {e.message}"
+    if prog.output_type not in (output, "dyn"):
+        return prog, f"{what or 'cel expression '}must evaluate to a {output}"
+    return prog, None
+
+
 def compile_rule(index: int, spec: dict, decl: ct.DeclType) -> CompiledRule:
     """``cel.Compile`` of one rule: the program, its message expression, whether it is a
     transition rule, and kube's detail for a rule that does not compile."""
@@ -165,27 +183,14 @@ def compile_rule(index: int, spec: dict, decl: ct.DeclType) -> CompiledRule:
     cr.uses_old_self = _uses_old_self(rule)
     optional = ("oldSelf",) if cr.optional_old_self else ()
     variables: dict[str, ct.DeclType | None] = {"self": decl, "oldSelf": decl}
-    try:
-        prog = cel.compile(rule, variables=variables, optional_variables=optional)
-    except cel.CompileError as e:
-        cr.error = "compilation failed: " + e.message
-    else:
-        if prog.output_type not in ("bool", "dyn"):
-            cr.error = "cel expression must evaluate to a bool"
-        else:
-            cr.program = prog
+    prog, cr.error = _compile(rule, variables, optional, "", "bool")
+    if prog is not None:
+        cr.program = prog if cr.error is None else None
         cr.uses_old_self = bool(prog.identifiers & _OLD_SELF_NAMES)
     msg_expr = spec.get("messageExpression")
     if isinstance(msg_expr, str) and msg_expr.strip():
-        try:
-            mprog = cel.compile(msg_expr, variables=variables, optional_variables=optional)
-        except cel.CompileError as e:
-            cr.message_error = "messageExpression compilation failed: " + e.message
-        else:
-            if mprog.output_type not in ("string", "dyn"):
-                cr.message_error = "messageExpression must evaluate to a string"
-            else:
-                cr.message_program = mprog
+        mprog, cr.message_error = _compile(msg_expr, variables, optional, "messageExpression ", "string")
+        cr.message_program = mprog if cr.message_error is None else None
     fp = spec.get("fieldPath")
     if isinstance(fp, str) and fp.strip():
         cr.field_path = normalize_field_path(fp) or ""
@@ -246,8 +251,8 @@ def _cost_bound(node: Node, cardinality: int | None) -> int | None:
     for cr in node.rules:
         for prog in (cr.program, cr.message_program):
             if prog is not None:
-                if cardinality is None:
-                    return None
+                if cardinality is None or prog.estimated_cost.max > cel.PER_CALL_LIMIT:
+                    return None  # unbounded, or one evaluation could pass the per-call limit
                 total += prog.estimated_cost.max * cardinality
     children: list[tuple[Node | None, int | None]] = [(n, cardinality) for n in node.properties.values()]
     children.append((node.items, _mul(cardinality, _int(node.schema.get("maxItems")))))

@@ -29,10 +29,12 @@ from framework.apiserver.crd.cel_rules import (
 )
 from framework.apiserver.crd.values import join_path
 from framework.apiserver.machinery.errors import FieldError, duplicate, forbidden, invalid_value, required
+from framework.meta.field import go_quote
 
 log = structlog.get_logger(__name__)
 
-OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+_NO_FURTHER = "no further validation rules will be run"
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, " + _NO_FURTHER
 BLOCKING_TEXT = (
     "some validation rules were not checked because the object was invalid; correct the existing errors to"
     " complete validation"
@@ -210,10 +212,6 @@ def to_cel(value: Any, t: ct.DeclType) -> Any:
 # --- rules ---------------------------------------------------------------------------------------------
 
 
-def _spend(st: _State, cost: int) -> None:
-    st.budget -= cost
-
-
 def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ratchet: bool) -> None:
     fld = path or "<nil>"
     type_name = node.type_name
@@ -245,12 +243,7 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
                 shared = cr.program.prepare({"self": self_value, "oldSelf": old_value})
             activation = shared
         try:
-            if st.metered:
-                result, cost = cr.program.evaluate_with_cost(
-                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
-                )
-            else:
-                result, cost = cr.program.evaluate(activation, cost_limit=None), 0
+            result = _evaluate(cr.program, activation, st)
         except cel.CostLimitExceeded as e:
             if st.budget < cel.PER_CALL_LIMIT:
                 msg = OUT_OF_BUDGET
@@ -271,11 +264,10 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
                 msg = f"{e.message} evaluating rule: {cr.error_string()}"
             st.errs.append(invalid_value(fld, type_name, msg))
             continue
-        _spend(st, cost)
         if result is True:
             continue
         err_path = fld if not cr.field_path else _field_path(path, cr.field_path)
-        detail = _message(cr, activation, st)
+        detail = _message(cr, activation, st, err_path, type_name)
         err = _error_for_reason(err_path, type_name, detail, cr.spec.get("reason"))
         if not cr.uses_old_self and ratchet:
             st.warnings.append(err.message())
@@ -289,21 +281,36 @@ def _field_path(path: str, rule_path: str) -> str:
     return join_path(path, rule_path)
 
 
-def _message(cr: CompiledRule, activation: Mapping[str, Any], st: _State) -> str:
+def _evaluate(prog: cel.Program, activation: Mapping[str, Any], st: _State) -> Any:
+    """One evaluation, its cost charged to the request's budget when the CRD needs metering."""
+    if not st.metered:
+        return prog.evaluate(activation, cost_limit=None)
+    value, cost = prog.evaluate_with_cost(activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget))
+    st.budget -= cost
+    return value
+
+
+def _message(cr: CompiledRule, activation: Mapping[str, Any], st: _State, fld: str, type_name: str) -> str:
+    """``evalMessageExpression``: the message expression's text, else the rule's message."""
     if cr.message_program is not None:
+        expr = cr.spec.get("messageExpression")
         try:
-            if st.metered:
-                value, cost = cr.message_program.evaluate_with_cost(
-                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
+            value = _evaluate(cr.message_program, activation, st)
+        except cel.CostLimitExceeded:
+            if st.budget < cel.PER_CALL_LIMIT:
+                detail = (
+                    "messageExpression evaluation failed due to running out of cost budget, " + _NO_FURTHER
                 )
             else:
-                value, cost = cr.message_program.evaluate(activation, cost_limit=None), 0
-        except cel.CostLimitExceeded:
-            pass
+                detail = (
+                    "no further validation rules will be run due to call cost exceeds limit for "
+                    f"messageExpression: {go_quote(str(expr))}"
+                )
+            st.errs.append(invalid_value(fld, type_name, detail))
+            raise _OutOfBudget from None
         except cel.EvaluationError as e:
             log.debug("messageExpression evaluation failed", error=e.message)
         else:
-            _spend(st, cost)
             if isinstance(value, str):
                 text = value.strip()
                 if text and len(text) <= MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES and "\n" not in text:

@@ -488,3 +488,25 @@ def test_kubectl_apply_reports_the_rule(apiserver, kubectl) -> None:
         json.dumps({"spec": {"schedule": "daily"}}),
     )
     assert "spec: Forbidden: schedule daily must have five fields" in err
+
+
+def test_runtime_cost_limit(apiserver) -> None:
+    """A rule within the static budget that costs more than the per-call limit on the actual value."""
+    crd = cronjob_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["names"] = {
+        "type": "array",
+        "maxItems": 1000,
+        "items": {"type": "string", "maxLength": 8},
+        "x-kubernetes-validations": [
+            {"rule": "self.all(x, self.exists(y, x == y))", "message": "names are names"}
+        ],
+    }
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    create(co, cronjob("few", names=["a", "b", "c"]))
+    status = refused(create, co, cronjob("many", names=[f"n{i}" for i in range(900)]))
+    assert status["message"].endswith(
+        "spec.names: Invalid value: \"array\": 'operation cancelled: actual cost limit exceeded': no further "
+        "validation rules will be run due to call cost exceeds limit for rule: names are names"
+    )
