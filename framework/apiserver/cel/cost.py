@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from framework.apiserver.cel import types as ct
-from framework.apiserver.cel.ast import Expr, checked_tree
+from framework.apiserver.cel.ast import Expr
 
 if TYPE_CHECKING:
     from framework.apiserver.cel.environment import CostEstimate
@@ -362,11 +362,10 @@ class Model:
     constant: int
 
 
-def estimate(checked: Any, variables: Mapping[str, ct.DeclType | None]) -> tuple[CostEstimate, Model]:
+def estimate(tree: Expr, variables: Mapping[str, ct.DeclType | None]) -> tuple[CostEstimate, Model]:
     """The static cost range of a checked expression whose variables have the given types."""
     from framework.apiserver.cel.environment import CostEstimate
 
-    tree = checked_tree(checked.serialize())
     est = _Estimator(runtime=False)
     env = {name: _Shape(decl=t or ct.DYN_TYPE, variable=True) for name, t in variables.items()}
     for name in variables:

@@ -22,6 +22,7 @@ from framework.apiserver.cel.errors import (
     compile_message,
     runtime_message,
 )
+from framework.apiserver.cel.fields_check import undefined_fields
 from framework.apiserver.cel.library import format as format_library
 from framework.apiserver.cel.types import DeclType
 
@@ -138,12 +139,23 @@ def compile(
         checked = env.compile(source)
     except RuntimeError as e:
         raise CompileError(compile_message(str(e), line_offset)) from None
-    estimate, model = costmod.estimate(checked, dict(variables))
+    tree, info = ast.checked(checked.serialize())
+    if any(t is not None and _has_objects(t) for t in variables.values()):
+        problems = undefined_fields(tree, info, source, variables)
+        if problems:
+            raise CompileError(compile_message("\n".join(problems), line_offset, status=False))
+    estimate, model = costmod.estimate(tree, dict(variables))
     prog = Program(
         expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit, model
     )
     prog._env_key = env_key
     return prog
+
+
+def _has_objects(t: DeclType) -> bool:
+    if t.name == "object":
+        return True
+    return t.elem is not None and _has_objects(t.elem)
 
 
 def _output_type(checked: Any) -> str:

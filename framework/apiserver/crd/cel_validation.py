@@ -128,7 +128,9 @@ def _needs_conversion(t: ct.DeclType) -> bool:
     if t.name in (ct.LIST, ct.MAP):
         return t.elem is not None and _needs_conversion(t.elem)
     if t.name == ct.OBJECT:
-        return "metadata" in t.fields or any(_needs_conversion(f) for f in t.fields.values())
+        return (
+            bool(t.escapes) or "metadata" in t.fields or any(_needs_conversion(f) for f in t.fields.values())
+        )
     return False
 
 
@@ -198,11 +200,12 @@ def to_cel(value: Any, t: ct.DeclType) -> Any:
     if name == ct.OBJECT and isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            ft = t.fields.get(k)
+            name = t.escapes.get(k, k)  # rules see foo-bar as foo__dash__bar
+            ft = t.fields.get(name)
             if k == "metadata" and "metadata" in t.fields and isinstance(v, dict):
                 out[k] = {mk: v[mk] for mk in ("name", "generateName") if mk in v}
             elif ft is not None:
-                out[k] = to_cel(v, ft)
+                out[name] = to_cel(v, ft)
             else:
                 out[k] = v
         return out

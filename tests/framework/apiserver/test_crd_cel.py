@@ -401,6 +401,15 @@ def test_rule_that_does_not_compile_refuses_the_crd(apiserver) -> None:
             "compilation failed: ERROR: <input>:1:3: found no matching overload for '_+_'",
         ),
         ({"rule": "true", "messageExpression": "1"}, "messageExpression must evaluate to a string"),
+        (
+            {"rule": "self.minReplicsa > 0"},
+            "compilation failed: ERROR: <input>:1:5: undefined field 'minReplicsa'\n | self.minReplicsa > 0\n"
+            " | ....^",
+        ),
+        (
+            {"rule": "self.ports.all(p, p.nmae != '')"},
+            "compilation failed: ERROR: <input>:1:20: undefined field 'nmae'",
+        ),
     ],
 )
 def test_compile_problems_refuse_the_crd(apiserver, rule, detail) -> None:
@@ -510,3 +519,23 @@ def test_runtime_cost_limit(apiserver) -> None:
         "spec.names: Invalid value: \"array\": 'operation cancelled: actual cost limit exceeded': no further "
         "validation rules will be run due to call cost exceeds limit for rule: names are names"
     )
+
+
+def test_property_names_are_escaped(apiserver) -> None:
+    """k8s.io/apiserver/pkg/cel/escaping.go: ``x-y`` is ``x__dash__y``, a keyword ``__in__``."""
+    crd = cronjob_crd(
+        extra_spec_rules=[
+            {
+                "rule": "!has(self.dry__dash__run) || !self.dry__dash__run || self.__in__ == 'x'",
+                "message": "dry",
+            }
+        ]
+    )
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["dry-run"] = {"type": "boolean"}
+    spec["properties"]["in"] = {"type": "string", "maxLength": 4}
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    create(co, cronjob("a", **{"dry-run": True, "in": "x"}))
+    status = refused(create, co, cronjob("b", **{"dry-run": True, "in": "y"}))
+    assert status["message"].endswith('spec: Invalid value: "object": dry')
