@@ -25,6 +25,7 @@ from framework.apiserver.cel.errors import (
 from framework.apiserver.cel.fields_check import undefined_fields
 from framework.apiserver.cel.library import format as format_library
 from framework.apiserver.cel.types import DeclType
+from framework.apiserver.cel.validators import literal_problems
 
 # k8s.io/apiserver/pkg/apis/cel/config.go
 PER_CALL_LIMIT = 1_000_000
@@ -140,10 +141,11 @@ def compile(
     except RuntimeError as e:
         raise CompileError(compile_message(str(e), line_offset)) from None
     tree, info = ast.checked(checked.serialize())
+    problems = literal_problems(tree, info, source)
     if any(t is not None and _has_objects(t) for t in variables.values()):
-        problems = undefined_fields(tree, info, source, variables)
-        if problems:
-            raise CompileError(compile_message("\n".join(problems), line_offset, status=False))
+        problems += undefined_fields(tree, info, source, variables)
+    if problems:
+        raise CompileError(compile_message("\n".join(problems), line_offset, status=False))
     estimate, model = costmod.estimate(tree, dict(variables))
     prog = Program(
         expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit, model

@@ -74,10 +74,10 @@ def undefined_fields(
         return None
 
     walk(tree, env)
-    return [_report(info, source, offset, f"undefined field '{name}'") for offset, name in sorted(found)]
+    return [report(info, source, offset, f"undefined field '{name}'") for offset, name in sorted(found)]
 
 
-def _report(info: SourceInfo, source: str, offset: int, message: str) -> str:
+def report(info: SourceInfo, source: str, offset: int, message: str) -> str:
     """One error as cel-go formats it: position, message, the source line and a caret under it."""
     line_start = 0
     line = 1
