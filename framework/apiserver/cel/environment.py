@@ -240,6 +240,19 @@ class Program:
         """``evaluate`` and the evaluation's actual cost (what counts against a request's budget)."""
         return self._run(activation, self.cost_limit if cost_limit == -1 else cost_limit, True)
 
+    def cost_bound(self, object_size: int) -> int:
+        """The most one evaluation can cost when every value comes from a JSON object of
+        ``object_size`` bytes (no list or string in it can be longer): an upper bound of
+        ``evaluate_with_cost``'s cost that needs no walk of the values."""
+        return self._model.bound(object_size)
+
+    def actual_cost(self, activation: Mapping[str, Any]) -> int:
+        """The cost ``evaluate_with_cost`` charges for ``activation``, without evaluating."""
+        plain = activation.plain if isinstance(activation, Prepared) else activation
+        if self._optional:
+            plain = self._optional_data(plain)
+        return costmod.actual(self._model, plain)
+
     def prepare(self, activation: Mapping[str, Any]) -> Prepared:
         """``activation`` converted once for several evaluations: by this program and by every
         program compiled with the same variables (a CRD node's rules share one)."""
@@ -256,14 +269,7 @@ class Program:
                 except RuntimeError as e:
                     raise EvaluationError(runtime_message(str(e))) from None
             activation = activation.plain
-        data = activation
-        if self._optional:
-            data = dict(activation)
-            for name in self._optional:
-                value_name, set_name = _opt_names(name)
-                v = data.pop(name, ABSENT)
-                data[set_name] = v is not ABSENT
-                data[value_name] = None if v is ABSENT else v
+        data = self._optional_data(activation) if self._optional else activation
         cost = costmod.actual(self._model, data) if metered else 0
         if limit is not None and cost > limit:
             raise CostLimitExceeded()
@@ -272,6 +278,15 @@ class Program:
         except RuntimeError as e:
             raise EvaluationError(runtime_message(str(e))) from None
         return self._result(result), cost
+
+    def _optional_data(self, activation: Mapping[str, Any]) -> dict[str, Any]:
+        data = dict(activation)
+        for name in self._optional:
+            value_name, set_name = _opt_names(name)
+            v = data.pop(name, ABSENT)
+            data[set_name] = v is not ABSENT
+            data[value_name] = None if v is ABSENT else v
+        return data
 
     @staticmethod
     def _result(result: Any) -> Any:

@@ -29,6 +29,7 @@ from framework.apiserver.crd.cel_rules import (
 )
 from framework.apiserver.crd.values import join_path
 from framework.apiserver.machinery.errors import FieldError, duplicate, forbidden, invalid_value, required
+from framework.meta import jsoncodec
 from framework.meta.field import go_quote
 
 log = structlog.get_logger(__name__)
@@ -47,6 +48,15 @@ class _State:
     warnings: list[str] = field(default_factory=list)
     budget: int = cel.RUNTIME_COST_BUDGET
     metered: bool = True
+    object_size: int = cel.MAX_REQUEST_SIZE_BYTES
+    # evaluations charged their bound rather than their cost, settled when the budget runs short
+    pending: list[tuple[cel.Program, Mapping[str, Any], int]] = field(default_factory=list)
+
+    def settle(self) -> None:
+        """Charge the pending evaluations their actual cost instead of their bound."""
+        for prog, activation, bound in self.pending:
+            self.budget += bound - prog.actual_cost(activation)
+        self.pending.clear()
 
 
 class _OutOfBudget(Exception):
@@ -62,6 +72,10 @@ def validate(schema: dict, obj: Any, old: Any | None) -> tuple[list[FieldError],
     # A CRD whose every rule, times the most values it can apply to, stays within the request's
     # budget cannot run out of it: its evaluations are not metered.
     st = _State(metered=tree.cost_bound is None or tree.cost_bound > cel.RUNTIME_COST_BUDGET)
+    if st.metered:
+        # every list and string of the object is bounded by its size: each evaluation costs at most
+        # its estimate for that size, which needs no walk of the values
+        st.object_size = len(jsoncodec.dumps(obj))
     try:
         _validate(tree, "", obj, old, old, True, False, st)
     except _OutOfBudget:
@@ -219,6 +233,8 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
     fld = path or "<nil>"
     type_name = node.type_name
     if st.budget <= 0:
+        st.settle()
+    if st.budget <= 0:
         st.errs.append(
             invalid_value(
                 fld,
@@ -285,9 +301,17 @@ def _field_path(path: str, rule_path: str) -> str:
 
 
 def _evaluate(prog: cel.Program, activation: Mapping[str, Any], st: _State) -> Any:
-    """One evaluation, its cost charged to the request's budget when the CRD needs metering."""
+    """One evaluation, its cost charged to the request's budget when the CRD needs metering: its
+    bound for the object's size while the bounds fit the limits, else its actual cost."""
     if not st.metered:
         return prog.evaluate(activation, cost_limit=None)
+    bound = prog.cost_bound(st.object_size)
+    if bound <= cel.PER_CALL_LIMIT and bound <= st.budget:
+        value = prog.evaluate(activation, cost_limit=None)
+        st.budget -= bound
+        st.pending.append((prog, activation, bound))
+        return value
+    st.settle()
     value, cost = prog.evaluate_with_cost(activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget))
     st.budget -= cost
     return value

@@ -539,3 +539,21 @@ def test_property_names_are_escaped(apiserver) -> None:
     create(co, cronjob("a", **{"dry-run": True, "in": "x"}))
     status = refused(create, co, cronjob("b", **{"dry-run": True, "in": "y"}))
     assert status["message"].endswith('spec: Invalid value: "object": dry')
+
+
+def test_many_cheap_evaluations_fit_the_budget(apiserver) -> None:
+    """Each item's rule is charged what it costs on the item, not the bound for the object's size:
+    4,000 unbounded items, whose bounds alone would pass the 10,000,000 budget, are accepted."""
+    crd = cronjob_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["tags"] = {
+        "type": "array",
+        "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self.matches('^[a-z]+$')"}]},
+    }
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    assert len(create(co, cronjob(tags=["abc"] * 4000))["spec"]["tags"]) == 4000
+    status = refused(create, co, cronjob("bad", tags=["abc", "A"]))
+    assert status["message"].endswith(
+        "spec.tags[1]: Invalid value: \"string\": failed rule: self.matches('^[a-z]+$')"
+    )
