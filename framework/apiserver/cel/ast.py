@@ -281,3 +281,39 @@ def identifiers(e: Expr | None) -> set[str]:
 
     walk(e, frozenset())
     return out
+
+
+def selected_fields(e: Expr | None, names: set[str]) -> set[str] | None:
+    """The fields selected directly on variables ``names`` (``self.a``, ``has(self.b)``), or None
+    when a variable is used otherwise (whole, indexed, iterated): what of it an evaluation reads."""
+    out: set[str] = set()
+    whole = False
+
+    def walk(x: Expr | None, bound: frozenset[str]) -> None:
+        nonlocal whole
+        if x is None or whole:
+            return
+        target = x.target
+        if (
+            x.kind == "select"
+            and target is not None
+            and target.kind == "ident"
+            and target.name in names
+            and target.name not in bound
+        ):
+            out.add(x.name)
+            return
+        if x.kind == "ident" and x.name in names and x.name not in bound:
+            whole = True
+            return
+        inner = bound | {v for v in (x.iter_var, x.iter_var2, x.accu_var) if v}
+        walk(x.target, bound)
+        walk(x.iter_range, bound)
+        walk(x.accu_init, bound)
+        for c in (x.loop_condition, x.loop_step, x.result):
+            walk(c, inner)
+        for c in (*x.args, *x.keys):
+            walk(c, bound)
+
+    walk(e, frozenset())
+    return None if whole else out

@@ -221,6 +221,13 @@ class Program:
         self._model = model
         self._env_key: _VarKey = ()
 
+    def selected_fields(self, *variables: str) -> frozenset[str] | None:
+        """The fields the expression selects directly on ``variables`` (``self.a``), or None when
+        it uses one of them otherwise: an activation needs no other field of them."""
+        names = set(variables) | {_opt_names(v)[0] for v in variables}
+        fields = ast.selected_fields(self._model.tree, names)
+        return None if fields is None else frozenset(fields)
+
     @property
     def identifiers(self) -> frozenset[str]:
         """The variables the expression reads (``oldSelf`` makes a CRD rule a transition rule)."""

@@ -72,6 +72,12 @@ class Node:
     is_resource_root: bool = False
     # The most all rules here and below can cost on one object (None: unbounded), set on the root.
     cost_bound: int | None = None
+    # The rules without oldSelf as one program returning the list of their results: one evaluation
+    # (one conversion of ``self``) for all of them where no cost is metered.
+    combined: cel.Program | None = None
+    combined_rules: list[CompiledRule] = field(default_factory=list)
+    # the fields of self/oldSelf the rules read, when they only select fields (None: all of it)
+    reads: frozenset[str] | None = None
 
     @property
     def type_name(self) -> str:
@@ -197,6 +203,40 @@ def compile_rule(index: int, spec: dict, decl: ct.DeclType) -> CompiledRule:
     return cr
 
 
+def _reads(node: Node) -> frozenset[str] | None:
+    if node.decl.name != ct.OBJECT:
+        return None
+    reads: set[str] = set()
+    for cr in node.rules:
+        for prog in (cr.program, cr.message_program):
+            if prog is None:
+                continue
+            fields = prog.selected_fields("self", "oldSelf")
+            if fields is None:
+                return None
+            reads |= fields
+    return frozenset(reads)
+
+
+def _combine(node: Node) -> None:
+    rules = [
+        cr
+        for cr in node.rules
+        if cr.program is not None and not cr.uses_old_self and not cr.optional_old_self
+    ]
+    if len(rules) < 2:
+        return
+    # each rule on lines of its own: a trailing // comment ends at its line
+    source = "[" + ",".join(f"(\n{cr.rule}\n)" for cr in rules) + "]"
+    try:
+        node.combined = cel.compile(
+            source, variables={"self": node.decl, "oldSelf": node.decl}, cost_limit=None
+        )
+    except cel.CompileError:
+        return
+    node.combined_rules = rules
+
+
 def build_tree(s: dict, is_resource_root: bool = True) -> Node | None:
     """The compiled rules of schema ``s`` and below, or ``None`` when there are none."""
     decl = decl_type(s, is_resource_root)
@@ -204,6 +244,8 @@ def build_tree(s: dict, is_resource_root: bool = True) -> Node | None:
     for i, spec in enumerate(s.get("x-kubernetes-validations") or []):
         if isinstance(spec, dict):
             node.rules.append(compile_rule(i, spec, decl))
+    _combine(node)
+    node.reads = _reads(node)
     props = s.get("properties")
     if isinstance(props, dict):
         for k, v in props.items():

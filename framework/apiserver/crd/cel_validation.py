@@ -243,10 +243,24 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
             )
         )
         raise _OutOfBudget
-    self_value = to_cel(obj, node.decl)
-    old_value = to_cel(old, node.decl) if old is not None else None
+    self_value = to_cel(_only(obj, node), node.decl)
+    old_value = to_cel(_only(old, node), node.decl) if old is not None else None
     shared: Any = None  # the activation the node's rules share, converted once
+    done: set[int] = set()
+    if node.combined is not None and not st.metered:
+        shared = node.combined.prepare({"self": self_value, "oldSelf": old_value})
+        try:
+            results = node.combined.evaluate(shared, cost_limit=None)
+        except cel.EvaluationError:
+            results = None  # some rule failed to evaluate: each runs alone below, to report which
+        if results is not None:
+            for cr, result in zip(node.combined_rules, results, strict=True):
+                done.add(cr.index)
+                if result is not True:
+                    _failed(cr, path, fld, type_name, shared, st, ratchet)
     for cr in node.rules:
+        if cr.index in done:
+            continue
         if cr.error is not None:
             st.errs.append(invalid_value(fld, type_name, "rule compile error: " + cr.error))
             continue
@@ -283,15 +297,36 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
                 msg = f"{e.message} evaluating rule: {cr.error_string()}"
             st.errs.append(invalid_value(fld, type_name, msg))
             continue
-        if result is True:
-            continue
-        err_path = fld if not cr.field_path else _field_path(path, cr.field_path)
-        detail = _message(cr, activation, st, err_path, type_name)
-        err = _error_for_reason(err_path, type_name, detail, cr.spec.get("reason"))
-        if not cr.uses_old_self and ratchet:
-            st.warnings.append(err.message())
-        else:
-            st.errs.append(err)
+        if result is not True:
+            _failed(cr, path, fld, type_name, activation, st, ratchet)
+
+
+def _only(value: Any, node: Node) -> Any:
+    """The part of an object the node's rules read (all of it unless they only select fields)."""
+    reads = node.reads
+    if reads is None or not isinstance(value, dict):
+        return value
+    escapes = node.decl.escapes
+    return {k: v for k, v in value.items() if escapes.get(k, k) in reads}
+
+
+def _failed(
+    cr: CompiledRule,
+    path: str,
+    fld: str,
+    type_name: str,
+    activation: Mapping[str, Any],
+    st: _State,
+    ratchet: bool,
+) -> None:
+    """The field error of a rule that did not hold (a warning when ratcheted)."""
+    err_path = fld if not cr.field_path else _field_path(path, cr.field_path)
+    detail = _message(cr, activation, st, err_path, type_name)
+    err = _error_for_reason(err_path, type_name, detail, cr.spec.get("reason"))
+    if not cr.uses_old_self and ratchet:
+        st.warnings.append(err.message())
+    else:
+        st.errs.append(err)
 
 
 def _field_path(path: str, rule_path: str) -> str:
