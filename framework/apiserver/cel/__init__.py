@@ -21,6 +21,15 @@ API (stable; additions only)::
     value, cost = prog.evaluate_with_cost({"self": obj}, cost_limit=remaining_budget)
                                         # raises cel.CostLimitExceeded (an EvaluationError)
     cel.cost_error_message("estimated rule cost", cost, limit)  # apiextensions' wording
+    prog.identifiers                    # frozenset of the variables it reads
+    shared = prog.prepare({"self": obj, "oldSelf": old})  # converted once, for every program
+    other.evaluate(shared)              # compiled with the same variables (a cel.Prepared)
+
+Compile errors include what cel-go's checker and Kubernetes' AST validators report and cel-cpp's
+checker does not: ``undefined field`` for objects declared with ``DeclType.object_of`` (property names
+escaped as Kubernetes escapes them: ``types.escape``), invalid duration/timestamp/regex literals and
+mixed-type list/map literals. Evaluations stop after 10,000 comprehension iterations (cel-cpp's
+limit, not configurable through cel-expr-python).
 
 Activations hold JSON-like values (dict, list, str, int, float, bool, None) and, where the
 declared type says so, ``datetime``/``timedelta``/``bytes``. ``CompileError.message`` and
@@ -36,6 +45,7 @@ from framework.apiserver.cel.environment import (
     PER_CALL_LIMIT,
     RUNTIME_COST_BUDGET,
     CostEstimate,
+    Prepared,
     Program,
     compile,
     cost_error_message,
@@ -53,6 +63,7 @@ __all__ = [
     "CostLimitExceeded",
     "DeclType",
     "EvaluationError",
+    "Prepared",
     "Program",
     "compile",
     "cost_error_message",

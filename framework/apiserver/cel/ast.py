@@ -169,21 +169,61 @@ def _references(b: bytes) -> dict[int, tuple[str, ...]]:
     return out
 
 
+@dataclass
+class SourceInfo:
+    """Where each node is: ``positions`` maps node ids to code-point offsets in the source;
+    ``line_offsets`` are the offsets at which lines 2, 3, ... start."""
+
+    positions: dict[int, int] = field(default_factory=dict)
+    line_offsets: list[int] = field(default_factory=list)
+
+
+def _source_info(b: bytes) -> SourceInfo:
+    info = SourceInfo()
+    for num, wt, v in _fields(b):
+        if num == 3:
+            if wt == 2:  # packed
+                i = 0
+                while i < len(v):
+                    n, i = _varint(v, i)
+                    info.line_offsets.append(n)
+            else:
+                info.line_offsets.append(v)
+        elif num == 4:
+            key = off = 0
+            for n, _, x in _fields(v):
+                if n == 1:
+                    key = x
+                elif n == 2:
+                    off = x
+            info.positions[key] = off
+    return info
+
+
 def checked_tree(serialized: bytes) -> Expr:
     """The expression tree of ``Expression.serialize()`` with each call's overload ids."""
+    return checked(serialized)[0]
+
+
+def checked(serialized: bytes) -> tuple[Expr, SourceInfo]:
+    """The expression tree of ``Expression.serialize()`` (with each call's overload ids) and its
+    source positions."""
     payload = serialized
     for num, _wt, v in _fields(serialized):
         if num == 2:
             payload = v
     refs: dict[int, tuple[str, ...]] = {}
     root = Expr()
+    info = SourceInfo()
     for num, _wt, v in _fields(payload):
         if num == 2:
             refs.update(_references(_wrap_map_entry(v)))
         elif num == 4:
             root = _expr(v)
+        elif num == 5:
+            info = _source_info(v)
     _attach(root, refs)
-    return root
+    return root, info
 
 
 def _wrap_map_entry(entry: bytes) -> bytes:
@@ -241,3 +281,39 @@ def identifiers(e: Expr | None) -> set[str]:
 
     walk(e, frozenset())
     return out
+
+
+def selected_fields(e: Expr | None, names: set[str]) -> set[str] | None:
+    """The fields selected directly on variables ``names`` (``self.a``, ``has(self.b)``), or None
+    when a variable is used otherwise (whole, indexed, iterated): what of it an evaluation reads."""
+    out: set[str] = set()
+    whole = False
+
+    def walk(x: Expr | None, bound: frozenset[str]) -> None:
+        nonlocal whole
+        if x is None or whole:
+            return
+        target = x.target
+        if (
+            x.kind == "select"
+            and target is not None
+            and target.kind == "ident"
+            and target.name in names
+            and target.name not in bound
+        ):
+            out.add(x.name)
+            return
+        if x.kind == "ident" and x.name in names and x.name not in bound:
+            whole = True
+            return
+        inner = bound | {v for v in (x.iter_var, x.iter_var2, x.accu_var) if v}
+        walk(x.target, bound)
+        walk(x.iter_range, bound)
+        walk(x.accu_init, bound)
+        for c in (x.loop_condition, x.loop_step, x.result):
+            walk(c, inner)
+        for c in (*x.args, *x.keys):
+            walk(c, bound)
+
+    walk(e, frozenset())
+    return None if whole else out

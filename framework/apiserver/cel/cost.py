@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from framework.apiserver.cel import types as ct
-from framework.apiserver.cel.ast import Expr, checked_tree
+from framework.apiserver.cel.ast import Expr
 
 if TYPE_CHECKING:
     from framework.apiserver.cel.environment import CostEstimate
@@ -79,21 +79,21 @@ class _Shape:
 _UNKNOWN = _Shape(size=_UNKNOWN_SIZE, variable=True)
 
 
-def _declared_max(t: ct.DeclType) -> int:
-    if t.max_elements is not None:
-        return t.max_elements
+def _declared_max(t: ct.DeclType, request_size: int) -> int:
+    """The most elements (or characters) a value of ``t`` can have in a request of
+    ``request_size`` bytes: its declared bound, else what fits (Kubernetes' ``estimateMax*``)."""
     if t.name in (ct.STRING, ct.BYTES, ct.DYN):
-        return MAX_REQUEST_SIZE_BYTES - 2
-    if t.name == ct.LIST:
-        elem = t.elem.min_serialized_size if t.elem else 1
-        return (MAX_REQUEST_SIZE_BYTES - 2) // (elem + 1)
-    if t.name in (ct.MAP, ct.OBJECT):
-        elem = t.elem.min_serialized_size if t.elem else 1
-        return (MAX_REQUEST_SIZE_BYTES - 2) // (elem + 4)
-    return U64
+        derived = request_size - 2
+    elif t.name == ct.LIST:
+        derived = (request_size - 2) // ((t.elem.min_serialized_size if t.elem else 1) + 1)
+    elif t.name in (ct.MAP, ct.OBJECT):
+        derived = (request_size - 2) // ((t.elem.min_serialized_size if t.elem else 1) + 4)
+    else:
+        return U64
+    return derived if t.max_elements is None else min(t.max_elements, max(derived, 0))
 
 
-def _size(s: _Shape) -> tuple[int, int]:
+def _size(s: _Shape, request_size: int = MAX_REQUEST_SIZE_BYTES) -> tuple[int, int]:
     if s.size is not None:
         return s.size
     if s.has_value:
@@ -101,7 +101,7 @@ def _size(s: _Shape) -> tuple[int, int]:
         n = len(v) if isinstance(v, str | bytes | list | dict) else 1
         return (n, n)
     if s.decl is not None and s.decl.name in (ct.STRING, ct.BYTES, ct.LIST, ct.MAP, ct.OBJECT, ct.DYN):
-        return (0, _declared_max(s.decl))
+        return (0, _declared_max(s.decl, request_size))
     return _UNKNOWN_SIZE
 
 
@@ -182,14 +182,18 @@ _SAME_SIZE = {"lowerAscii", "upperAscii", "trim", "substring", "strings.quote", 
 
 
 class _Estimator:
-    def __init__(self, runtime: bool) -> None:
+    def __init__(self, runtime: bool, request_size: int = MAX_REQUEST_SIZE_BYTES) -> None:
         self.runtime = runtime
+        self.request_size = request_size
         self.size_dependent = False
+
+    def _sz(self, s: _Shape) -> tuple[int, int]:
+        return _size(s, self.request_size)
 
     def _used(self, s: _Shape) -> tuple[int, int]:
         if s.variable:
             self.size_dependent = True
-        return _size(s)
+        return self._sz(s)
 
     def walk(self, e: Expr | None, env: dict[str, _Shape]) -> tuple[_Cost, _Shape]:
         if e is None:
@@ -227,7 +231,7 @@ class _Estimator:
 
     def _comprehension(self, e: Expr, env: dict[str, _Shape]) -> tuple[_Cost, _Shape]:
         rc, rs = self.walk(e.iter_range, env)
-        n = self._used(rs) if rs.variable else _size(rs)
+        n = self._used(rs) if rs.variable else self._sz(rs)
         ic, _ = self.walk(e.accu_init, env)
         inner = dict(env)
         if e.iter_var:
@@ -263,7 +267,7 @@ class _Estimator:
             tc, ts = self.walk(e.args[1], env)
             fc, fs = self.walk(e.args[2], env)
             return _Cost(_sat(cc.min + min(tc.min, fc.min)), _sat(cc.max + max(tc.max, fc.max))), (
-                ts if _size(ts)[1] >= _size(fs)[1] else fs
+                ts if self._sz(ts)[1] >= self._sz(fs)[1] else fs
             )
         target: _Shape | None = None
         total = _ZERO
@@ -290,7 +294,7 @@ class _Estimator:
         if fn == "_[_]" and len(args) == 2:
             return _ONE, _elem(args[0], self.runtime) if not args[0].has_value else _index(args[0], args[1])
         if fn in ("startsWith", "endsWith") and args:
-            n = self._used(args[0]) if args[0].variable else _size(args[0])
+            n = self._used(args[0]) if args[0].variable else self._sz(args[0])
             return _Cost(_factor(n[0], STRING_TRAVERSAL), _factor(n[1], STRING_TRAVERSAL)), _Shape(
                 decl=ct.BOOL_TYPE
             )
@@ -308,12 +312,12 @@ class _Estimator:
             if fn == "findAll" and target is not None and len(args) == 2:
                 pattern = args[0]
             s = self._used(subject)
-            r = self._used(pattern) if pattern.variable else _size(pattern)
+            r = self._used(pattern) if pattern.variable else self._sz(pattern)
             lo = _sat(_factor(s[0] + 1, STRING_TRAVERSAL) * _factor(r[0], REGEX_LENGTH))
             hi = _sat(_factor(_sat(s[1] + 1), STRING_TRAVERSAL) * _factor(r[1], REGEX_LENGTH))
             return _Cost(lo, hi), _UNKNOWN
         if fn in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_") and len(args) == 2:
-            a, b = _size(args[0]), _size(args[1])
+            a, b = self._sz(args[0]), self._sz(args[1])
             if any(
                 isinstance(s.value, str | bytes) or (s.decl and s.decl.name in (ct.STRING, ct.BYTES))
                 for s in args
@@ -360,19 +364,36 @@ class Model:
     tree: Expr
     size_dependent: bool
     constant: int
+    variables: dict[str, ct.DeclType | None] = field(default_factory=dict)
+    _bounds: dict[int, int] = field(default_factory=dict)
+
+    def bound(self, object_size: int) -> int:
+        """The most one evaluation can cost on values of an object of ``object_size`` JSON bytes
+        (the static estimate with that size in place of the request's), cached per power of 2."""
+        if not self.size_dependent:
+            return self.constant
+        bucket = 1 << max(6, (object_size - 1).bit_length())
+        if bucket >= MAX_REQUEST_SIZE_BYTES:
+            return self.constant
+        hit = self._bounds.get(bucket)
+        if hit is None:
+            hit = self._bounds[bucket] = estimate(self.tree, self.variables, bucket)[0].max
+        return hit
 
 
-def estimate(checked: Any, variables: Mapping[str, ct.DeclType | None]) -> tuple[CostEstimate, Model]:
-    """The static cost range of a checked expression whose variables have the given types."""
+def estimate(
+    tree: Expr, variables: Mapping[str, ct.DeclType | None], request_size: int = MAX_REQUEST_SIZE_BYTES
+) -> tuple[CostEstimate, Model]:
+    """The static cost range of a checked expression whose variables have the given types, for
+    values within a request of ``request_size`` bytes."""
     from framework.apiserver.cel.environment import CostEstimate
 
-    tree = checked_tree(checked.serialize())
-    est = _Estimator(runtime=False)
+    est = _Estimator(runtime=False, request_size=request_size)
     env = {name: _Shape(decl=t or ct.DYN_TYPE, variable=True) for name, t in variables.items()}
     for name in variables:
         env[f"__opt_{name}_value"] = env[name]
     c, _ = est.walk(tree, env)
-    return CostEstimate(c.min, c.max), Model(tree, est.size_dependent, c.max)
+    return CostEstimate(c.min, c.max), Model(tree, est.size_dependent, c.max, dict(variables))
 
 
 # Below this estimate a program is charged its estimate rather than walked again per evaluation

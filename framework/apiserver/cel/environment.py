@@ -22,13 +22,18 @@ from framework.apiserver.cel.errors import (
     compile_message,
     runtime_message,
 )
+from framework.apiserver.cel.fields_check import undefined_fields
 from framework.apiserver.cel.library import format as format_library
 from framework.apiserver.cel.types import DeclType
+from framework.apiserver.cel.validators import literal_problems
 
 # k8s.io/apiserver/pkg/apis/cel/config.go
 PER_CALL_LIMIT = 1_000_000
 RUNTIME_COST_BUDGET = 10_000_000
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
+
+
+_ERROR = cel.Type.ERROR
 
 
 class _Absent:
@@ -135,12 +140,24 @@ def compile(
         checked = env.compile(source)
     except RuntimeError as e:
         raise CompileError(compile_message(str(e), line_offset)) from None
-    estimate, model = costmod.estimate(checked, dict(variables))
+    tree, info = ast.checked(checked.serialize())
+    problems = literal_problems(tree, info, source)
+    if any(t is not None and _has_objects(t) for t in variables.values()):
+        problems += undefined_fields(tree, info, source, variables)
+    if problems:
+        raise CompileError(compile_message("\n".join(problems), line_offset, status=False))
+    estimate, model = costmod.estimate(tree, dict(variables))
     prog = Program(
         expression, checked, _output_type(checked), estimate, frozenset(optional_variables), cost_limit, model
     )
     prog._env_key = env_key
     return prog
+
+
+def _has_objects(t: DeclType) -> bool:
+    if t.name == "object":
+        return True
+    return t.elem is not None and _has_objects(t.elem)
 
 
 def _output_type(checked: Any) -> str:
@@ -204,6 +221,13 @@ class Program:
         self._model = model
         self._env_key: _VarKey = ()
 
+    def selected_fields(self, *variables: str) -> frozenset[str] | None:
+        """The fields the expression selects directly on ``variables`` (``self.a``), or None when
+        it uses one of them otherwise: an activation needs no other field of them."""
+        names = set(variables) | {_opt_names(v)[0] for v in variables}
+        fields = ast.selected_fields(self._model.tree, names)
+        return None if fields is None else frozenset(fields)
+
     @property
     def identifiers(self) -> frozenset[str]:
         """The variables the expression reads (``oldSelf`` makes a CRD rule a transition rule)."""
@@ -223,6 +247,19 @@ class Program:
         """``evaluate`` and the evaluation's actual cost (what counts against a request's budget)."""
         return self._run(activation, self.cost_limit if cost_limit == -1 else cost_limit, True)
 
+    def cost_bound(self, object_size: int) -> int:
+        """The most one evaluation can cost when every value comes from a JSON object of
+        ``object_size`` bytes (no list or string in it can be longer): an upper bound of
+        ``evaluate_with_cost``'s cost that needs no walk of the values."""
+        return self._model.bound(object_size)
+
+    def actual_cost(self, activation: Mapping[str, Any]) -> int:
+        """The cost ``evaluate_with_cost`` charges for ``activation``, without evaluating."""
+        plain = activation.plain if isinstance(activation, Prepared) else activation
+        if self._optional:
+            plain = self._optional_data(plain)
+        return costmod.actual(self._model, plain)
+
     def prepare(self, activation: Mapping[str, Any]) -> Prepared:
         """``activation`` converted once for several evaluations: by this program and by every
         program compiled with the same variables (a CRD node's rules share one)."""
@@ -239,14 +276,7 @@ class Program:
                 except RuntimeError as e:
                     raise EvaluationError(runtime_message(str(e))) from None
             activation = activation.plain
-        data = activation
-        if self._optional:
-            data = dict(activation)
-            for name in self._optional:
-                value_name, set_name = _opt_names(name)
-                v = data.pop(name, ABSENT)
-                data[set_name] = v is not ABSENT
-                data[value_name] = None if v is ABSENT else v
+        data = self._optional_data(activation) if self._optional else activation
         cost = costmod.actual(self._model, data) if metered else 0
         if limit is not None and cost > limit:
             raise CostLimitExceeded()
@@ -256,9 +286,21 @@ class Program:
             raise EvaluationError(runtime_message(str(e))) from None
         return self._result(result), cost
 
+    def _optional_data(self, activation: Mapping[str, Any]) -> dict[str, Any]:
+        data = dict(activation)
+        for name in self._optional:
+            value_name, set_name = _opt_names(name)
+            v = data.pop(name, ABSENT)
+            data[set_name] = v is not ABSENT
+            data[value_name] = None if v is ABSENT else v
+        return data
+
     @staticmethod
     def _result(result: Any) -> Any:
-        if result.type() == cel.Type.ERROR:
+        value = result.value()
+        if value is True or value is False:
+            return value  # the common case, a rule's verdict: no error is a bool
+        if result.type() == _ERROR:
             raise EvaluationError(runtime_message(str(result.value())))
         return library.to_python(result)
 

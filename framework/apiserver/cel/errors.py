@@ -39,8 +39,10 @@ def strip_status(text: str) -> str:
     return _STATUS_SUFFIX.sub("", _STATUS_PREFIX.sub("", text.strip()))
 
 
-def compile_message(text: str, line_offset: int = 0) -> str:
-    msg = strip_status(text)
+def compile_message(text: str, line_offset: int = 0, *, status: bool = True) -> str:
+    """cel-cpp's report as cel-go's, its line numbers moved up by ``line_offset`` (the lines the
+    engine put before the expression); ``status``: wrapped in an absl status."""
+    msg = strip_status(text) if status else text
     if line_offset:
         msg = re.sub(r"<input>:(\d+):", lambda m: f"<input>:{int(m.group(1)) - line_offset}:", msg)
     return msg

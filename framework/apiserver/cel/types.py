@@ -5,6 +5,7 @@ value can have, which the cost estimate multiplies by (the reason ``maxItems``/`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -41,6 +42,8 @@ class DeclType:
     fields: Mapping[str, DeclType] = field(default_factory=dict)
     max_elements: int | None = None
     min_serialized_size: int = 1
+    # property name -> the field name rules use, where they differ (``escape``)
+    escapes: Mapping[str, str] = field(default_factory=dict)
 
     @staticmethod
     def list_of(elem: DeclType, max_items: int | None = None) -> DeclType:
@@ -52,7 +55,20 @@ class DeclType:
 
     @staticmethod
     def object_of(fields: Mapping[str, DeclType], max_properties: int | None = None) -> DeclType:
-        return DeclType(OBJECT, fields=dict(fields), max_elements=max_properties, min_serialized_size=2)
+        """An object with these properties; rules name each by ``escape(name)`` (a property whose
+        name cannot be escaped is left out of the type)."""
+        escaped: dict[str, DeclType] = {}
+        escapes: dict[str, str] = {}
+        for name, t in fields.items():
+            e = escape(name)
+            if e is None:
+                continue
+            escaped[e] = t
+            if e != name:
+                escapes[name] = e
+        return DeclType(
+            OBJECT, fields=escaped, max_elements=max_properties, min_serialized_size=2, escapes=escapes
+        )
 
     @staticmethod
     def string(max_length: int | None = None) -> DeclType:
@@ -67,6 +83,49 @@ class DeclType:
         if self.name == OBJECT:
             return "map(string, dyn)"
         return self.name
+
+
+# k8s.io/apiserver/pkg/cel/escaping.go: CEL keywords and the characters a property name may hold that
+# an identifier may not.
+_RESERVED = frozenset(
+    [
+        "true",
+        "false",
+        "null",
+        "in",
+        "as",
+        "break",
+        "const",
+        "continue",
+        "else",
+        "for",
+        "function",
+        "if",
+        "import",
+        "let",
+        "loop",
+        "package",
+        "namespace",
+        "return",
+        "var",
+        "void",
+        "while",
+    ]
+)
+_ESCAPABLE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_./-]*")
+_ESCAPES = (("__", "__underscores__"), (".", "__dot__"), ("-", "__dash__"), ("/", "__slash__"))
+
+
+def escape(name: str) -> str | None:
+    """The field name a rule uses for property ``name`` (``foo-bar`` is ``foo__dash__bar``), or
+    None when it has none (the property is not visible to rules)."""
+    if name in _RESERVED:
+        return f"__{name}__"
+    if not _ESCAPABLE.fullmatch(name):
+        return None
+    for raw, text in _ESCAPES:
+        name = name.replace(raw, text)
+    return name
 
 
 DYN_TYPE = DeclType(DYN)

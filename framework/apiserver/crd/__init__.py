@@ -4,5 +4,6 @@ pure functions on plain JSON dicts, one concept per module:
 * ``definition``: the CRD object's versions, subresources, selectable fields and defaults;
 * ``definition_validation``: validation of the CRD object;
 * ``structural``: the structural-schema rules a CRD's schema must follow;
-* ``defaulting``, ``pruning`` and ``object_validation``: a custom resource against its schema.
+* ``defaulting``, ``pruning`` and ``object_validation``: a custom resource against its schema;
+* ``cel_rules`` and ``cel_validation``: its ``x-kubernetes-validations`` rules, compiled and evaluated.
 """

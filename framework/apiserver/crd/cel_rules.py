@@ -72,6 +72,12 @@ class Node:
     is_resource_root: bool = False
     # The most all rules here and below can cost on one object (None: unbounded), set on the root.
     cost_bound: int | None = None
+    # The rules without oldSelf as one program returning the list of their results: one evaluation
+    # (one conversion of ``self``) for all of them where no cost is metered.
+    combined: cel.Program | None = None
+    combined_rules: list[CompiledRule] = field(default_factory=list)
+    # the fields of self/oldSelf the rules read, when they only select fields (None: all of it)
+    reads: frozenset[str] | None = None
 
     @property
     def type_name(self) -> str:
@@ -155,6 +161,24 @@ def _uses_old_self(expression: str) -> bool:
     return bool(_OLD_SELF.search(_STRING_LITERAL.sub("''", expression)))
 
 
+def _compile(
+    expression: str,
+    variables: dict[str, ct.DeclType | None],
+    optional: tuple[str, ...],
+    what: str,
+    output: str,
+) -> tuple[cel.Program | None, str | None]:
+    """The program and, when it does not compile or its type is not ``output``, kube's detail
+    (``compilation failed: ...``, ``cel expression must evaluate to a bool``)."""
+    try:
+        prog = cel.compile(expression, variables=variables, optional_variables=optional)
+    except cel.CompileError as e:
+        return None, f"{what}compilation failed: {e.message}"
+    if prog.output_type not in (output, "dyn"):
+        return prog, f"{what or 'cel expression '}must evaluate to a {output}"
+    return prog, None
+
+
 def compile_rule(index: int, spec: dict, decl: ct.DeclType) -> CompiledRule:
     """``cel.Compile`` of one rule: the program, its message expression, whether it is a
     transition rule, and kube's detail for a rule that does not compile."""
@@ -165,31 +189,52 @@ def compile_rule(index: int, spec: dict, decl: ct.DeclType) -> CompiledRule:
     cr.uses_old_self = _uses_old_self(rule)
     optional = ("oldSelf",) if cr.optional_old_self else ()
     variables: dict[str, ct.DeclType | None] = {"self": decl, "oldSelf": decl}
-    try:
-        prog = cel.compile(rule, variables=variables, optional_variables=optional)
-    except cel.CompileError as e:
-        cr.error = "compilation failed: " + e.message
-    else:
-        if prog.output_type not in ("bool", "dyn"):
-            cr.error = "cel expression must evaluate to a bool"
-        else:
-            cr.program = prog
+    prog, cr.error = _compile(rule, variables, optional, "", "bool")
+    if prog is not None:
+        cr.program = prog if cr.error is None else None
         cr.uses_old_self = bool(prog.identifiers & _OLD_SELF_NAMES)
     msg_expr = spec.get("messageExpression")
     if isinstance(msg_expr, str) and msg_expr.strip():
-        try:
-            mprog = cel.compile(msg_expr, variables=variables, optional_variables=optional)
-        except cel.CompileError as e:
-            cr.message_error = "messageExpression compilation failed: " + e.message
-        else:
-            if mprog.output_type not in ("string", "dyn"):
-                cr.message_error = "messageExpression must evaluate to a string"
-            else:
-                cr.message_program = mprog
+        mprog, cr.message_error = _compile(msg_expr, variables, optional, "messageExpression ", "string")
+        cr.message_program = mprog if cr.message_error is None else None
     fp = spec.get("fieldPath")
     if isinstance(fp, str) and fp.strip():
         cr.field_path = normalize_field_path(fp) or ""
     return cr
+
+
+def _reads(node: Node) -> frozenset[str] | None:
+    if node.decl.name != ct.OBJECT:
+        return None
+    reads: set[str] = set()
+    for cr in node.rules:
+        for prog in (cr.program, cr.message_program):
+            if prog is None:
+                continue
+            fields = prog.selected_fields("self", "oldSelf")
+            if fields is None:
+                return None
+            reads |= fields
+    return frozenset(reads)
+
+
+def _combine(node: Node) -> None:
+    rules = [
+        cr
+        for cr in node.rules
+        if cr.program is not None and not cr.uses_old_self and not cr.optional_old_self
+    ]
+    if len(rules) < 2:
+        return
+    # each rule on lines of its own: a trailing // comment ends at its line
+    source = "[" + ",".join(f"(\n{cr.rule}\n)" for cr in rules) + "]"
+    try:
+        node.combined = cel.compile(
+            source, variables={"self": node.decl, "oldSelf": node.decl}, cost_limit=None
+        )
+    except cel.CompileError:
+        return
+    node.combined_rules = rules
 
 
 def build_tree(s: dict, is_resource_root: bool = True) -> Node | None:
@@ -199,6 +244,8 @@ def build_tree(s: dict, is_resource_root: bool = True) -> Node | None:
     for i, spec in enumerate(s.get("x-kubernetes-validations") or []):
         if isinstance(spec, dict):
             node.rules.append(compile_rule(i, spec, decl))
+    _combine(node)
+    node.reads = _reads(node)
     props = s.get("properties")
     if isinstance(props, dict):
         for k, v in props.items():
@@ -246,8 +293,8 @@ def _cost_bound(node: Node, cardinality: int | None) -> int | None:
     for cr in node.rules:
         for prog in (cr.program, cr.message_program):
             if prog is not None:
-                if cardinality is None:
-                    return None
+                if cardinality is None or prog.estimated_cost.max > cel.PER_CALL_LIMIT:
+                    return None  # unbounded, or one evaluation could pass the per-call limit
                 total += prog.estimated_cost.max * cardinality
     children: list[tuple[Node | None, int | None]] = [(n, cardinality) for n in node.properties.values()]
     children.append((node.items, _mul(cardinality, _int(node.schema.get("maxItems")))))

@@ -29,10 +29,13 @@ from framework.apiserver.crd.cel_rules import (
 )
 from framework.apiserver.crd.values import join_path
 from framework.apiserver.machinery.errors import FieldError, duplicate, forbidden, invalid_value, required
+from framework.meta import jsoncodec
+from framework.meta.field import go_quote
 
 log = structlog.get_logger(__name__)
 
-OUT_OF_BUDGET = "validation failed due to running out of cost budget, no further validation rules will be run"
+_NO_FURTHER = "no further validation rules will be run"
+OUT_OF_BUDGET = "validation failed due to running out of cost budget, " + _NO_FURTHER
 BLOCKING_TEXT = (
     "some validation rules were not checked because the object was invalid; correct the existing errors to"
     " complete validation"
@@ -45,6 +48,15 @@ class _State:
     warnings: list[str] = field(default_factory=list)
     budget: int = cel.RUNTIME_COST_BUDGET
     metered: bool = True
+    object_size: int = cel.MAX_REQUEST_SIZE_BYTES
+    # evaluations charged their bound rather than their cost, settled when the budget runs short
+    pending: list[tuple[cel.Program, Mapping[str, Any], int]] = field(default_factory=list)
+
+    def settle(self) -> None:
+        """Charge the pending evaluations their actual cost instead of their bound."""
+        for prog, activation, bound in self.pending:
+            self.budget += bound - prog.actual_cost(activation)
+        self.pending.clear()
 
 
 class _OutOfBudget(Exception):
@@ -60,6 +72,10 @@ def validate(schema: dict, obj: Any, old: Any | None) -> tuple[list[FieldError],
     # A CRD whose every rule, times the most values it can apply to, stays within the request's
     # budget cannot run out of it: its evaluations are not metered.
     st = _State(metered=tree.cost_bound is None or tree.cost_bound > cel.RUNTIME_COST_BUDGET)
+    if st.metered:
+        # every list and string of the object is bounded by its size: each evaluation costs at most
+        # its estimate for that size, which needs no walk of the values
+        st.object_size = len(jsoncodec.dumps(obj))
     try:
         _validate(tree, "", obj, old, old, True, False, st)
     except _OutOfBudget:
@@ -126,7 +142,9 @@ def _needs_conversion(t: ct.DeclType) -> bool:
     if t.name in (ct.LIST, ct.MAP):
         return t.elem is not None and _needs_conversion(t.elem)
     if t.name == ct.OBJECT:
-        return "metadata" in t.fields or any(_needs_conversion(f) for f in t.fields.values())
+        return (
+            bool(t.escapes) or "metadata" in t.fields or any(_needs_conversion(f) for f in t.fields.values())
+        )
     return False
 
 
@@ -196,11 +214,12 @@ def to_cel(value: Any, t: ct.DeclType) -> Any:
     if name == ct.OBJECT and isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            ft = t.fields.get(k)
+            name = t.escapes.get(k, k)  # rules see foo-bar as foo__dash__bar
+            ft = t.fields.get(name)
             if k == "metadata" and "metadata" in t.fields and isinstance(v, dict):
                 out[k] = {mk: v[mk] for mk in ("name", "generateName") if mk in v}
             elif ft is not None:
-                out[k] = to_cel(v, ft)
+                out[name] = to_cel(v, ft)
             else:
                 out[k] = v
         return out
@@ -210,13 +229,11 @@ def to_cel(value: Any, t: ct.DeclType) -> Any:
 # --- rules ---------------------------------------------------------------------------------------------
 
 
-def _spend(st: _State, cost: int) -> None:
-    st.budget -= cost
-
-
 def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ratchet: bool) -> None:
     fld = path or "<nil>"
     type_name = node.type_name
+    if st.budget <= 0:
+        st.settle()
     if st.budget <= 0:
         st.errs.append(
             invalid_value(
@@ -226,10 +243,24 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
             )
         )
         raise _OutOfBudget
-    self_value = to_cel(obj, node.decl)
-    old_value = to_cel(old, node.decl) if old is not None else None
+    self_value = to_cel(_only(obj, node), node.decl)
+    old_value = to_cel(_only(old, node), node.decl) if old is not None else None
     shared: Any = None  # the activation the node's rules share, converted once
+    done: set[int] = set()
+    if node.combined is not None and not st.metered:
+        shared = node.combined.prepare({"self": self_value, "oldSelf": old_value})
+        try:
+            results = node.combined.evaluate(shared, cost_limit=None)
+        except cel.EvaluationError:
+            results = None  # some rule failed to evaluate: each runs alone below, to report which
+        if results is not None:
+            for cr, result in zip(node.combined_rules, results, strict=True):
+                done.add(cr.index)
+                if result is not True:
+                    _failed(cr, path, fld, type_name, shared, st, ratchet)
     for cr in node.rules:
+        if cr.index in done:
+            continue
         if cr.error is not None:
             st.errs.append(invalid_value(fld, type_name, "rule compile error: " + cr.error))
             continue
@@ -245,12 +276,7 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
                 shared = cr.program.prepare({"self": self_value, "oldSelf": old_value})
             activation = shared
         try:
-            if st.metered:
-                result, cost = cr.program.evaluate_with_cost(
-                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
-                )
-            else:
-                result, cost = cr.program.evaluate(activation, cost_limit=None), 0
+            result = _evaluate(cr.program, activation, st)
         except cel.CostLimitExceeded as e:
             if st.budget < cel.PER_CALL_LIMIT:
                 msg = OUT_OF_BUDGET
@@ -271,16 +297,36 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
                 msg = f"{e.message} evaluating rule: {cr.error_string()}"
             st.errs.append(invalid_value(fld, type_name, msg))
             continue
-        _spend(st, cost)
-        if result is True:
-            continue
-        err_path = fld if not cr.field_path else _field_path(path, cr.field_path)
-        detail = _message(cr, activation, st)
-        err = _error_for_reason(err_path, type_name, detail, cr.spec.get("reason"))
-        if not cr.uses_old_self and ratchet:
-            st.warnings.append(err.message())
-        else:
-            st.errs.append(err)
+        if result is not True:
+            _failed(cr, path, fld, type_name, activation, st, ratchet)
+
+
+def _only(value: Any, node: Node) -> Any:
+    """The part of an object the node's rules read (all of it unless they only select fields)."""
+    reads = node.reads
+    if reads is None or not isinstance(value, dict):
+        return value
+    escapes = node.decl.escapes
+    return {k: v for k, v in value.items() if escapes.get(k, k) in reads}
+
+
+def _failed(
+    cr: CompiledRule,
+    path: str,
+    fld: str,
+    type_name: str,
+    activation: Mapping[str, Any],
+    st: _State,
+    ratchet: bool,
+) -> None:
+    """The field error of a rule that did not hold (a warning when ratcheted)."""
+    err_path = fld if not cr.field_path else _field_path(path, cr.field_path)
+    detail = _message(cr, activation, st, err_path, type_name)
+    err = _error_for_reason(err_path, type_name, detail, cr.spec.get("reason"))
+    if not cr.uses_old_self and ratchet:
+        st.warnings.append(err.message())
+    else:
+        st.errs.append(err)
 
 
 def _field_path(path: str, rule_path: str) -> str:
@@ -289,21 +335,44 @@ def _field_path(path: str, rule_path: str) -> str:
     return join_path(path, rule_path)
 
 
-def _message(cr: CompiledRule, activation: Mapping[str, Any], st: _State) -> str:
+def _evaluate(prog: cel.Program, activation: Mapping[str, Any], st: _State) -> Any:
+    """One evaluation, its cost charged to the request's budget when the CRD needs metering: its
+    bound for the object's size while the bounds fit the limits, else its actual cost."""
+    if not st.metered:
+        return prog.evaluate(activation, cost_limit=None)
+    bound = prog.cost_bound(st.object_size)
+    if bound <= cel.PER_CALL_LIMIT and bound <= st.budget:
+        value = prog.evaluate(activation, cost_limit=None)
+        st.budget -= bound
+        st.pending.append((prog, activation, bound))
+        return value
+    st.settle()
+    value, cost = prog.evaluate_with_cost(activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget))
+    st.budget -= cost
+    return value
+
+
+def _message(cr: CompiledRule, activation: Mapping[str, Any], st: _State, fld: str, type_name: str) -> str:
+    """``evalMessageExpression``: the message expression's text, else the rule's message."""
     if cr.message_program is not None:
+        expr = cr.spec.get("messageExpression")
         try:
-            if st.metered:
-                value, cost = cr.message_program.evaluate_with_cost(
-                    activation, cost_limit=min(cel.PER_CALL_LIMIT, st.budget)
+            value = _evaluate(cr.message_program, activation, st)
+        except cel.CostLimitExceeded:
+            if st.budget < cel.PER_CALL_LIMIT:
+                detail = (
+                    "messageExpression evaluation failed due to running out of cost budget, " + _NO_FURTHER
                 )
             else:
-                value, cost = cr.message_program.evaluate(activation, cost_limit=None), 0
-        except cel.CostLimitExceeded:
-            pass
+                detail = (
+                    "no further validation rules will be run due to call cost exceeds limit for "
+                    f"messageExpression: {go_quote(str(expr))}"
+                )
+            st.errs.append(invalid_value(fld, type_name, detail))
+            raise _OutOfBudget from None
         except cel.EvaluationError as e:
             log.debug("messageExpression evaluation failed", error=e.message)
         else:
-            _spend(st, cost)
             if isinstance(value, str):
                 text = value.strip()
                 if text and len(text) <= MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES and "\n" not in text:

@@ -251,3 +251,45 @@ def test_cost_error_message() -> None:
     )
     assert "factor of 2.5x" in cel.cost_error_message("x", 25, 10)
     assert "factor of more than 100x" in cel.cost_error_message("x", 10**9, 10)
+
+
+@pytest.mark.parametrize(
+    ("expr", "report"),
+    [
+        (
+            "duration('1x') > duration('1s')",
+            "ERROR: <input>:1:10: invalid duration argument\n | duration('1x') > duration('1s')\n"
+            " | .........^",
+        ),
+        (
+            "timestamp('bad') == timestamp('2020-01-01T00:00:00Z')",
+            "ERROR: <input>:1:11: invalid timestamp argument",
+        ),
+        ("'a'.matches('[')", "ERROR: <input>:1:13: invalid matches argument"),
+        ("[1, 'a'].size() > 0", "ERROR: <input>:1:5: expected type 'int' but found 'string'"),
+        ("{'a': 1, 'b': 'x'}.size() > 0", "ERROR: <input>:1:15: expected type 'int' but found 'string'"),
+    ],
+)
+def test_literal_validators(expr, report) -> None:
+    """cel-go's ASTValidators that Kubernetes enables (duration/timestamp/regex/homogeneous literals)."""
+    with pytest.raises(cel.CompileError) as e:
+        cel.compile(expr, variables={})
+    assert e.value.message.startswith(report)
+
+
+def test_format_lists_may_mix_types() -> None:
+    assert ev("'%s %d'.format(['a', 1])") == "a 1"
+
+
+def test_undefined_fields_of_declared_objects() -> None:
+    t = ct.DeclType.object_of(
+        {"spec": ct.DeclType.object_of({"replicas": ct.INT_TYPE, "dry-run": ct.BOOL_TYPE})}
+    )
+    with pytest.raises(cel.CompileError) as e:
+        cel.compile("self.spec.replicsa > 0", variables={"self": t})
+    assert e.value.message == (
+        "ERROR: <input>:1:10: undefined field 'replicsa'\n | self.spec.replicsa > 0\n | .........^"
+    )
+    assert cel.compile("self.spec.dry__dash__run", variables={"self": t}).output_type == "dyn"
+    with pytest.raises(cel.CompileError):
+        cel.compile("self.spec.dry-run", variables={"self": t})

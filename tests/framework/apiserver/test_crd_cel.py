@@ -401,6 +401,15 @@ def test_rule_that_does_not_compile_refuses_the_crd(apiserver) -> None:
             "compilation failed: ERROR: <input>:1:3: found no matching overload for '_+_'",
         ),
         ({"rule": "true", "messageExpression": "1"}, "messageExpression must evaluate to a string"),
+        (
+            {"rule": "self.minReplicsa > 0"},
+            "compilation failed: ERROR: <input>:1:5: undefined field 'minReplicsa'\n | self.minReplicsa > 0\n"
+            " | ....^",
+        ),
+        (
+            {"rule": "self.ports.all(p, p.nmae != '')"},
+            "compilation failed: ERROR: <input>:1:20: undefined field 'nmae'",
+        ),
     ],
 )
 def test_compile_problems_refuse_the_crd(apiserver, rule, detail) -> None:
@@ -488,3 +497,63 @@ def test_kubectl_apply_reports_the_rule(apiserver, kubectl) -> None:
         json.dumps({"spec": {"schedule": "daily"}}),
     )
     assert "spec: Forbidden: schedule daily must have five fields" in err
+
+
+def test_runtime_cost_limit(apiserver) -> None:
+    """A rule within the static budget that costs more than the per-call limit on the actual value."""
+    crd = cronjob_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["names"] = {
+        "type": "array",
+        "maxItems": 1000,
+        "items": {"type": "string", "maxLength": 8},
+        "x-kubernetes-validations": [
+            {"rule": "self.all(x, self.exists(y, x == y))", "message": "names are names"}
+        ],
+    }
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    create(co, cronjob("few", names=["a", "b", "c"]))
+    status = refused(create, co, cronjob("many", names=[f"n{i}" for i in range(900)]))
+    assert status["message"].endswith(
+        "spec.names: Invalid value: \"array\": 'operation cancelled: actual cost limit exceeded': no further "
+        "validation rules will be run due to call cost exceeds limit for rule: names are names"
+    )
+
+
+def test_property_names_are_escaped(apiserver) -> None:
+    """k8s.io/apiserver/pkg/cel/escaping.go: ``x-y`` is ``x__dash__y``, a keyword ``__in__``."""
+    crd = cronjob_crd(
+        extra_spec_rules=[
+            {
+                "rule": "!has(self.dry__dash__run) || !self.dry__dash__run || self.__in__ == 'x'",
+                "message": "dry",
+            }
+        ]
+    )
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["dry-run"] = {"type": "boolean"}
+    spec["properties"]["in"] = {"type": "string", "maxLength": 4}
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    create(co, cronjob("a", **{"dry-run": True, "in": "x"}))
+    status = refused(create, co, cronjob("b", **{"dry-run": True, "in": "y"}))
+    assert status["message"].endswith('spec: Invalid value: "object": dry')
+
+
+def test_many_cheap_evaluations_fit_the_budget(apiserver) -> None:
+    """Each item's rule is charged what it costs on the item, not the bound for the object's size:
+    4,000 unbounded items, whose bounds alone would pass the 10,000,000 budget, are accepted."""
+    crd = cronjob_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["tags"] = {
+        "type": "array",
+        "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self.matches('^[a-z]+$')"}]},
+    }
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    assert len(create(co, cronjob(tags=["abc"] * 4000))["spec"]["tags"]) == 4000
+    status = refused(create, co, cronjob("bad", tags=["abc", "A"]))
+    assert status["message"].endswith(
+        "spec.tags[1]: Invalid value: \"string\": failed rule: self.matches('^[a-z]+$')"
+    )
