@@ -524,6 +524,102 @@ def ab_table(rows: list[tuple]) -> str:
     return "\n".join([fmt.format(*head), sep, *(fmt.format(*r) for r in lines)])
 
 
+# -- CEL: a CRD with five x-kubernetes-validations rules against the same CRD without them -----------
+
+CEL_GROUP = "bench.example.com"
+CEL_RULES = {
+    "root": [{"rule": "self.metadata.name.size() <= 63", "message": "name too long"}],
+    "spec": [
+        {
+            "rule": "self.replicas >= 0 && self.replicas <= self.maxReplicas",
+            "message": "replicas out of range",
+        },
+        {"rule": "self.image.matches('^[a-z0-9./:-]+$')", "message": "bad image"},
+        {"rule": "self.ports.all(p, p.port > 0 && p.port < 65536)", "message": "bad port"},
+        {"rule": "!has(self.labels) || self.labels.all(k, k.size() <= 63)", "message": "label key too long"},
+    ],
+}
+
+
+def cel_crd(plural: str, kind: str, rules: bool) -> dict:
+    spec: dict[str, Any] = {
+        "type": "object",
+        "properties": {
+            "replicas": {"type": "integer"},
+            "maxReplicas": {"type": "integer"},
+            "image": {"type": "string", "maxLength": 128},
+            "ports": {
+                "type": "array",
+                "maxItems": 16,
+                "items": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string", "maxLength": 15}, "port": {"type": "integer"}},
+                },
+            },
+            "labels": {
+                "type": "object",
+                "maxProperties": 16,
+                "additionalProperties": {"type": "string", "maxLength": 63},
+            },
+        },
+    }
+    root: dict[str, Any] = {"type": "object", "properties": {"spec": spec}}
+    if rules:
+        spec["x-kubernetes-validations"] = CEL_RULES["spec"]
+        root["x-kubernetes-validations"] = CEL_RULES["root"]
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.{CEL_GROUP}"},
+        "spec": {
+            "group": CEL_GROUP,
+            "scope": "Namespaced",
+            "names": {"plural": plural, "kind": kind},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": root}}
+            ],
+        },
+    }
+
+
+def cel_creates(n: int) -> dict[str, tuple[float, float]]:
+    """Raw creates of custom resources without and with five CEL rules on one server, alternating
+    request by request (the order flipping each pair) so that both see the same load and the same
+    store size. Per kind: (creates/s over the whole run, creates/s at the median request time); the
+    median resists the GIL hand-offs that make single requests on a shared machine take up to a
+    switch interval longer (see above)."""
+    kinds = {"plain": ("plains", "Plain"), "ruled": ("ruleds", "Ruled")}
+    times: dict[str, list[float]] = {"plain": [], "ruled": []}
+    with APIServer() as server:
+        server.install_crds([cel_crd(p, k, name == "ruled") for name, (p, k) in kinds.items()])
+        c = RawClient(server)
+        body = {
+            "replicas": 2,
+            "maxReplicas": 5,
+            "image": "registry.example.com/app:1.2.3",
+            "ports": [
+                {"name": "http", "port": 80},
+                {"name": "https", "port": 443},
+                {"name": "dns", "port": 53},
+            ],
+            "labels": {"app": "bench", "tier": "web"},
+        }
+        for i in range(n):
+            for name in ("plain", "ruled") if i % 2 == 0 else ("ruled", "plain"):
+                plural, kind = kinds[name]
+                obj = {
+                    "apiVersion": f"{CEL_GROUP}/v1",
+                    "kind": kind,
+                    "metadata": {"name": f"o-{i:06d}"},
+                    "spec": body,
+                }
+                t0 = time.perf_counter()
+                code, got = c.request("POST", f"/apis/{CEL_GROUP}/v1/namespaces/default/{plural}", obj)
+                times[name].append(time.perf_counter() - t0)
+                assert code == 201, got
+    return {name: (n / sum(ts), 1 / sorted(ts)[len(ts) // 2]) for name, ts in times.items()}
+
+
 def cold_start(n: int, parent: str | None) -> None:
     """Store ``n`` ConfigMaps (in-process, as the list phase does), stop, and time the restart."""
     directory = tempfile.mkdtemp(prefix="apiserver-bench-", dir=parent)
@@ -571,8 +667,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--only",
         metavar="GROUPS",
-        default="writes,threads,list,fanout",
-        help="comma-separated subset of: writes, threads, list, fanout (none: only --cold-start)",
+        default="writes,threads,list,fanout,cel",
+        help="comma-separated subset of: writes, threads, list, fanout, cel (none: only --cold-start)",
     )
     p.add_argument(
         "--storage",
@@ -594,6 +690,16 @@ def main(argv: list[str] | None = None) -> int:
     sizes = QUICK if args.quick else FULL
     t0 = time.perf_counter()
     by_storage: dict[str, list[tuple[str, str, float | None, float | None]]] = {}
+    if "cel" in groups:
+        groups.discard("cel")
+        rates = cel_creates(sizes.writes)
+        (plain, plain_med), (ruled, ruled_med) = rates["plain"], rates["ruled"]
+        print("CRD creates, raw, one server, alternating request by request between two CRDs of one schema:")
+        print(f"  without rules {plain:,.0f}/s, with five x-kubernetes-validations rules {ruled:,.0f}/s:")
+        print(f"    ratio with/without {ruled / plain:.2f}, CEL adds {plain / ruled - 1:.0%} time per create")
+        print(f"  at the median request time {plain_med:,.0f}/s and {ruled_med:,.0f}/s:")
+        print(f"    ratio with/without {ruled_med / plain_med:.2f}, CEL adds {plain_med / ruled_med - 1:.0%}")
+        print(flush=True)
     storages = args.storage.split(",") if groups else []
     if {"memory", "sqlite"} <= set(storages) and groups & {"writes", "threads"}:
         # Writes side by side at a fine grain: both servers at once, batches alternating.

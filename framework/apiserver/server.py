@@ -25,7 +25,13 @@ from framework import certs
 from framework.apiserver.accounting.request_log import RequestLog
 from framework.apiserver.accounting.requests import RequestAccounting, RequestKey, RequestRecord
 from framework.apiserver.admission import Admission
-from framework.apiserver.admission.plugins import AdmissionPlugin, admit, admit_delete, default_plugins
+from framework.apiserver.admission.plugins import (
+    AdmissionPlugin,
+    admit,
+    admit_delete,
+    default_plugins,
+)
+from framework.apiserver.admission.plugins import mutate as admit_mutate
 from framework.apiserver.auth import tokens
 from framework.apiserver.auth.authenticator import MASTERS, RBAC_GROUP, Authenticator, UserInfo
 from framework.apiserver.auth.authorizer import RBACAuthorizer
@@ -131,6 +137,7 @@ class APIServer:
         # In-process admission (kube-apiserver's --enable-admission-plugins): the built-in plugins,
         # then the ones this server is built with (an application's own kinds' rules).
         self.admission_plugins = [*default_plugins(), *admission_plugins]
+        self.api.admit_mutate = functools.partial(admit_mutate, self)
         self.api.admit = functools.partial(admit, self)
         self.api.admit_delete = functools.partial(admit_delete, self)
         self.authenticator = Authenticator(self.storage, anonymous)

@@ -19,6 +19,7 @@ from typing import Any
 from framework.meta.strconv import quote as go_quote  # re-exported: Go's %q of a field value
 
 __all__ = [
+    "OMIT",
     "Error",
     "ErrorList",
     "ErrorType",
@@ -208,6 +209,19 @@ def go_value(value: Any) -> str:
         return repr(value)
 
 
+class _OmitValue:
+    """``field.OmitValueType``: a bad value an error prints no text for."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+#: Pass as a bad value so the error reads ``Invalid value: DETAIL`` (``field.OmitValueType{}``).
+OMIT = _OmitValue()
+
+
 # --- errors -----------------------------------------------------------------------------------------
 
 
@@ -223,7 +237,7 @@ class Error:
     def body(self) -> str:
         """``ErrorBody()``: the text after ``FIELD: ``."""
         text = self.type.text
-        if self.type not in _NO_VALUE:
+        if self.type not in _NO_VALUE and self.bad_value is not OMIT:
             text += ": " + go_value(self.bad_value)
         if self.detail:
             text += ": " + self.detail

@@ -46,8 +46,18 @@ def settled(mgr: Manager, **annotations: str) -> None:
 
 
 def complete(admin: Client, name: str) -> None:
-    condition = {"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:00Z"}
-    admin.patch(*JOB, name, {"status": {"conditions": [condition]}}, "default", subresource="status")
+    """The status the Job controller writes for a finished Job (kube-apiserver 1.32 requires its fields)."""
+    at = "2026-01-01T00:00:00Z"
+    status = {
+        "startTime": at,
+        "completionTime": at,
+        "succeeded": 1,
+        "conditions": [
+            {"type": t, "status": "True", "lastTransitionTime": at}
+            for t in ("SuccessCriteriaMet", "Complete")
+        ],
+    }
+    admin.patch(*JOB, name, {"status": status}, "default", subresource="status")
 
 
 def test_cronjob_controller_creates_jobs_on_schedule():

@@ -93,36 +93,8 @@ class WebhookClient:
         return None if stored is None else self.api.external(rt, deep_copy(stored))
 
     def _request(self, hook: Webhook, rt: ResourceType, a: Attributes, uid: str) -> dict:
-        obj = self.versioned(rt, a.obj)
-        if obj is not None and a.operation == "CREATE" and hook.mutating:
-            meta = obj.get("metadata") or {}
-            for k in _UNSET_ON_CREATE:
-                meta.pop(k, None)
-            if not a.name:
-                meta.pop("name", None)  # generateName: the name is generated after mutation
-        kind_of = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-        req: dict[str, Any] = {
-            "uid": uid,
-            "kind": kind_of,
-            "resource": {"group": rt.group, "version": rt.version, "resource": rt.resource},
-        }
-        if a.subresource:
-            req["subResource"] = a.subresource
-        req["requestKind"] = {"group": a.rt.group, "version": a.rt.version, "kind": a.rt.kind}
-        req["requestResource"] = {"group": a.rt.group, "version": a.rt.version, "resource": a.rt.resource}
-        if a.subresource:
-            req["requestSubResource"] = a.subresource
-        if a.name:
-            req["name"] = a.name
-        if a.namespace:
-            req["namespace"] = a.namespace
-        req["operation"] = a.operation
-        req["userInfo"] = a.user.as_dict() if a.user is not None else {"username": ""}
-        req["object"] = obj
-        req["oldObject"] = self.versioned(rt, a.old)
-        req["dryRun"] = a.dry_run
-        req["options"] = self._options(a)
-        return {"apiVersion": hook.review_version, "kind": "AdmissionReview", "request": req}
+        req = admission_request(self.api, rt, a, hook.mutating)
+        return {"apiVersion": hook.review_version, "kind": "AdmissionReview", "request": {"uid": uid, **req}}
 
     @staticmethod
     def _options(a: Attributes) -> dict:
@@ -308,3 +280,40 @@ def _describe(e: BaseException) -> str:
     if isinstance(e, aiohttp.ServerDisconnectedError):
         return "EOF"
     return str(e) or type(e).__name__
+
+
+def admission_request(api: Any, rt: ResourceType, a: Attributes, mutating: bool) -> dict[str, Any]:
+    """An ``AdmissionRequest`` (without ``uid``) for ``a`` as seen through ``rt``, the matched (possibly
+    equivalent) resource: what a webhook receives and what CEL's ``request`` variable holds."""
+
+    def versioned(stored: dict | None) -> dict | None:
+        return None if stored is None else api.external(rt, deep_copy(stored))
+
+    obj = versioned(a.obj)
+    if obj is not None and a.operation == "CREATE" and mutating:
+        meta = obj.get("metadata") or {}
+        for k in _UNSET_ON_CREATE:
+            meta.pop(k, None)
+        if not a.name:
+            meta.pop("name", None)  # generateName: the name is generated after mutation
+    req: dict[str, Any] = {
+        "kind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "resource": {"group": rt.group, "version": rt.version, "resource": rt.resource},
+    }
+    if a.subresource:
+        req["subResource"] = a.subresource
+    req["requestKind"] = {"group": a.rt.group, "version": a.rt.version, "kind": a.rt.kind}
+    req["requestResource"] = {"group": a.rt.group, "version": a.rt.version, "resource": a.rt.resource}
+    if a.subresource:
+        req["requestSubResource"] = a.subresource
+    if a.name:
+        req["name"] = a.name
+    if a.namespace:
+        req["namespace"] = a.namespace
+    req["operation"] = a.operation
+    req["userInfo"] = a.user.as_dict() if a.user is not None else {"username": ""}
+    req["object"] = obj
+    req["oldObject"] = versioned(a.old)
+    req["dryRun"] = a.dry_run
+    req["options"] = WebhookClient._options(a)
+    return req

@@ -33,6 +33,7 @@ class Webhook:
     client_config: dict
     review_version: str
     reinvoke: bool
+    match_conditions: list[dict]
 
 
 def compile_webhooks(config: dict, mutating: bool) -> list[Webhook]:
@@ -54,6 +55,7 @@ def compile_webhooks(config: dict, mutating: bool) -> list[Webhook]:
                 client_config=dict(hook.get("clientConfig") or {}),
                 review_version=V1BETA1 if versions[:1] == ["v1beta1"] else V1,
                 reinvoke=mutating and hook.get("reinvocationPolicy") == "IfNeeded",
+                match_conditions=[c for c in hook.get("matchConditions") or [] if isinstance(c, dict)],
             )
         )
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from framework.apiserver.admission.client import admission_request
 from framework.apiserver.admission.configuration import (
     GROUP,
     MUTATING,
@@ -14,6 +15,7 @@ from framework.apiserver.admission.configuration import (
     compile_webhooks,
     rule_matches,
 )
+from framework.apiserver.admission.expressions import WEBHOOK_VARIABLES, match_conditions
 from framework.apiserver.admission.review import Attributes
 from framework.apiserver.machinery import errors
 from framework.apiserver.machinery.errors import StatusError
@@ -118,5 +120,22 @@ class WebhookMatcher:
                 raise ns_error
             if obj_error is not None:
                 raise obj_error
+            if hook.match_conditions and not self._conditions_match(hook, matched, a):
+                continue
             out.append((hook, matched))
         return out
+
+    def _conditions_match(self, hook: Webhook, rt: ResourceType, a: Attributes) -> bool:
+        """``matchConditions`` (after the rules and selectors): all true calls the webhook, one false
+        skips it; an error skips it under ``failurePolicy: Ignore`` and refuses the request under
+        ``Fail`` (``matchconditions.Matcher``, the dispatchers' ``failed calling webhook``)."""
+        request = admission_request(self.server.api, rt, a, hook.mutating)
+        activation = {"object": request["object"], "oldObject": request["oldObject"], "request": request}
+        matches, problem = match_conditions(hook.match_conditions, WEBHOOK_VARIABLES, activation)
+        if problem is None:
+            return matches
+        if hook.failure_policy == "Ignore":
+            return False
+        raise errors.forbidden_error(
+            a.rt.resource, a.rt.group, a.name, f'failed calling webhook "{hook.name}": {problem}'
+        )

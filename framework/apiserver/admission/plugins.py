@@ -31,6 +31,12 @@ class AdmissionPlugin:
     #: The plugin's name, as ``--enable-admission-plugins`` spells one (e.g. ``ProjectValidator``).
     name: str = ""
 
+    def mutate(
+        self, server: APIServer, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions
+    ) -> None:
+        """Fill in or refuse a create (``old`` is None) or an update before it is validated: the
+        mutating phase, before the mutating webhooks."""
+
     def admit(
         self, server: APIServer, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions
     ) -> None:
@@ -56,8 +62,24 @@ class RBACEscalation(AdmissionPlugin):
 
 
 def default_plugins() -> list[AdmissionPlugin]:
-    """The plugins every server runs, before the ones it is built with."""
-    return [RBACEscalation()]
+    """The plugins every server runs, before the ones it is built with: kube-apiserver's default
+    Pod plugins in its order, RBAC's escalation check, then ValidatingAdmissionPolicies."""
+    # They build on this module.
+    from framework.apiserver.admission import pod_defaults, validating_policy
+
+    return [
+        pod_defaults.ServiceAccount(),
+        pod_defaults.Priority(),
+        pod_defaults.DefaultTolerationSeconds(),
+        RBACEscalation(),
+        validating_policy.ValidatingAdmissionPolicy(),
+    ]
+
+
+def mutate(server: APIServer, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions) -> None:
+    """Run every enabled plugin's ``mutate`` in order; the first refusal answers the request."""
+    for plugin in server.admission_plugins:
+        plugin.mutate(server, rt, new, old, opts)
 
 
 def admit(server: APIServer, rt: ResourceType, new: dict, old: dict | None, opts: WriteOptions) -> None:

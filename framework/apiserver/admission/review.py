@@ -4,6 +4,7 @@ captures the object in the dry phases and substitutes the mutated one afterwards
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,11 @@ _SYSTEM_META = (
     "deletionTimestamp",
     "deletionGracePeriodSeconds",
 )
+
+
+# The requester of the DELETE being served (auth.UserInfo), for the in-process admission of a delete,
+# which the REST layer calls without options; unset (None) in the in-process controllers' tasks.
+DELETE_REQUESTER: ContextVar[Any] = ContextVar("delete_requester", default=None)
 
 
 class Captured(Exception):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from framework.apiserver.crd.cel_rules import validate_rules
 from framework.apiserver.crd.definition import version_entries
 from framework.apiserver.crd.structural import validate_structural
 from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE
@@ -572,7 +573,11 @@ def _validate_crd_schema(validation: Any, status_enabled: bool, path: str) -> li
                 break
     if schema.get("nullable") is True:
         errs.append(forbidden(f"{root}.nullable", "nullable cannot be true at the root"))
-    return errs + validate_structural(schema, root)
+    errs += validate_structural(schema, root)
+    if not errs:
+        # Rules are compiled only against a valid schema (their types come from it).
+        errs += validate_rules(schema, root)
+    return errs
 
 
 def _schema_has_default(validation: Any) -> bool:

@@ -5,7 +5,7 @@ checks of ``schema/objectmeta``.
 Error texts are upstream's, including its quirks (a type error reports the JSON type of the bad value,
 not the value; ``maximum`` is truncated to an integer when the value is an integer). Of the string
 formats only ``date-time`` and ``date`` are checked; Go regexp (RE2) patterns are run with Python's
-``re`` (ASCII classes); CEL ``x-kubernetes-validations`` are ignored (docs/apiserver.md, deviations).
+``re`` (ASCII classes). CEL ``x-kubernetes-validations`` are ``cel_validation``'s.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ import structlog
 from aiohttp import web
 
 from framework.apiserver.accounting.requests import REQUEST_INFO, RequestInfo
+from framework.apiserver.admission.review import DELETE_REQUESTER
 from framework.apiserver.crd.conversion import uses_webhook
 from framework.apiserver.crd.conversion_scope import ConversionScope
 from framework.apiserver.crd.deprecation import deprecation_warning
@@ -300,6 +301,7 @@ class Handler:
         # dryRun comes with the options, wherever they came from (kubectl sends it in the body).
         dry_run = bool(options.get("dryRun"))
         user = request[REQUEST_INFO].user
+        DELETE_REQUESTER.set(user)
         admission = self.server.admission
         if verb == "delete":
             res = await self._converting(

@@ -16,6 +16,7 @@ def builtin_strategies() -> list[ResourceType]:
     """Every kind with its own strategy, in registration order (the generic catalog fills in the rest)."""
     # Imported here: the generic machinery imports ``registry.strategy``, and the kind modules import it.
     from framework.apiserver.registry.admissionregistration import (
+        admissionpolicy,
         mutatingwebhookconfiguration,
         validatingwebhookconfiguration,
     )
@@ -85,6 +86,7 @@ def builtin_strategies() -> list[ResourceType]:
         *apiservice.STRATEGIES,
         *validatingwebhookconfiguration.STRATEGIES,
         *mutatingwebhookconfiguration.STRATEGIES,
+        *admissionpolicy.STRATEGIES,
         *customresourcedefinition.STRATEGIES,
         *subjectaccessreview.STRATEGIES,
         *selfsubjectaccessreview.STRATEGIES,

@@ -128,7 +128,11 @@ def test_load_names_what_is_wrong(spec: str, message: str) -> None:
 
 def test_load_takes_one_plugin_or_a_list() -> None:
     assert [p.name for p in load("framework.apiserver.admission.plugins:default_plugins")] == [
-        "RBACEscalation"
+        "ServiceAccount",
+        "Priority",
+        "DefaultTolerationSeconds",
+        "RBACEscalation",
+        "ValidatingAdmissionPolicy",
     ]
     assert [p.name for p in load("framework.apiserver.admission.plugins:RBACEscalation")] == [
         "RBACEscalation"

@@ -734,12 +734,60 @@ def test_null_selectors_are_defaulted_and_match_everything(raw, hooks, ca):
     assert create_cm(raw, cm("a", labels={"any": "thing"}))[0] == 403
 
 
-def test_match_conditions_are_refused_loudly(raw, ca):
+def test_match_conditions_filter_what_is_sent(raw, hooks, ca):
+    """A webhook is called only when every matchCondition is true (CEL over object, oldObject, request)."""
+    hook = webhook("cel.example.com", hooks.on("/cel", deny_all), ca, operations=["CREATE", "UPDATE"])
+    hook["matchConditions"] = [
+        {
+            "name": "labelled",
+            "expression": "has(object.metadata.labels) && 'check' in object.metadata.labels",
+        },
+        {"name": "not-admin-update", "expression": "request.operation == 'CREATE' || oldObject != null"},
+    ]
+    register(raw, hook)
+    assert create_cm(raw, cm("a"))[0] == 201
+    assert hooks.requests["/cel"] == []
+    code, body = create_cm(raw, cm("b", labels={"check": "1"}))
+    assert code == 403 and "nope" in body["message"]
+    assert [r.name for r in hooks.requests["/cel"]] == ["b"]
+
+
+def test_match_conditions_must_compile(raw, ca):
     hook = webhook("cel.example.com", "https://127.0.0.1:1/x", ca)
-    hook["matchConditions"] = [{"name": "m", "expression": "true"}]
+    hook["matchConditions"] = [
+        {"name": "m", "expression": "object.metadata.name =="},
+        {"name": "m", "expression": "params.x"},
+    ]
     code, body = raw.json(
         "POST", VWC, {"apiVersion": V, "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "c"},
                       "webhooks": [hook]},
     )  # fmt: skip
     assert code == 422
-    assert "webhooks[0].matchConditions: Forbidden: matchConditions (CEL) are not" in body["message"]
+    fields = [(c["field"], c["reason"]) for c in body["details"]["causes"]]
+    assert fields == [
+        ("webhooks[0].matchConditions[0].expression", "FieldValueInvalid"),
+        ("webhooks[0].matchConditions[1].name", "FieldValueDuplicate"),
+        ("webhooks[0].matchConditions[1].expression", "FieldValueInvalid"),
+    ]
+    causes = body["details"]["causes"]
+    assert causes[0]["message"].startswith(
+        'Invalid value: "object.metadata.name ==": compilation failed: ERROR:'
+    )
+    assert "undeclared reference to 'params" in causes[2]["message"]
+
+
+@pytest.mark.parametrize("policy", ["Fail", "Ignore"])
+def test_match_condition_errors_follow_the_failure_policy(raw, hooks, ca, policy):
+    hook = webhook("cel.example.com", hooks.on("/err", deny_all), ca, failure=policy)
+    hook["matchConditions"] = [{"name": "m", "expression": "object.data.missing == 'x'"}]
+    register(raw, hook)
+    code, body = create_cm(raw, cm("a"))
+    assert hooks.requests["/err"] == []
+    if policy == "Ignore":
+        assert code == 201
+        return
+    assert code == 403 and body["reason"] == "Forbidden"
+    assert body["message"] == (
+        'configmaps "a" is forbidden: failed calling webhook "cel.example.com": expression '
+        "'object.data.missing == 'x'' resulted in error: no such key: missing"
+    )

@@ -509,7 +509,10 @@ def test_job_generated_selector_validation_and_printer(module_api, module_kubect
         "startTime": "2026-01-01T00:00:00Z",
         "completionTime": "2026-01-01T00:00:05Z",
         "succeeded": 1,
-        "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T00:00:05Z"}],
+        "conditions": [  # a finished Job reports SuccessCriteriaMet first (validated since 1.32)
+            {"type": t, "status": "True", "lastTransitionTime": "2026-01-01T00:00:05Z"}
+            for t in ("SuccessCriteriaMet", "Complete")
+        ],
     }
     batch.patch_namespaced_job_status("pi", "default", {"status": done})
     rows = [line.split() for line in module_kubectl.ok("get", "jobs", "pi").splitlines()]

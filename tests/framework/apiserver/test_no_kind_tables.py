@@ -42,6 +42,8 @@ ALLOWED = {
     ("auth/rbac_escalation.py", "Role"),
     ("auth/bootstrap_policy.py", "ClusterRole"),  # the default bindings' roleRef.kind
     ("auth/bootstrap_policy.py", "ServiceAccount"),  # the default bindings' subject kinds
+    ("admission/pod_defaults.py", "ServiceAccount"),  # admission plugin names, as
+    ("admission/validating_policy.py", "ValidatingAdmissionPolicy"),  # --enable-admission-plugins has them
 }
 
 

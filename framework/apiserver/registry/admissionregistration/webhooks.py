@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from framework.apiserver.admission.expressions import WEBHOOK_VARIABLES
 from framework.apiserver.encoding import decoding
 from framework.apiserver.encoding.gorender import go_invalid
 from framework.apiserver.machinery.errors import (
     FieldError,
     duplicate,
-    forbidden,
     go_value,
     invalid_value,
     not_supported,
@@ -20,6 +20,7 @@ from framework.apiserver.machinery.errors import (
 )
 from framework.apiserver.machinery.jsonvalues import is_int
 from framework.apiserver.registry import printing
+from framework.apiserver.registry.admissionregistration.conditions import validate_match_conditions
 from framework.meta.labels import validate_label_selector
 from framework.meta.validation import is_dns1035_label, is_dns1123_subdomain
 
@@ -130,7 +131,7 @@ def _validate_resources(resources: list, field: str) -> list[FieldError]:
     return errs
 
 
-def _validate_rule(rule: dict, field: str) -> list[FieldError]:
+def validate_rule(rule: dict, field: str) -> list[FieldError]:
     """``validateRuleWithOperations`` + ``validateRule``."""
     errs: list[FieldError] = []
     operations = rule.get("operations") or []
@@ -255,7 +256,7 @@ def _validate_review_versions(versions: list, field: str) -> list[FieldError]:
 def _validate_webhook(hook: dict, mutating: bool, path: str) -> list[FieldError]:
     errs = _validate_fully_qualified_name(hook.get("name") or "", f"{path}.name")
     for i, rule in enumerate(hook.get("rules") or []):
-        errs.extend(_validate_rule(rule, f"{path}.rules[{i}]"))
+        errs.extend(validate_rule(rule, f"{path}.rules[{i}]"))
     for key, allowed in (("failurePolicy", _FAILURE_POLICIES), ("matchPolicy", _MATCH_POLICIES)):
         if hook.get(key) is not None and hook[key] not in allowed:
             errs.append(not_supported(f"{path}.{key}", hook[key], allowed))
@@ -275,11 +276,9 @@ def _validate_webhook(hook: dict, mutating: bool, path: str) -> list[FieldError]
         )
     errs.extend(validate_label_selector(hook.get("namespaceSelector"), f"{path}.namespaceSelector"))
     errs.extend(validate_label_selector(hook.get("objectSelector"), f"{path}.objectSelector"))
-    if hook.get("matchConditions"):
-        # 24-3, 24-6: no CEL here; calling the webhook regardless would silently differ from the real one.
-        errs.append(
-            forbidden(f"{path}.matchConditions", "matchConditions (CEL) are not supported by this API server")
-        )
+    errs.extend(
+        validate_match_conditions(hook.get("matchConditions"), f"{path}.matchConditions", WEBHOOK_VARIABLES)
+    )
     policy = hook.get("reinvocationPolicy")
     if mutating and policy is not None and policy not in _REINVOCATION_POLICIES:
         errs.append(not_supported(f"{path}.reinvocationPolicy", policy, _REINVOCATION_POLICIES))
@@ -297,7 +296,7 @@ def _validate_webhook(hook: dict, mutating: bool, path: str) -> list[FieldError]
 def validate_webhook_configuration(obj: dict, mutating: bool) -> list[FieldError]:
     """``Validate{Validating,Mutating}WebhookConfiguration`` beyond metadata (after defaulting).
 
-    matchConditions (CEL) are not supported by the emulator: a configuration using them is refused.
+    ``matchConditions`` must compile (as ``admission/expressions.py`` compiles them).
     """
     errs: list[FieldError] = []
     names: set[str] = set()

@@ -10,6 +10,7 @@ from typing import Any
 from framework.apiserver.catalog.generic import strategy
 from framework.apiserver.machinery.errors import FieldError
 from framework.apiserver.registry import printing
+from framework.apiserver.registry.batch.job_status import validate_status_update
 from framework.apiserver.registry.podtemplate import (
     as_dict,
     default_template,
@@ -86,6 +87,8 @@ def validate(obj: dict, old: dict | None) -> list[FieldError]:
         errs += immutable(spec.get("completionMode"), old_spec.get("completionMode"), "spec.completionMode")
         if not old_spec.get("suspend"):
             errs += immutable(spec.get("template"), old_spec.get("template"), "spec.template")
+        if obj.get("status") != old.get("status"):  # only a jobs/status write changes it
+            errs += validate_status_update(obj, old)
     return errs
 
 

@@ -1,15 +1,56 @@
-"""core/v1 Node: stored only, status starts empty (no kubelet reports); ``spec.unschedulable`` field
-selector (``pkg/registry/core/node/strategy.go``)."""
+"""core/v1 Node: stored only (no kubelet reports); ``spec.unschedulable`` field selector
+(``pkg/registry/core/node/strategy.go``). A create keeps the status it is given (the strategy lets
+kubelets register with theirs); the served object has the Go struct's zero values: ``spec: {}`` and a
+status with ``daemonEndpoints.kubeletEndpoint.Port`` and every ``nodeInfo`` string present."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from framework.apiserver.catalog.generic import reset_status
 from framework.apiserver.machinery.jsonvalues import as_dict
 from framework.apiserver.registry import printing
 from framework.apiserver.registry.strategy import ResourceType
+
+# NodeSystemInfo's fields, none ``omitempty``: a Node always shows them, empty when unreported.
+NODE_INFO_KEYS = (
+    "machineID",
+    "systemUUID",
+    "bootID",
+    "kernelVersion",
+    "osImage",
+    "containerRuntimeVersion",
+    "kubeletVersion",
+    "kubeProxyVersion",
+    "operatingSystem",
+    "architecture",
+)
+
+
+def normalize(obj: dict, old: dict | None) -> None:
+    """The zero values the Go structs serialise (``NodeSpec``, ``NodeDaemonEndpoints``,
+    ``NodeSystemInfo`` are structs, not pointers) and ``SetDefaults_NodeStatus``: allocatable
+    defaults to the capacity."""
+    if not isinstance(obj.get("spec"), dict):
+        obj["spec"] = {}
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        status = obj["status"] = {}
+    endpoints = status.get("daemonEndpoints")
+    if not isinstance(endpoints, dict):
+        endpoints = status["daemonEndpoints"] = {}
+    kubelet = endpoints.get("kubeletEndpoint")
+    if not isinstance(kubelet, dict):
+        kubelet = endpoints["kubeletEndpoint"] = {}
+    kubelet.setdefault("Port", 0)
+    info = status.get("nodeInfo")
+    if not isinstance(info, dict):
+        info = status["nodeInfo"] = {}
+    for key in NODE_INFO_KEYS:
+        if info.get(key) is None:
+            info[key] = ""
+    if status.get("allocatable") is None and isinstance(status.get("capacity"), dict):
+        status["allocatable"] = dict(status["capacity"])
 
 
 def fields(obj: dict) -> dict[str, str]:
@@ -74,7 +115,7 @@ STRATEGIES = [
         "node",
         short_names=("no",),
         subresources=("status",),
-        normalize=reset_status,  # status starts empty: no kubelet reports
+        normalize=normalize,
         fields=fields,
         field_names=("spec.unschedulable",),
         own_field_labels=True,

@@ -9,6 +9,7 @@ from typing import Any
 from framework.apiserver.machinery.errors import FieldError
 from framework.apiserver.machinery.jsonvalues import as_dict
 from framework.apiserver.registry import printing
+from framework.apiserver.registry.core.pod_update import validate_pod_update
 from framework.apiserver.registry.core.podspec import default_pod_spec
 from framework.apiserver.registry.core.podspec_validation import validate_pod_spec
 from framework.apiserver.registry.strategy import ResourceType
@@ -20,6 +21,13 @@ def normalize(obj: dict, old: dict | None) -> None:
         default_pod_spec(spec)
         if spec.get("enableServiceLinks") is None:
             spec["enableServiceLinks"] = True  # SetDefaults_Pod: Pods only, not templates
+        # v1's deprecated alias: read when serviceAccountName is empty, always written back as it.
+        if not spec.get("serviceAccountName") and spec.get("serviceAccount"):
+            spec["serviceAccountName"] = spec["serviceAccount"]
+        if spec.get("serviceAccountName"):
+            spec["serviceAccount"] = spec["serviceAccountName"]
+        else:
+            spec.pop("serviceAccount", None)
     if old is None:
         containers = (spec or {}).get("containers") or [] if isinstance(spec, dict) else []
         has_resources = any((c.get("resources") or {}) for c in containers if isinstance(c, dict))
@@ -42,7 +50,10 @@ def fields(obj: dict) -> dict[str, str]:
 
 
 def validate(obj: dict, old: dict | None) -> list[FieldError]:
-    return validate_pod_spec(obj.get("spec"), "spec")
+    errs = validate_pod_spec(obj.get("spec"), "spec")
+    if old is not None:
+        errs += validate_pod_update(obj, old)
+    return errs
 
 
 def _terminated_reason(terminated: dict, prefix: str = "") -> str:

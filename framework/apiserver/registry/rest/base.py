@@ -20,6 +20,9 @@ class RESTBase:
     def __init__(self, storage: Storage, registry: Registry) -> None:
         self.storage = storage
         self.registry = registry
+        # Built-in mutating admission, before validation and the mutating webhooks: (type, new, old
+        # or None, options); may change ``new`` or raise.
+        self.admit_mutate: Callable[[ResourceType, dict, dict | None, WriteOptions], None] | None = None
         # Built-in admission run after validation, before persistence: (type, new, old or None, options).
         self.admit: Callable[[ResourceType, dict, dict | None, WriteOptions], None] | None = None
         # Built-in admission of a DELETE (type, stored object), before anything changes; may raise.

@@ -95,6 +95,8 @@ class Create(WriteChecks, ManagedFields):
             errs += rt.allocate(self.storage.table(rt.storage).objects, object_key(ns, name), stored, None)
         if rt.tracks_generation:
             meta["generation"] = 1
+        if self.admit_mutate is not None:  # built-in mutating admission plugins
+            self.admit_mutate(rt, stored, None, opts)
         if opts.admission is not None:  # mutating admission webhooks (21-1)
             stored, errs = opts.admission.mutate(self, rt, stored, None, opts, errs, warnings)
         errs += self._validate(rt, stored, None, bool(generate))
@@ -102,6 +104,8 @@ class Create(WriteChecks, ManagedFields):
         self._set_managed_fields(rt, None, stored, opts, None, applied)
         if self.admit is not None:
             self.admit(rt, stored, None, opts)
+            warnings += opts.admission_warnings
+            opts.admission_warnings.clear()
         if opts.admission is not None:  # validating admission webhooks (21-1)
             opts.admission.validate(self, rt, stored, None, opts)
         obj_key = object_key(ns, name)

@@ -28,6 +28,11 @@ class WriteOptions:
     # A custom resource's unknown metadata fields: reported with the fields its schema prunes, as the
     # CR handler's decoder reports them together (one strict decoding error, or warnings in order).
     unknown_metadata: list[str] = field(default_factory=list)
+    # The subresource written ("status", "scale", ...; "" for the object itself), for admission.
+    subresource: str = ""
+    # Warnings the in-process admission plugins add (a ValidatingAdmissionPolicy's ``Warn``); the
+    # operation moves them into its answer.
+    admission_warnings: list[str] = field(default_factory=list)
 
     def strict_decoding(self, texts: list[str], warnings: list[str] | None = None) -> None:
         """What the body's strict decoder found (``unknown field "x"``, ``duplicate field "x"``):

@@ -4,6 +4,7 @@ the stored-object rules every update obeys (system metadata, generation, no-op, 
 from __future__ import annotations
 
 import builtins
+from dataclasses import replace
 from typing import Any
 
 from framework.apiserver.endpoints import scale
@@ -140,7 +141,7 @@ class Update(Create):
                     old_ext.get("spec", {}).get("finalizers") or []
                 )
         if rt.is_custom:
-            errs += self._custom_schema(rt, obj, opts, warnings)
+            errs += self._custom_schema(rt, obj, opts, warnings, old_ext)
         stored = self._to_stored(rt, obj)
         meta = stored["metadata"]
         normalize_times(rt, stored)
@@ -157,6 +158,9 @@ class Update(Create):
             rt.normalize(stored, old)
         if rt.allocate:
             errs += rt.allocate(self.storage.table(rt.storage).objects, object_key(ns, name), stored, old)
+        opts = replace(opts, subresource=subresource or "")  # the same warning list, shared
+        if self.admit_mutate is not None:  # built-in mutating admission plugins
+            self.admit_mutate(rt, stored, old, opts)
         if opts.admission is not None:  # mutating admission webhooks (21-1)
             stored, errs = opts.admission.mutate(self, rt, stored, old, opts, errs, warnings)
             meta = stored["metadata"]
@@ -164,6 +168,8 @@ class Update(Create):
         self._raise_invalid(rt, name, errs)
         if self.admit is not None:
             self.admit(rt, stored, old, opts)
+            warnings += opts.admission_warnings
+            opts.admission_warnings.clear()
         if opts.admission is not None:  # validating admission webhooks (21-1)
             opts.admission.validate(self, rt, stored, old, opts)
         if rt.tracks_generation and subresource != "status":

@@ -3,15 +3,29 @@ resource's schema (defaulting, pruning, validation) and the kind's validation.""
 
 from __future__ import annotations
 
+from framework.apiserver.crd import cel_validation
+from framework.apiserver.crd.cel_rules import has_rules
 from framework.apiserver.crd.defaulting import apply_defaults
 from framework.apiserver.crd.definition import version_entry
 from framework.apiserver.crd.object_validation import validate_object
 from framework.apiserver.crd.pruning import prune
 from framework.apiserver.machinery import errors, validation
-from framework.apiserver.machinery.errors import FieldError
+from framework.apiserver.machinery.errors import FieldError, invalid_value
 from framework.apiserver.registry.rest.body import BodyDecoding
 from framework.apiserver.registry.rest.options import WriteOptions
 from framework.apiserver.registry.strategy import ResourceType
+from framework.meta import field
+
+# apiextensions-apiserver's hasBlockingErr: schema failures after which rules are not run.
+_BLOCKING = frozenset(
+    {
+        errors.NOT_SUPPORTED,
+        errors.REQUIRED,
+        field.ErrorType.TOO_LONG,
+        field.ErrorType.TOO_MANY,
+        field.ErrorType.TYPE_INVALID,
+    }
+)
 
 
 class WriteChecks(BodyDecoding):
@@ -55,9 +69,10 @@ class WriteChecks(BodyDecoding):
             )
 
     def _custom_schema(
-        self, rt: ResourceType, obj: dict, opts: WriteOptions, warnings: list[str]
+        self, rt: ResourceType, obj: dict, opts: WriteOptions, warnings: list[str], old: dict | None = None
     ) -> list[FieldError]:
-        """Default, prune and validate a custom resource against its version's schema (16-5..16-7)."""
+        """Default, prune and validate a custom resource against its version's schema (16-5..16-7),
+        then its ``x-kubernetes-validations`` rules (``old``: the stored object on an update)."""
         assert rt.crd is not None
         entry = version_entry(rt.crd, rt.version) or {}
         schema = (entry.get("schema") or {}).get("openAPIV3Schema")
@@ -67,7 +82,17 @@ class WriteChecks(BodyDecoding):
             unknown = unknown + prune(obj, schema)
         if unknown:
             opts.strict_decoding([f'unknown field "{u}"' for u in unknown], warnings)
-        return validate_object(obj, schema) if schema else []
+        if not schema:
+            return []
+        errs = validate_object(obj, schema)
+        if not has_rules(schema):
+            return errs
+        if any(e.type in _BLOCKING for e in errs):
+            # structural errors first: rules see only values of the declared types
+            return [*errs, invalid_value("<nil>", None, cel_validation.BLOCKING_TEXT)]
+        cel_errs, cel_warnings = cel_validation.validate(schema, obj, old)
+        warnings.extend(cel_warnings)
+        return errs + cel_errs
 
     def _validate(self, rt: ResourceType, stored: dict, old: dict | None, generate: bool) -> list[FieldError]:
         errs = validation.validate_object_meta(

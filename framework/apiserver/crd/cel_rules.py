@@ -1,0 +1,602 @@
+"""The ``x-kubernetes-validations`` rules of a structural schema, compiled (as
+k8s.io/apiextensions-apiserver's ``pkg/apiserver/schema/cel``): the CEL type of each schema node
+(``model.SchemaDeclType``), one compiled program per rule and message expression, and the CRD
+checks of those rules (``ValidateCustomResourceDefinitionOpenAPISchema``'s rule part: compile
+errors, cost estimates, oldSelf on uncorrelatable nodes).
+
+``rule_tree(schema)`` gives the compiled tree the validator walks (``cel_validation``); it is cached
+per schema object, as kube-apiserver compiles a CRD's rules once per version.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from framework.apiserver import cel
+from framework.apiserver.cel import types as ct
+from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE, join_path, schema_type
+from framework.apiserver.machinery.errors import FieldError, forbidden, invalid_value, not_supported, required
+from framework.meta.field import GoText, go_quote
+
+# apiextensions-apiserver's validation.go
+STATIC_ESTIMATED_COST_LIMIT = 10_000_000
+STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
+SUPPORTED_REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"]
+MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES = 5 * 1024
+
+_NEWLINES = re.compile(r"[\n\r]+")
+
+
+@dataclass
+class CompiledRule:
+    """One entry of ``x-kubernetes-validations`` with its programs. ``error`` is the compile
+    problem's detail (``compilation failed: ...``) when the rule does not compile."""
+
+    index: int
+    spec: dict
+    program: cel.Program | None = None
+    message_program: cel.Program | None = None
+    error: str | None = None
+    message_error: str | None = None
+    uses_old_self: bool = False
+    field_path: str = ""
+
+    @property
+    def rule(self) -> str:
+        return str(self.spec.get("rule") or "")
+
+    @property
+    def optional_old_self(self) -> bool:
+        return self.spec.get("optionalOldSelf") is True
+
+    def error_string(self) -> str:
+        """``ruleErrorString``: the message if any, else the rule."""
+        msg = self.spec.get("message")
+        return msg.strip() if isinstance(msg, str) and msg else self.rule.strip()
+
+
+@dataclass
+class Node:
+    """A schema node on the path to some rule (nodes without rules below them are left out)."""
+
+    schema: dict
+    decl: ct.DeclType
+    rules: list[CompiledRule] = field(default_factory=list)
+    properties: dict[str, Node] = field(default_factory=dict)
+    items: Node | None = None
+    additional: Node | None = None
+    is_resource_root: bool = False
+    # The most all rules here and below can cost on one object (None: unbounded), set on the root.
+    cost_bound: int | None = None
+    # The rules without oldSelf as one program returning the list of their results: one evaluation
+    # (one conversion of ``self``) for all of them where no cost is metered.
+    combined: cel.Program | None = None
+    combined_rules: list[CompiledRule] = field(default_factory=list)
+    # the fields of self/oldSelf the rules read, when they only select fields (None: all of it)
+    reads: frozenset[str] | None = None
+
+    @property
+    def type_name(self) -> str:
+        """The schema's ``type``, the bad value kube-apiserver reports (``Invalid value: "object"``)."""
+        return schema_type(self.schema)
+
+    @property
+    def list_type(self) -> str:
+        return str(self.schema.get("x-kubernetes-list-type") or "atomic")
+
+    @property
+    def map_keys(self) -> list[str]:
+        return [k for k in self.schema.get("x-kubernetes-list-map-keys") or [] if isinstance(k, str)]
+
+    @property
+    def correlatable_map(self) -> bool:
+        """``MapIsCorrelatable``: only an atomic map's properties have no old values."""
+        return self.schema.get("x-kubernetes-map-type") != "atomic"
+
+
+# --- declared types (model.SchemaDeclType) -----------------------------------------------------------
+
+_META_DECL = ct.DeclType.object_of({"name": ct.STRING_TYPE, "generateName": ct.STRING_TYPE})
+
+
+def decl_type(s: dict, is_resource_root: bool = False) -> ct.DeclType:
+    """The CEL type of values of schema ``s`` with the bounds the cost estimate uses."""
+    if s.get(INT_OR_STRING) is True:
+        return ct.DeclType(ct.DYN, min_serialized_size=1)
+    stype = schema_type(s)
+    if stype == "array":
+        items: dict = s["items"] if isinstance(s.get("items"), dict) else {}
+        return ct.DeclType.list_of(decl_type(items, items.get(EMBEDDED) is True), _int(s.get("maxItems")))
+    if stype == "object" or (not stype and (s.get("properties") or is_resource_root)):
+        props: dict = s["properties"] if isinstance(s.get("properties"), dict) else {}
+        addl = s.get("additionalProperties")
+        if isinstance(addl, dict) and not props:
+            return ct.DeclType.map_of(
+                decl_type(addl, addl.get(EMBEDDED) is True), _int(s.get("maxProperties"))
+            )
+        if not props and s.get(PRESERVE) is True and not is_resource_root:
+            return ct.DeclType(ct.DYN, min_serialized_size=2)
+        fields = {k: decl_type(v, v.get(EMBEDDED) is True) for k, v in props.items() if isinstance(v, dict)}
+        if is_resource_root:
+            fields["apiVersion"] = ct.STRING_TYPE
+            fields["kind"] = ct.STRING_TYPE
+            fields["metadata"] = _META_DECL
+        return ct.DeclType.object_of(fields, _int(s.get("maxProperties")))
+    if stype == "string":
+        fmt = s.get("format")
+        if fmt == "byte":
+            return ct.DeclType(ct.BYTES, max_elements=_int(s.get("maxLength")), min_serialized_size=2)
+        if fmt == "duration":
+            return ct.DURATION_TYPE
+        if fmt in ("date", "date-time"):
+            return ct.TIMESTAMP_TYPE
+        return ct.DeclType.string(_int(s.get("maxLength")))
+    if stype == "integer":
+        return ct.INT_TYPE
+    if stype == "number":
+        return ct.DOUBLE_TYPE
+    if stype == "boolean":
+        return ct.BOOL_TYPE
+    return ct.DYN_TYPE
+
+
+def _int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+# --- compiling ---------------------------------------------------------------------------------------
+
+_OLD_SELF_NAMES = frozenset({"oldSelf", "__opt_oldSelf_value", "__opt_oldSelf_set"})
+_OLD_SELF = re.compile(r"\boldSelf\b")
+_STRING_LITERAL = re.compile(
+    r"""(?s)[rRbB]*('''.*?'''|\"\"\".*?\"\"\"|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*")"""
+)
+
+
+def _uses_old_self(expression: str) -> bool:
+    return bool(_OLD_SELF.search(_STRING_LITERAL.sub("''", expression)))
+
+
+def _compile(
+    expression: str,
+    variables: dict[str, ct.DeclType | None],
+    optional: tuple[str, ...],
+    what: str,
+    output: str,
+) -> tuple[cel.Program | None, str | None]:
+    """The program and, when it does not compile or its type is not ``output``, kube's detail
+    (``compilation failed: ...``, ``cel expression must evaluate to a bool``)."""
+    try:
+        prog = cel.compile(expression, variables=variables, optional_variables=optional)
+    except cel.CompileError as e:
+        return None, f"{what}compilation failed: {e.message}"
+    if prog.output_type not in (output, "dyn"):
+        return prog, f"{what or 'cel expression '}must evaluate to a {output}"
+    return prog, None
+
+
+def compile_rule(index: int, spec: dict, decl: ct.DeclType) -> CompiledRule:
+    """``cel.Compile`` of one rule: the program, its message expression, whether it is a
+    transition rule, and kube's detail for a rule that does not compile."""
+    cr = CompiledRule(index, spec)
+    rule = cr.rule
+    if not rule.strip():
+        return cr
+    cr.uses_old_self = _uses_old_self(rule)
+    optional = ("oldSelf",) if cr.optional_old_self else ()
+    variables: dict[str, ct.DeclType | None] = {"self": decl, "oldSelf": decl}
+    prog, cr.error = _compile(rule, variables, optional, "", "bool")
+    if prog is not None:
+        cr.program = prog if cr.error is None else None
+        cr.uses_old_self = bool(prog.identifiers & _OLD_SELF_NAMES)
+    msg_expr = spec.get("messageExpression")
+    if isinstance(msg_expr, str) and msg_expr.strip():
+        mprog, cr.message_error = _compile(msg_expr, variables, optional, "messageExpression ", "string")
+        cr.message_program = mprog if cr.message_error is None else None
+    fp = spec.get("fieldPath")
+    if isinstance(fp, str) and fp.strip():
+        cr.field_path = normalize_field_path(fp) or ""
+    return cr
+
+
+def _reads(node: Node) -> frozenset[str] | None:
+    if node.decl.name != ct.OBJECT:
+        return None
+    reads: set[str] = set()
+    for cr in node.rules:
+        for prog in (cr.program, cr.message_program):
+            if prog is None:
+                continue
+            fields = prog.selected_fields("self", "oldSelf")
+            if fields is None:
+                return None
+            reads |= fields
+    return frozenset(reads)
+
+
+def _combine(node: Node) -> None:
+    rules = [
+        cr
+        for cr in node.rules
+        if cr.program is not None and not cr.uses_old_self and not cr.optional_old_self
+    ]
+    if len(rules) < 2:
+        return
+    # each rule on lines of its own: a trailing // comment ends at its line
+    source = "[" + ",".join(f"(\n{cr.rule}\n)" for cr in rules) + "]"
+    try:
+        node.combined = cel.compile(
+            source, variables={"self": node.decl, "oldSelf": node.decl}, cost_limit=None
+        )
+    except cel.CompileError:
+        return
+    node.combined_rules = rules
+
+
+def build_tree(s: dict, is_resource_root: bool = True) -> Node | None:
+    """The compiled rules of schema ``s`` and below, or ``None`` when there are none."""
+    decl = decl_type(s, is_resource_root)
+    node = Node(s, decl, is_resource_root=is_resource_root)
+    for i, spec in enumerate(s.get("x-kubernetes-validations") or []):
+        if isinstance(spec, dict):
+            node.rules.append(compile_rule(i, spec, decl))
+    _combine(node)
+    node.reads = _reads(node)
+    props = s.get("properties")
+    if isinstance(props, dict):
+        for k, v in props.items():
+            if isinstance(v, dict):
+                child = build_tree(v, v.get(EMBEDDED) is True)
+                if child is not None:
+                    node.properties[k] = child
+    items = s.get("items")
+    if isinstance(items, dict):
+        node.items = build_tree(items, items.get(EMBEDDED) is True)
+    addl = s.get("additionalProperties")
+    if isinstance(addl, dict):
+        node.additional = build_tree(addl, addl.get(EMBEDDED) is True)
+    if node.rules or node.properties or node.items or node.additional:
+        return node
+    return None
+
+
+_cache: OrderedDict[int, tuple[dict, Node | None]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def rule_tree(schema: dict) -> Node | None:
+    """``build_tree`` of a CRD version's schema, compiled once per schema object."""
+    key = id(schema)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] is schema:
+            _cache.move_to_end(key)
+            return hit[1]
+    tree = build_tree(schema) if has_rules(schema) else None
+    if tree is not None:
+        tree.cost_bound = _cost_bound(tree, 1)
+    with _cache_lock:
+        _cache[key] = (schema, tree)
+        while len(_cache) > 256:
+            _cache.popitem(last=False)
+    return tree
+
+
+def _cost_bound(node: Node, cardinality: int | None) -> int | None:
+    """Σ of each rule's (and message expression's) estimated cost times how many values its node
+    can have in one object; None when some node's count is unbounded (no maxItems/maxProperties)."""
+    total = 0
+    for cr in node.rules:
+        for prog in (cr.program, cr.message_program):
+            if prog is not None:
+                if cardinality is None or prog.estimated_cost.max > cel.PER_CALL_LIMIT:
+                    return None  # unbounded, or one evaluation could pass the per-call limit
+                total += prog.estimated_cost.max * cardinality
+    children: list[tuple[Node | None, int | None]] = [(n, cardinality) for n in node.properties.values()]
+    children.append((node.items, _mul(cardinality, _int(node.schema.get("maxItems")))))
+    children.append((node.additional, _mul(cardinality, _int(node.schema.get("maxProperties")))))
+    for child, card in children:
+        if child is None:
+            continue
+        sub = _cost_bound(child, card)
+        if sub is None:
+            return None
+        total += sub
+    return total
+
+
+def has_rules(s: Any) -> bool:
+    if not isinstance(s, dict):
+        return False
+    if s.get("x-kubernetes-validations"):
+        return True
+    props = s.get("properties")
+    children = [
+        *(props.values() if isinstance(props, dict) else ()),
+        s.get("items"),
+        s.get("additionalProperties"),
+    ]
+    return any(has_rules(c) for c in children)
+
+
+# --- fieldPath (ValidFieldPath) ------------------------------------------------------------------------
+
+_PATH_TOKEN = re.compile(r"\.([^.\[\]]+)|\[('(?:\\.|[^'\\])*')\]")
+_UNESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "'": "'",
+    "\\": "\\",
+}
+
+
+def parse_field_path(path: str) -> list[tuple[str, bool]] | None:
+    """The steps of a rule's ``fieldPath`` (``.a.b``, ``['key']``): (name, bracketed), or None."""
+    steps: list[tuple[str, bool]] = []
+    pos = 0
+    while pos < len(path):
+        m = _PATH_TOKEN.match(path, pos)
+        if m is None:
+            return None
+        if m.group(1) is not None:
+            steps.append((m.group(1), False))
+        else:
+            raw = m.group(2)[1:-1]
+            out, i = [], 0
+            while i < len(raw):
+                if raw[i] == "\\" and i + 1 < len(raw):
+                    if raw[i + 1] not in _UNESCAPES:
+                        return None
+                    out.append(_UNESCAPES[raw[i + 1]])
+                    i += 2
+                else:
+                    out.append(raw[i])
+                    i += 1
+            steps.append(("".join(out), True))
+        pos = m.end()
+    return steps
+
+
+def valid_field_path(path: str, s: dict) -> list[str] | None:
+    """The field-path elements of ``path`` if every step names a property (or a map key) of
+    schema ``s`` (``ValidFieldPath``), else None."""
+    steps = parse_field_path(path)
+    if steps is None:
+        return None
+    out: list[str] = []
+    cur = s
+    for name, bracketed in steps:
+        props = cur.get("properties")
+        addl = cur.get("additionalProperties")
+        if isinstance(props, dict) and props:
+            if name not in props or not isinstance(props[name], dict):
+                return None
+            out.append(name)
+            cur = props[name]
+        elif isinstance(addl, dict):
+            out.append(f"[{name}]")
+            cur = addl
+        else:
+            return None
+        del bracketed
+    return out
+
+
+def normalize_field_path(path: str) -> str | None:
+    steps = parse_field_path(path)
+    if steps is None:
+        return None
+    text = ""
+    for name, bracketed in steps:
+        text = text + f"[{name}]" if bracketed else join_path(text, name)
+    return text
+
+
+# --- CRD validation of the rules -----------------------------------------------------------------------
+
+
+def rule_go_value(spec: dict) -> GoText:
+    """A rule as kube-apiserver prints the bad value (Go's ``%#v`` of the internal ValidationRule)."""
+
+    def s(key: str) -> str:
+        v = spec.get(key)
+        return go_quote(v if isinstance(v, str) else "")
+
+    reason = spec.get("reason")
+    reason_text = (
+        "(*apiextensions.FieldValueErrorReason)(nil)"
+        if reason is None
+        else "(*apiextensions.FieldValueErrorReason)(0xc000010000)"
+    )
+    oos = spec.get("optionalOldSelf")
+    oos_text = "(*bool)(nil)" if oos is None else "(*bool)(0xc000010008)"
+    return GoText(
+        f"apiextensions.ValidationRule{{Rule:{s('rule')}, Message:{s('message')}, "
+        f"MessageExpression:{s('messageExpression')}, Reason:{reason_text}, FieldPath:{s('fieldPath')}, "
+        f"OptionalOldSelf:{oos_text}}}"
+    )
+
+
+@dataclass
+class _Walk:
+    errs: list[FieldError]
+    total_cost: int = 0
+
+
+def validate_rules(schema: dict, path: str) -> list[FieldError]:
+    """The CRD errors of the rules in ``schema`` (found at ``path``, e.g.
+    ``spec.validation.openAPIV3Schema``): malformed rule entries, then compile errors, costs and
+    transition rules where old values cannot be correlated."""
+    walk = _Walk([])
+    _check_node(schema, path, walk, is_resource_root=True, cardinality=1, uncorrelatable=None)
+    if walk.total_cost > STATIC_ESTIMATED_CRD_COST_LIMIT:
+        walk.errs.append(
+            forbidden(
+                path,
+                cel.cost_error_message(
+                    "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+                    walk.total_cost,
+                    STATIC_ESTIMATED_CRD_COST_LIMIT,
+                ),
+            )
+        )
+    return walk.errs
+
+
+def _mul(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a * b
+
+
+def _check_node(
+    s: dict,
+    path: str,
+    walk: _Walk,
+    *,
+    is_resource_root: bool,
+    cardinality: int | None,
+    uncorrelatable: str | None,
+) -> None:
+    rules = s.get("x-kubernetes-validations")
+    if isinstance(rules, list) and rules:
+        _check_rules(s, rules, path, walk, is_resource_root, cardinality, uncorrelatable)
+    props = s.get("properties")
+    if isinstance(props, dict):
+        sub_uncorrelatable = uncorrelatable
+        if s.get("x-kubernetes-map-type") == "atomic" and sub_uncorrelatable is None:
+            sub_uncorrelatable = path
+        for k, v in props.items():
+            if isinstance(v, dict):
+                _check_node(
+                    v,
+                    f"{path}.properties[{k}]",
+                    walk,
+                    is_resource_root=v.get(EMBEDDED) is True,
+                    cardinality=cardinality,
+                    uncorrelatable=sub_uncorrelatable,
+                )
+    addl = s.get("additionalProperties")
+    if isinstance(addl, dict):
+        _check_node(
+            addl,
+            f"{path}.additionalProperties",
+            walk,
+            is_resource_root=addl.get(EMBEDDED) is True,
+            cardinality=_mul(cardinality, _int(s.get("maxProperties"))),
+            uncorrelatable=uncorrelatable,
+        )
+    items = s.get("items")
+    if isinstance(items, dict):
+        sub_uncorrelatable = uncorrelatable
+        if s.get("x-kubernetes-list-type") != "map" and sub_uncorrelatable is None:
+            sub_uncorrelatable = path
+        _check_node(
+            items,
+            f"{path}.items",
+            walk,
+            is_resource_root=items.get(EMBEDDED) is True,
+            cardinality=_mul(cardinality, _int(s.get("maxItems"))),
+            uncorrelatable=sub_uncorrelatable,
+        )
+
+
+def _check_rules(
+    s: dict,
+    rules: list,
+    path: str,
+    walk: _Walk,
+    is_resource_root: bool,
+    cardinality: int | None,
+    uncorrelatable: str | None,
+) -> None:
+    errs = walk.errs
+    base = f"{path}.x-kubernetes-validations"
+    schema_errs: list[FieldError] = []
+    for i, spec in enumerate(rules):
+        spec = spec if isinstance(spec, dict) else {}
+        p = f"{base}[{i}]"
+        rule: str = spec["rule"] if isinstance(spec.get("rule"), str) else ""
+        msg: str = spec["message"] if isinstance(spec.get("message"), str) else ""
+        if not rule.strip():
+            schema_errs.append(required(f"{p}.rule", "rule is not specified"))
+        elif msg and not msg.strip():
+            schema_errs.append(invalid_value(f"{p}.message", msg, "message must be non-empty if specified"))
+        elif _NEWLINES.search(msg.strip()):
+            schema_errs.append(invalid_value(f"{p}.message", msg, "message must not contain line breaks"))
+        elif _NEWLINES.search(rule.strip()) and not msg.strip():
+            schema_errs.append(
+                required(f"{p}.message", "message must be specified if rule contains line breaks")
+            )
+        mexpr = spec.get("messageExpression")
+        if isinstance(mexpr, str) and mexpr and not mexpr.strip():
+            schema_errs.append(
+                required(f"{p}.messageExpression", "messageExpression must be non-empty if specified")
+            )
+        reason = spec.get("reason")
+        if reason is not None and reason not in SUPPORTED_REASONS:
+            schema_errs.append(not_supported(f"{p}.reason", reason, SUPPORTED_REASONS))
+        fp = spec.get("fieldPath")
+        if isinstance(fp, str) and fp:
+            if not fp.strip():
+                schema_errs.append(
+                    invalid_value(f"{p}.fieldPath", fp, "fieldPath must be non-empty if specified")
+                )
+            if _NEWLINES.search(fp):
+                schema_errs.append(
+                    invalid_value(f"{p}.fieldPath", fp, "fieldPath must not contain line breaks")
+                )
+            if valid_field_path(fp, s) is None:
+                schema_errs.append(invalid_value(f"{p}.fieldPath", fp, "fieldPath must be a valid path"))
+    errs.extend(schema_errs)
+    if schema_errs:
+        return
+    decl = decl_type(s, is_resource_root)
+    for i, spec in enumerate(rules):
+        p = f"{base}[{i}]"
+        cr = compile_rule(i, spec, decl)
+        for prog, what, suffix in (
+            (cr.program, "estimated rule cost", "rule"),
+            (cr.message_program, "estimated messageExpression cost", "messageExpression"),
+        ):
+            if prog is None:
+                continue
+            cost = prog.estimated_cost.max
+            if cardinality is not None and cost:
+                cost *= cardinality
+            if cost > STATIC_ESTIMATED_COST_LIMIT:
+                errs.append(
+                    forbidden(
+                        f"{p}.{suffix}", cel.cost_error_message(what, cost, STATIC_ESTIMATED_COST_LIMIT)
+                    )
+                )
+            walk.total_cost += cost
+        if cr.error is not None:
+            errs.append(invalid_value(f"{p}.rule", rule_go_value(spec), cr.error))
+        if cr.message_error is not None:
+            errs.append(invalid_value(f"{p}.messageExpression", rule_go_value(spec), cr.message_error))
+        if cr.uses_old_self:
+            if uncorrelatable is not None:
+                errs.append(
+                    invalid_value(
+                        f"{p}.rule",
+                        cr.rule,
+                        "oldSelf cannot be used on the uncorrelatable portion of the schema within "
+                        + uncorrelatable,
+                    )
+                )
+        elif spec.get("optionalOldSelf") is not None:
+            errs.append(
+                invalid_value(
+                    f"{p}.optionalOldSelf",
+                    spec["optionalOldSelf"],
+                    "may not be set if oldSelf is not used in rule",
+                )
+            )
