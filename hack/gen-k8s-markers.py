@@ -5,11 +5,12 @@
 controller-gen copies what the ``k8s.io/api`` and ``k8s.io/apimachinery`` Go types say in their doc
 comments into a CRD that embeds them: ``+listType``/``+listMapKey``, ``+mapType``/``+structType``
 (on a field or on a type), ``+default`` and the ``+kubebuilder:validation:*`` markers of
-apimachinery's ``Condition``. The client's models do not carry them, so this script reads them from the
+apimachinery's ``Condition``; and it documents every field, where the client's models leave the fields
+whose type is another model undocumented. The models carry neither, so this script reads them from the
 Go sources (the mirrors and refs of ``catalog/protobuf.json``'s ``sources``) and writes them by protobuf
 message (``k8s.io.api.core.v1.Container``) and JSON field name (``""`` for the type's own):
 ``{"k8s.io.api.core.v1.Container": {"ports": {"listType": "map", "listMapKey": ["containerPort",
-"protocol"]}}}``.
+"protocol"]}}}``, with ``"doc"`` (trimmed) only for the fields the client leaves undocumented.
 
 Usage: ``python hack/gen-k8s-markers.py [--check] [--mirrors DIR]`` (default ``/work/.mirror``).
 ``tests/framework/types/test_types.py`` regenerates in memory when the mirrors are present and compares.
@@ -18,6 +19,7 @@ Usage: ``python hack/gen-k8s-markers.py [--check] [--mirrors DIR]`` (default ``/
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import subprocess
@@ -90,6 +92,12 @@ def _markers(comment: list[str]) -> dict[str, Any]:
     return out
 
 
+def _doc(comment: list[str]) -> str:
+    """A Go doc comment as one line of text, without its markers."""
+    lines = [line[2:].strip() for line in comment if not _MARKER.match(line)]
+    return " ".join(line for line in lines if line and not line.startswith("---"))
+
+
 def parse_go(text: str, package: str, out: dict[str, dict[str, dict[str, Any]]]) -> None:
     comment: list[str] = []
     current: dict[str, dict[str, Any]] | None = None
@@ -110,6 +118,9 @@ def parse_go(text: str, package: str, out: dict[str, dict[str, dict[str, Any]]])
             tag = _JSON_TAG.search(m.group(3))
             name = tag.group(1).split(",")[0] if tag else ""
             markers = _markers(comment)
+            doc = _doc(comment)
+            if doc:
+                markers["doc"] = doc
             if name and name != "-" and markers:
                 current[name] = markers
         comment = []
@@ -133,11 +144,50 @@ def generate(mirrors: Path) -> dict[str, Any]:
             if not any(w.startswith(package + ".") for w in wanted):
                 continue
             parse_go(git(repo, "show", f"{ref}:{f}"), package, found)
+    _keep_needed_docs(found)
     return {
         "generator": "hack/gen-k8s-markers.py",
         "sources": {upstream: refs.get(upstream, "HEAD") for upstream, _ in REPOS.values()},
         "messages": {k: v for k, v in sorted(found.items()) if k in wanted and v},
     }
+
+
+def _keep_needed_docs(found: dict[str, dict[str, dict[str, Any]]]) -> None:
+    """Keep a field's Go documentation only where the client's has none (its fields whose type is
+    another model), trimmed as ``hack/gen-types.py`` trims: the file stays small."""
+    spec = importlib.util.spec_from_file_location("gen_types", ROOT / "hack/gen-types.py")
+    assert spec and spec.loader
+    gen_types = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen_types)
+    catalog = ROOT / "framework/apiserver/catalog"
+    types = json.loads((catalog / "types.json").read_text())
+    docs = json.loads((catalog / "descriptions.json").read_text())
+    proto = json.loads(PROTOBUF.read_text())
+    links = gen_types.link_messages(types, json.loads((catalog / "resources.json").read_text()), proto)
+    needed: set[tuple[str, str]] = set()
+    for model, message in links.items():
+        for key in types[model]["fields"]:
+            if not docs.get(model, {}).get(key):
+                needed.add((_declaring(proto["messages"], message, key), key))
+    for message, fields in found.items():
+        for key, markers in list(fields.items()):
+            doc = markers.pop("doc", None)
+            if doc and (message, key) in needed:
+                markers["doc"] = gen_types.trim(doc)
+            if not markers:
+                del fields[key]
+
+
+def _declaring(messages: dict[str, Any], message: str, key: str) -> str:
+    """The message that declares a JSON field of ``message``, through inlined structs."""
+    for name, ptype, _rep, mode in messages.get(message, {}).get("fields", {}).values():
+        if mode == "inline":
+            inner = _declaring(messages, ptype, key)
+            if inner:
+                return inner
+        elif name == key:
+            return message
+    return ""
 
 
 def render(data: dict[str, Any]) -> str:

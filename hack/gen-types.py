@@ -346,10 +346,9 @@ class Writer:
                 ann = f"Annotated[{ann}, {', '.join(exprs)}]"
             if key not in required:
                 ann = f"NotRequired[{ann}]"
+            doc = docs.get(key) or self.go_markers(message, key).get("doc")  # Go's where the client has none
             if key.isidentifier() and not keyword.iskeyword(key):
-                plain.append(
-                    f"    {key}: {ann}\n" + (docstring(trim(docs[key]), "    ") if docs.get(key) else "")
-                )
+                plain.append(f"    {key}: {ann}\n" + (docstring(trim(doc), "    ") if doc else ""))
             else:
                 odd.append(f"{json.dumps(key)}: {json.dumps(ann)}")
         out = ""

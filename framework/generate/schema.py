@@ -50,7 +50,8 @@ class GenerateError(Exception):
 
 
 def is_typeddict(obj: object) -> bool:
-    return typing.is_typeddict(obj)
+    """A ``TypedDict`` class, ``typing``'s or ``typing_extensions``' (its own class on Python < 3.13)."""
+    return typing.is_typeddict(obj) or (isinstance(obj, type) and type(obj).__name__ == "_TypedDictMeta")
 
 
 # --- descriptions from the source ---------------------------------------------------------------------
@@ -60,15 +61,23 @@ def _clean(doc: str) -> str:
     return inspect.cleandoc(doc).strip()
 
 
-@functools.cache
-def _module_classes(module_name: str) -> dict[str, tuple[str | None, dict[str, str], list[str]]]:
-    """Every class in a module's source by qualified name: (docstring, field docstrings, base names)."""
+_Classes = dict[str, tuple[str | None, dict[str, str], list[str]]]
+
+
+def _module_classes(module_name: str) -> _Classes:
+    """Every class in a module's source by qualified name: (docstring, field docstrings, base names).
+    Read anew on each call (``inspect`` notices an edited file), parsed once per distinct source."""
     module = sys.modules.get(module_name)
     try:
         source = inspect.getsource(module) if module is not None else ""
     except (OSError, TypeError):
         return {}
-    out: dict[str, tuple[str | None, dict[str, str], list[str]]] = {}
+    return _parse_classes(source)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_classes(source: str) -> _Classes:
+    out: _Classes = {}
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:

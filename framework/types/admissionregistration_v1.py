@@ -64,7 +64,9 @@ class MatchResources(TypedDict):
     matchPolicy: NotRequired[str]
     """matchPolicy defines how the "MatchResources" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent". - Exact: match a request only if it exactly matches a specified rule."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
+    """namespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector."""
     objectSelector: NotRequired[meta_v1.LabelSelector]
+    """objectSelector decides whether to run the validation based on if the object has matching labels."""
     resourceRules: NotRequired[Annotated[list[NamedRuleWithOperations], ListType("atomic")]]
     """resourceRules describes what operations on what resources/subresources the ValidatingAdmissionPolicy matches. The policy cares about an operation if it matches _any_ Rule."""
 
@@ -77,7 +79,9 @@ class MutatingAdmissionPolicy(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: NotRequired[MutatingAdmissionPolicySpec]
+    """spec defines the desired behavior of the MutatingAdmissionPolicy."""
 
 
 class MutatingAdmissionPolicyBinding(TypedDict):
@@ -88,14 +92,18 @@ class MutatingAdmissionPolicyBinding(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: NotRequired[MutatingAdmissionPolicyBindingSpec]
+    """spec defines the desired behavior of the MutatingAdmissionPolicyBinding."""
 
 
 class MutatingAdmissionPolicyBindingSpec(TypedDict):
     """MutatingAdmissionPolicyBindingSpec defines the specification of the MutatingAdmissionPolicyBinding."""
 
     matchResources: NotRequired[MatchResources]
+    """matchResources limits what resources match this binding and may be mutated by it."""
     paramRef: NotRequired[ParamRef]
+    """paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in spec.ParamKind of the bound MutatingAdmissionPolicy."""
     policyName: NotRequired[str]
     """policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding binds to."""
 
@@ -108,9 +116,11 @@ class MutatingAdmissionPolicySpec(TypedDict):
     matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints."""
     matchConstraints: NotRequired[MatchResources]
+    """matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints."""
     mutations: NotRequired[Annotated[list[Mutation], ListType("atomic")]]
     """mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required."""
     paramKind: NotRequired[ParamKind]
+    """paramKind specifies the kind of resources used to parameterize this policy."""
     reinvocationPolicy: NotRequired[str]
     """reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded"."""
     variables: NotRequired[Annotated[list[Variable], ListType("atomic")]]
@@ -123,6 +133,7 @@ class MutatingWebhook(TypedDict):
     admissionReviewVersions: Annotated[list[str], ListType("atomic")]
     """admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports."""
     clientConfig: WebhookClientConfig
+    """clientConfig defines how to communicate with the hook. Required"""
     failurePolicy: NotRequired[str]
     """failurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail."""
     matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
@@ -132,7 +143,9 @@ class MutatingWebhook(TypedDict):
     name: str
     """name is the name of the admission webhook."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
+    """namespaceSelector decides whether to run the webhook on an object based on whether the namespace for that object matches the selector."""
     objectSelector: NotRequired[meta_v1.LabelSelector]
+    """objectSelector decides whether to run the webhook based on if the object has matching labels."""
     reinvocationPolicy: NotRequired[str]
     """reinvocationPolicy indicates whether this webhook should be called multiple times as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded"."""
     rules: NotRequired[Annotated[list[RuleWithOperations], ListType("atomic")]]
@@ -151,6 +164,7 @@ class MutatingWebhookConfiguration(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     webhooks: NotRequired[Annotated[list[MutatingWebhook], ListType("map"), ListMapKeys("name")]]
     """webhooks is a list of webhooks and the affected resources and operations."""
 
@@ -159,7 +173,9 @@ class Mutation(TypedDict):
     """Mutation specifies the CEL expression which is used to apply the Mutation."""
 
     applyConfiguration: NotRequired[ApplyConfiguration]
+    """applyConfiguration defines the desired configuration values of an object."""
     jsonPatch: NotRequired[JSONPatch]
+    """jsonPatch defines a [JSON patch](https://jsonpatch.com/) operation to perform a mutation to the object. A CEL expression is used to create the JSON patch."""
     patchType: str
     """patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required."""
 
@@ -203,6 +219,7 @@ class ParamRef(TypedDict):
     parameterNotFoundAction: NotRequired[str]
     """parameterNotFoundAction controls the behavior of the binding when the resource exists, and name or selector is valid, but there are no parameters matched by the binding."""
     selector: NotRequired[meta_v1.LabelSelector]
+    """selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind."""
 
 
 class RuleWithOperations(TypedDict):
@@ -248,8 +265,11 @@ class ValidatingAdmissionPolicy(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: NotRequired[ValidatingAdmissionPolicySpec]
+    """spec defines the desired behavior of the ValidatingAdmissionPolicy."""
     status: NotRequired[ValidatingAdmissionPolicyStatus]
+    """status represents the current status of the ValidatingAdmissionPolicy, including warnings that are useful to determine if the policy behaves in the expected way. Populated by the system. Read-only."""
 
 
 class ValidatingAdmissionPolicyBinding(TypedDict):
@@ -260,14 +280,18 @@ class ValidatingAdmissionPolicyBinding(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: ValidatingAdmissionPolicyBindingSpec
+    """spec defines the desired behavior of the ValidatingAdmissionPolicyBinding."""
 
 
 class ValidatingAdmissionPolicyBindingSpec(TypedDict):
     """ValidatingAdmissionPolicyBindingSpec is the specification of the ValidatingAdmissionPolicyBinding."""
 
     matchResources: NotRequired[MatchResources]
+    """matchResources declares what resources match this binding and will be validated by it."""
     paramRef: NotRequired[ParamRef]
+    """paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in ParamKind of the bound ValidatingAdmissionPolicy."""
     policyName: str
     """policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to."""
     validationActions: Annotated[list[str], ListType("set")]
@@ -284,7 +308,9 @@ class ValidatingAdmissionPolicySpec(TypedDict):
     matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be validated."""
     matchConstraints: NotRequired[MatchResources]
+    """matchConstraints specifies what resources this policy is designed to validate. The AdmissionPolicy cares about a request if it matches _all_ Constraints."""
     paramKind: NotRequired[ParamKind]
+    """paramKind specifies the kind of resources used to parameterize this policy."""
     validations: NotRequired[Annotated[list[Validation], ListType("atomic")]]
     """validations contain CEL expressions which is used to apply the validation. Validations and AuditAnnotations may not both be empty; a minimum of one Validations or AuditAnnotations is required."""
     variables: NotRequired[Annotated[list[Variable], ListType("map"), ListMapKeys("name")]]
@@ -299,6 +325,7 @@ class ValidatingAdmissionPolicyStatus(TypedDict):
     observedGeneration: NotRequired[Int64]
     """observedGeneration is the generation observed by the controller."""
     typeChecking: NotRequired[TypeChecking]
+    """typeChecking contains the results of type checking for each expression. Presence of this field indicates the completion of the type checking."""
 
 
 class ValidatingWebhook(TypedDict):
@@ -307,6 +334,7 @@ class ValidatingWebhook(TypedDict):
     admissionReviewVersions: Annotated[list[str], ListType("atomic")]
     """admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports."""
     clientConfig: WebhookClientConfig
+    """clientConfig defines how to communicate with the hook. Required"""
     failurePolicy: NotRequired[str]
     """failurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail."""
     matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
@@ -316,7 +344,9 @@ class ValidatingWebhook(TypedDict):
     name: str
     """name is the name of the admission webhook."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
+    """namespaceSelector decides whether to run the webhook on an object based on whether the namespace for that object matches the selector."""
     objectSelector: NotRequired[meta_v1.LabelSelector]
+    """objectSelector decides whether to run the webhook based on if the object has matching labels."""
     rules: NotRequired[Annotated[list[RuleWithOperations], ListType("atomic")]]
     """rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule."""
     sideEffects: str
@@ -333,6 +363,7 @@ class ValidatingWebhookConfiguration(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     webhooks: NotRequired[Annotated[list[ValidatingWebhook], ListType("map"), ListMapKeys("name")]]
     """webhooks is a list of webhooks and the affected resources and operations."""
 
@@ -366,5 +397,6 @@ class WebhookClientConfig(TypedDict):
     caBundle: NotRequired[meta_v1.Bytes]
     """caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate. If unspecified, system trust roots on the apiserver are used."""
     service: NotRequired[ServiceReference]
+    """service is a reference to the service for this webhook. Either `service` or `url` must be specified. If the webhook is running within the cluster, then you should use `service`."""
     url: NotRequired[str]
     """url gives the location of the webhook, in standard URL form (`scheme://host:port/path`). Exactly one of `url` or `service` must be specified."""

@@ -46,7 +46,9 @@ class MatchResources(TypedDict):
     matchPolicy: NotRequired[str]
     """matchPolicy defines how the "MatchResources" list is used to match incoming requests. Allowed values are "Exact" or "Equivalent". - Exact: match a request only if it exactly matches a specified rule."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
+    """namespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector."""
     objectSelector: NotRequired[meta_v1.LabelSelector]
+    """objectSelector decides whether to run the policy based on if the object has matching labels."""
     resourceRules: NotRequired[Annotated[list[NamedRuleWithOperations], ListType("atomic")]]
     """resourceRules describes what operations on what resources/subresources the admission policy matches. The policy cares about an operation if it matches _any_ Rule."""
 
@@ -59,7 +61,9 @@ class MutatingAdmissionPolicy(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: NotRequired[MutatingAdmissionPolicySpec]
+    """spec defines the desired behavior of the MutatingAdmissionPolicy."""
 
 
 class MutatingAdmissionPolicyBinding(TypedDict):
@@ -70,14 +74,18 @@ class MutatingAdmissionPolicyBinding(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: NotRequired[MutatingAdmissionPolicyBindingSpec]
+    """spec defines the desired behavior of the MutatingAdmissionPolicyBinding."""
 
 
 class MutatingAdmissionPolicyBindingSpec(TypedDict):
     """MutatingAdmissionPolicyBindingSpec is the specification of the MutatingAdmissionPolicyBinding."""
 
     matchResources: NotRequired[MatchResources]
+    """matchResources limits what resources match this binding and may be mutated by it."""
     paramRef: NotRequired[ParamRef]
+    """paramRef specifies the parameter resource used to configure the admission control policy. It should point to a resource of the type specified in spec.ParamKind of the bound MutatingAdmissionPolicy."""
     policyName: NotRequired[str]
     """policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding binds to."""
 
@@ -90,9 +98,11 @@ class MutatingAdmissionPolicySpec(TypedDict):
     matchConditions: NotRequired[Annotated[list[MatchCondition], ListType("map"), ListMapKeys("name")]]
     """matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints."""
     matchConstraints: NotRequired[MatchResources]
+    """matchConstraints specifies what resources this policy is designed to validate. The MutatingAdmissionPolicy cares about a request if it matches _all_ Constraints."""
     mutations: NotRequired[Annotated[list[Mutation], ListType("atomic")]]
     """mutations contain operations to perform on matching objects. mutations may not be empty; a minimum of one mutation is required."""
     paramKind: NotRequired[ParamKind]
+    """paramKind specifies the kind of resources used to parameterize this policy."""
     reinvocationPolicy: NotRequired[str]
     """reinvocationPolicy indicates whether mutations may be called multiple times per MutatingAdmissionPolicyBinding as part of a single admission evaluation. Allowed values are "Never" and "IfNeeded"."""
     variables: NotRequired[Annotated[list[Variable], ListType("atomic")]]
@@ -103,7 +113,9 @@ class Mutation(TypedDict):
     """Mutation specifies the CEL expression which is used to apply the Mutation."""
 
     applyConfiguration: NotRequired[ApplyConfiguration]
+    """applyConfiguration defines the desired configuration values of an object."""
     jsonPatch: NotRequired[JSONPatch]
+    """jsonPatch defines a [JSON patch](https://jsonpatch.com/) operation to perform a mutation to the object. A CEL expression is used to create the JSON patch."""
     patchType: str
     """patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required."""
 
@@ -147,6 +159,7 @@ class ParamRef(TypedDict):
     parameterNotFoundAction: NotRequired[str]
     """parameterNotFoundAction controls the behavior of the binding when the resource exists, and name or selector is valid, but there are no parameters matched by the binding."""
     selector: NotRequired[meta_v1.LabelSelector]
+    """selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind."""
 
 
 class Variable(TypedDict):

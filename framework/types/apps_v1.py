@@ -24,6 +24,7 @@ class ControllerRevision(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     revision: NotRequired[Int64]
     """Revision indicates the revision of the state represented by Data."""
 
@@ -36,8 +37,11 @@ class DaemonSet(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: DaemonSetSpec
+    """The desired behavior of this daemon set. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[DaemonSetStatus]
+    """The current status of this daemon set. This data may be out of date by some window of time. Populated by the system. Read-only."""
 
 
 class DaemonSetCondition(TypedDict):
@@ -63,8 +67,11 @@ class DaemonSetSpec(TypedDict):
     revisionHistoryLimit: NotRequired[Int32]
     """The number of old history to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10."""
     selector: meta_v1.LabelSelector
+    """A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels."""
     template: core_v1.PodTemplateSpec
+    """An object that describes the pod that will be created."""
     updateStrategy: NotRequired[DaemonSetUpdateStrategy]
+    """An update strategy to replace existing DaemonSet pods with new pods."""
 
 
 class DaemonSetStatus(TypedDict):
@@ -96,6 +103,7 @@ class DaemonSetUpdateStrategy(TypedDict):
     """DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet."""
 
     rollingUpdate: NotRequired[RollingUpdateDaemonSet]
+    """Rolling update config params. Present only if type = "RollingUpdate". TODO: Update this to follow our convention for oneOf, whatever we decide it to be. Same as Deployment `strategy.rollingUpdate`."""
     type: NotRequired[str]
     """Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate."""
 
@@ -108,8 +116,11 @@ class Deployment(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: DeploymentSpec
+    """Specification of the desired behavior of the Deployment."""
     status: NotRequired[DeploymentStatus]
+    """Most recently observed status of the Deployment."""
 
 
 class DeploymentCondition(TypedDict):
@@ -143,8 +154,11 @@ class DeploymentSpec(TypedDict):
     revisionHistoryLimit: NotRequired[Int32]
     """The number of old ReplicaSets to retain to allow rollback. This is a pointer to distinguish between explicit zero and not specified. Defaults to 10."""
     selector: meta_v1.LabelSelector
+    """Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels."""
     strategy: NotRequired[DeploymentStrategy]
+    """The deployment strategy to use to replace existing pods with new ones."""
     template: core_v1.PodTemplateSpec
+    """Template describes the pods that will be created. The only allowed template.spec.restartPolicy value is "Always"."""
 
 
 class DeploymentStatus(TypedDict):
@@ -174,6 +188,7 @@ class DeploymentStrategy(TypedDict):
     """DeploymentStrategy describes how to replace existing pods with new ones."""
 
     rollingUpdate: NotRequired[RollingUpdateDeployment]
+    """Rolling update config params. Present only if DeploymentStrategyType = RollingUpdate. TODO: Update this to follow our convention for oneOf, whatever we decide it to be."""
     type: NotRequired[str]
     """Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate."""
 
@@ -186,8 +201,11 @@ class ReplicaSet(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """If the Labels of a ReplicaSet are empty, they are defaulted to be the same as the Pod(s) that the ReplicaSet manages. Standard object's metadata."""
     spec: ReplicaSetSpec
+    """Spec defines the specification of the desired behavior of the ReplicaSet. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[ReplicaSetStatus]
+    """Status is the most recently observed status of the ReplicaSet. This data may be out of date by some window of time. Populated by the system. Read-only."""
 
 
 class ReplicaSetCondition(TypedDict):
@@ -213,7 +231,9 @@ class ReplicaSetSpec(TypedDict):
     replicas: NotRequired[Int32]
     """Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1."""
     selector: meta_v1.LabelSelector
+    """Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels."""
     template: NotRequired[core_v1.PodTemplateSpec]
+    """Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template"""
 
 
 class ReplicaSetStatus(TypedDict):
@@ -270,8 +290,11 @@ class StatefulSet(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: StatefulSetSpec
+    """Spec defines the desired identities of pods in this set."""
     status: NotRequired[StatefulSetStatus]
+    """Status is the current status of Pods in this StatefulSet. This data may be out of date by some window of time."""
 
 
 class StatefulSetCondition(TypedDict):
@@ -311,7 +334,9 @@ class StatefulSetSpec(TypedDict):
     minReadySeconds: NotRequired[Int32]
     """Minimum number of seconds for which a newly created pod should be ready without any of its container crashing for it to be considered available."""
     ordinals: NotRequired[StatefulSetOrdinals]
+    """ordinals controls the numbering of replica indices in a StatefulSet."""
     persistentVolumeClaimRetentionPolicy: NotRequired[StatefulSetPersistentVolumeClaimRetentionPolicy]
+    """persistentVolumeClaimRetentionPolicy describes the lifecycle of persistent volume claims created from volumeClaimTemplates."""
     podManagementPolicy: NotRequired[str]
     """podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down."""
     replicas: NotRequired[Int32]
@@ -319,10 +344,13 @@ class StatefulSetSpec(TypedDict):
     revisionHistoryLimit: NotRequired[Int32]
     """revisionHistoryLimit is the maximum number of revisions that will be maintained in the StatefulSet's revision history."""
     selector: meta_v1.LabelSelector
+    """selector is a label query over pods that should match the replica count. It must match the pod template's labels."""
     serviceName: NotRequired[str]
     """serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set."""
     template: core_v1.PodTemplateSpec
+    """template is the object that describes the pod that will be created if insufficient replicas are detected."""
     updateStrategy: NotRequired[StatefulSetUpdateStrategy]
+    """updateStrategy indicates the StatefulSetUpdateStrategy that will be employed to update Pods in the StatefulSet when a revision is made to Template."""
     volumeClaimTemplates: NotRequired[Annotated[list[core_v1.PersistentVolumeClaim], ListType("atomic")]]
     """volumeClaimTemplates is a list of claims that pods are allowed to reference."""
 
@@ -356,5 +384,6 @@ class StatefulSetUpdateStrategy(TypedDict):
     """StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates."""
 
     rollingUpdate: NotRequired[RollingUpdateStatefulSetStrategy]
+    """RollingUpdate is used to communicate parameters when Type is RollingUpdateStatefulSetStrategyType."""
     type: NotRequired[str]
     """Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate."""

@@ -35,13 +35,16 @@ class SelfSubjectReview(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     status: NotRequired[SelfSubjectReviewStatus]
+    """status is filled in by the server with the user attributes."""
 
 
 class SelfSubjectReviewStatus(TypedDict):
     """SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user."""
 
     userInfo: NotRequired[UserInfo]
+    """userInfo is a set of attributes belonging to the user making this request."""
 
 
 class TokenRequest(TypedDict):
@@ -85,8 +88,11 @@ class TokenReview(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: TokenReviewSpec
+    """spec holds information about the request being evaluated"""
     status: NotRequired[TokenReviewStatus]
+    """status is filled in by the server and indicates whether the request can be authenticated."""
 
 
 class TokenReviewSpec(TypedDict):
@@ -108,6 +114,7 @@ class TokenReviewStatus(TypedDict):
     error: NotRequired[str]
     """error indicates that the token couldn't be checked"""
     user: NotRequired[UserInfo]
+    """user is the UserInfo associated with the provided token."""
 
 
 class UserInfo(TypedDict):

@@ -40,8 +40,11 @@ class LocalSubjectAccessReview(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: SubjectAccessReviewSpec
+    """spec holds information about the request being evaluated. spec.namespace must be equal to the namespace you made the request against. If empty, it is defaulted."""
     status: NotRequired[SubjectAccessReviewStatus]
+    """status is filled in by the server and indicates whether the request is allowed or not"""
 
 
 class NonResourceAttributes(TypedDict):
@@ -66,9 +69,11 @@ class ResourceAttributes(TypedDict):
     """ResourceAttributes includes the authorization attributes available for resource requests to the Authorizer interface"""
 
     fieldSelector: NotRequired[FieldSelectorAttributes]
+    """fieldSelector describes the limitation on access based on field. It can only limit access, not broaden it."""
     group: NotRequired[str]
     """group is the API Group of the Resource. "*" means all."""
     labelSelector: NotRequired[LabelSelectorAttributes]
+    """labelSelector describes the limitation on access based on labels. It can only limit access, not broaden it."""
     name: NotRequired[str]
     """name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all."""
     namespace: NotRequired[str]
@@ -104,15 +109,20 @@ class SelfSubjectAccessReview(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: SelfSubjectAccessReviewSpec
+    """spec holds information about the request being evaluated. user and groups must be empty"""
     status: NotRequired[SubjectAccessReviewStatus]
+    """status is filled in by the server and indicates whether the request is allowed or not"""
 
 
 class SelfSubjectAccessReviewSpec(TypedDict):
     """SelfSubjectAccessReviewSpec is a description of the access request. Exactly one of resourceAttributes and nonResourceAttributes must be set"""
 
     nonResourceAttributes: NotRequired[NonResourceAttributes]
+    """nonResourceAttributes describes information for a non-resource access request +k8s:alpha(since: "1.37")=+k8s:optional +k8s:alpha(since: "1.37")=+k8s:unionMember"""
     resourceAttributes: NotRequired[ResourceAttributes]
+    """resourceAttributes describes information for a resource access request +k8s:alpha(since: "1.37")=+k8s:optional +k8s:alpha(since: "1.37")=+k8s:unionMember"""
 
 
 class SelfSubjectRulesReview(TypedDict):
@@ -123,8 +133,11 @@ class SelfSubjectRulesReview(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: SelfSubjectRulesReviewSpec
+    """spec holds information about the request being evaluated."""
     status: NotRequired[SubjectRulesReviewStatus]
+    """status is filled in by the server and indicates the set of actions a user can perform."""
 
 
 class SelfSubjectRulesReviewSpec(TypedDict):
@@ -142,8 +155,11 @@ class SubjectAccessReview(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: SubjectAccessReviewSpec
+    """spec holds information about the request being evaluated"""
     status: NotRequired[SubjectAccessReviewStatus]
+    """status is filled in by the server and indicates whether the request is allowed or not"""
 
 
 class SubjectAccessReviewSpec(TypedDict):
@@ -154,7 +170,9 @@ class SubjectAccessReviewSpec(TypedDict):
     groups: NotRequired[Annotated[list[str], ListType("atomic")]]
     """groups is the groups you're testing for."""
     nonResourceAttributes: NotRequired[NonResourceAttributes]
+    """nonResourceAttributes describes information for a non-resource access request +k8s:alpha(since: "1.37")=+k8s:optional +k8s:alpha(since: "1.37")=+k8s:unionMember"""
     resourceAttributes: NotRequired[ResourceAttributes]
+    """resourceAttributes describes information for a resource access request +k8s:alpha(since: "1.37")=+k8s:optional +k8s:alpha(since: "1.37")=+k8s:unionMember"""
     uid: NotRequired[str]
     """uid information about the requesting user."""
     user: NotRequired[str]

@@ -34,8 +34,11 @@ class HorizontalPodAutoscaler(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: HorizontalPodAutoscalerSpec
+    """spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status."""
     status: NotRequired[HorizontalPodAutoscalerStatus]
+    """status is the current information about the autoscaler."""
 
 
 class HorizontalPodAutoscalerSpec(TypedDict):
@@ -46,6 +49,7 @@ class HorizontalPodAutoscalerSpec(TypedDict):
     minReplicas: NotRequired[Int32]
     """minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down. It defaults to 1 pod."""
     scaleTargetRef: CrossVersionObjectReference
+    """scaleTargetRef is the reference to scaled resource; horizontal pod autoscaler will learn the current resource consumption and will set the desired number of pods by using its Scale subresource."""
     targetCPUUtilizationPercentage: NotRequired[Int32]
     """targetCPUUtilizationPercentage is the target average CPU utilization (represented as a percentage of requested CPU) over all the pods; if not specified the default autoscaling policy will be used."""
 

@@ -22,6 +22,7 @@ class ContainerResourceMetricSource(TypedDict):
     name: str
     """name is the name of the resource in question."""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ContainerResourceMetricStatus(TypedDict):
@@ -30,6 +31,7 @@ class ContainerResourceMetricStatus(TypedDict):
     container: str
     """container is the name of the container in the pods of the scaling target"""
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     name: str
     """name is the name of the resource in question."""
 
@@ -49,14 +51,18 @@ class ExternalMetricSource(TypedDict):
     """ExternalMetricSource indicates how to scale on a metric not associated with any Kubernetes object (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of…"""
 
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ExternalMetricStatus(TypedDict):
     """ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object."""
 
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
 
 
 class HPAScalingPolicy(TypedDict):
@@ -91,15 +97,20 @@ class HorizontalPodAutoscaler(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: HorizontalPodAutoscalerSpec
+    """spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status."""
     status: NotRequired[HorizontalPodAutoscalerStatus]
+    """status is the current information about the autoscaler."""
 
 
 class HorizontalPodAutoscalerBehavior(TypedDict):
     """HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively)."""
 
     scaleDown: NotRequired[HPAScalingRules]
+    """scaleDown is scaling policy for scaling Down."""
     scaleUp: NotRequired[HPAScalingRules]
+    """scaleUp is scaling policy for scaling Up."""
 
 
 class HorizontalPodAutoscalerCondition(TypedDict):
@@ -123,6 +134,7 @@ class HorizontalPodAutoscalerSpec(TypedDict):
     """HorizontalPodAutoscalerSpec describes the desired functionality of the HorizontalPodAutoscaler."""
 
     behavior: NotRequired[HorizontalPodAutoscalerBehavior]
+    """behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively)."""
     maxReplicas: Int32
     """maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas."""
     metrics: NotRequired[Annotated[list[MetricSpec], ListType("atomic")]]
@@ -130,6 +142,7 @@ class HorizontalPodAutoscalerSpec(TypedDict):
     minReplicas: NotRequired[Int32]
     """minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down. It defaults to 1 pod."""
     scaleTargetRef: CrossVersionObjectReference
+    """scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count."""
 
 
 class HorizontalPodAutoscalerStatus(TypedDict):
@@ -155,16 +168,22 @@ class MetricIdentifier(TypedDict):
     name: str
     """name is the name of the given metric"""
     selector: NotRequired[meta_v1.LabelSelector]
+    """selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics…"""
 
 
 class MetricSpec(TypedDict):
     """MetricSpec specifies how to scale based on a single metric (only `type` and one other matching field should be set at once)."""
 
     containerResource: NotRequired[ContainerResourceMetricSource]
+    """containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g."""
     external: NotRequired[ExternalMetricSource]
+    """external refers to a global metric that is not associated with any Kubernetes object."""
     object: NotRequired[ObjectMetricSource]
+    """object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object). +k8s:alpha(since: "1.37")=+k8s:optional +k8s:alpha(since: "1.37")=+k8s:opaqueType"""
     pods: NotRequired[PodsMetricSource]
+    """pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second)."""
     resource: NotRequired[ResourceMetricSource]
+    """resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory)."""
     type: str
     """type is the type of metric source. It should be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object."""
 
@@ -173,10 +192,15 @@ class MetricStatus(TypedDict):
     """MetricStatus describes the last-read state of a single metric."""
 
     containerResource: NotRequired[ContainerResourceMetricStatus]
+    """containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g."""
     external: NotRequired[ExternalMetricStatus]
+    """external refers to a global metric that is not associated with any Kubernetes object."""
     object: NotRequired[ObjectMetricStatus]
+    """object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object). +k8s:alpha(since: "1.37")=+k8s:optional +k8s:alpha(since: "1.37")=+k8s:opaqueType"""
     pods: NotRequired[PodsMetricStatus]
+    """pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second)."""
     resource: NotRequired[ResourceMetricStatus]
+    """resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory)."""
     type: str
     """type is the type of metric source. It will be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each corresponds to a matching field in the object."""
 
@@ -209,30 +233,40 @@ class ObjectMetricSource(TypedDict):
     """ObjectMetricSource indicates how to scale on a metric describing a kubernetes object (for example, hits-per-second on an Ingress object)."""
 
     describedObject: CrossVersionObjectReference
+    """describedObject specifies the descriptions of a object,such as kind,name apiVersion"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ObjectMetricStatus(TypedDict):
     """ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object)."""
 
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     describedObject: CrossVersionObjectReference
+    """describedObject specifies the descriptions of a object,such as kind,name apiVersion"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
 
 
 class PodsMetricSource(TypedDict):
     """PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second)."""
 
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class PodsMetricStatus(TypedDict):
     """PodsMetricStatus indicates the current value of a metric describing each pod in the current scale target (for example, transactions-processed-per-second)."""
 
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     metric: MetricIdentifier
+    """metric identifies the target metric by name and selector"""
 
 
 class ResourceMetricSource(TypedDict):
@@ -241,11 +275,13 @@ class ResourceMetricSource(TypedDict):
     name: str
     """name is the name of the resource in question."""
     target: MetricTarget
+    """target specifies the target value for the given metric"""
 
 
 class ResourceMetricStatus(TypedDict):
     """ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory)."""
 
     current: MetricValueStatus
+    """current contains the current value for the given metric"""
     name: str
     """name is the name of the resource in question."""

@@ -22,8 +22,11 @@ class CronJob(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: CronJobSpec
+    """Specification of the desired behavior of a cron job, including the schedule. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[CronJobStatus]
+    """Current status of a cron job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class CronJobSpec(TypedDict):
@@ -34,6 +37,7 @@ class CronJobSpec(TypedDict):
     failedJobsHistoryLimit: NotRequired[Int32]
     """The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1."""
     jobTemplate: JobTemplateSpec
+    """Specifies the job that will be created when executing a CronJob."""
     schedule: str
     """The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."""
     startingDeadlineSeconds: NotRequired[Int64]
@@ -65,8 +69,11 @@ class Job(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[JobSpec]
+    """Specification of the desired behavior of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[JobStatus]
+    """Current status of a job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class JobCondition(TypedDict):
@@ -90,10 +97,13 @@ class JobSchedulingConfiguration(TypedDict):
     """JobSchedulingConfiguration composes the reusable workload-aware scheduling building blocks."""
 
     disruptionMode: NotRequired[WorkloadPodGroupDisruptionMode]
+    """DisruptionMode defines the mode in which the Job's pods can be disrupted. One of Single, All."""
     resourceClaims: NotRequired[Annotated[list[WorkloadPodGroupResourceClaim], ListType("map"), ListMapKeys("name")]]
     """ResourceClaims defines which ResourceClaims may be shared among Pods in the Job."""
     schedulingConstraints: NotRequired[WorkloadPodGroupSchedulingConstraints]
+    """SchedulingConstraints defines scheduling constraints (e.g. topology) for the Job's pods. This field is immutable after creation."""
     schedulingPolicy: NotRequired[WorkloadPodGroupSchedulingPolicy]
+    """SchedulingPolicy defines the scheduling policy for this Job. Exactly one of Basic or Gang must be set. This field is immutable after creation: the policy may not be added or removed."""
 
 
 class JobSpec(TypedDict):
@@ -118,14 +128,19 @@ class JobSpec(TypedDict):
     parallelism: NotRequired[Int32]
     """Specifies the maximum desired number of pods the job should run at any given time."""
     podFailurePolicy: NotRequired[PodFailurePolicy]
+    """Specifies the policy of handling failed pods. In particular, it allows to specify the set of actions and conditions which need to be satisfied to take the associated action."""
     podReplacementPolicy: NotRequired[str]
     """podReplacementPolicy specifies when to create replacement Pods."""
     scheduling: NotRequired[JobSchedulingConfiguration]
+    """scheduling defines the Workload-aware Scheduling configuration for this Job."""
     selector: NotRequired[meta_v1.LabelSelector]
+    """A label query over pods that should match the pod count. Normally, the system sets this field for you."""
     successPolicy: NotRequired[SuccessPolicy]
+    """successPolicy specifies the policy when the Job can be declared as succeeded."""
     suspend: NotRequired[bool]
     """suspend specifies whether the Job controller should create Pods or not. If a Job is created with suspend set to true, no Pods are created by the Job controller."""
     template: core_v1.PodTemplateSpec
+    """Describes the pod that will be created when executing a job. The only allowed template.spec.restartPolicy values are "Never" or "OnFailure"."""
     ttlSecondsAfterFinished: NotRequired[Int32]
     """ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution (either Complete or Failed)."""
 
@@ -154,13 +169,16 @@ class JobStatus(TypedDict):
     terminating: NotRequired[Int32]
     """The number of pods which are terminating (in phase Pending or Running and have a deletionTimestamp)."""
     uncountedTerminatedPods: NotRequired[UncountedTerminatedPods]
+    """uncountedTerminatedPods holds the UIDs of Pods that have terminated but the job controller hasn't yet accounted for in the status counters. The job controller creates pods with a finalizer."""
 
 
 class JobTemplateSpec(TypedDict):
     """JobTemplateSpec describes the data a Job should have when created from a template"""
 
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata of the jobs created from this template. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[JobSpec]
+    """Specification of the desired behavior of the job. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class PodFailurePolicy(TypedDict):
@@ -196,6 +214,7 @@ class PodFailurePolicyRule(TypedDict):
     action: str
     """Specifies the action taken on a pod failure when the requirements are satisfied. Possible values are: - FailJob: indicates that the pod's job is marked as Failed and all running pods are terminated."""
     onExitCodes: NotRequired[PodFailurePolicyOnExitCodesRequirement]
+    """Represents the requirement on the container exit codes."""
     onPodConditions: NotRequired[Annotated[list[PodFailurePolicyOnPodConditionsPattern], ListType("atomic")]]
     """Represents the requirement on the pod conditions. The requirement is represented as a list of pod condition patterns."""
 
@@ -265,3 +284,4 @@ class WorkloadPodGroupSchedulingPolicy(TypedDict):
     basic: NotRequired[meta_v1.RawExtension]
     """basic specifies that standard, pod-by-pod Kubernetes scheduling behavior should be used."""
     gang: NotRequired[WorkloadPodGroupGangSchedulingPolicy]
+    """gang specifies all-or-nothing scheduling semantics."""

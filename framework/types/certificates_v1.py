@@ -23,7 +23,9 @@ class CertificateSigningRequest(TypedDict):
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
     spec: CertificateSigningRequestSpec
+    """spec contains the certificate request, and is immutable after creation. Only the request, signerName, expirationSeconds, and usages fields can be set on creation."""
     status: NotRequired[CertificateSigningRequestStatus]
+    """status contains information about whether the request is approved or denied, and the certificate issued by the signer, or the failure condition indicating signer failure."""
 
 
 class CertificateSigningRequestCondition(TypedDict):
@@ -81,7 +83,9 @@ class ClusterTrustBundle(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata contains the object metadata."""
     spec: ClusterTrustBundleSpec
+    """spec contains the signer (if any) and trust anchors."""
 
 
 class ClusterTrustBundleSpec(TypedDict):
@@ -101,8 +105,11 @@ class PodCertificateRequest(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata contains the object metadata."""
     spec: PodCertificateRequestSpec
+    """spec contains the details about the certificate being requested."""
     status: NotRequired[PodCertificateRequestStatus]
+    """status contains the issued certificate, and a standard set of conditions."""
 
 
 class PodCertificateRequestSpec(TypedDict):

@@ -22,7 +22,9 @@ class ClusterTrustBundle(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata contains the object metadata."""
     spec: ClusterTrustBundleSpec
+    """spec contains the signer (if any) and trust anchors."""
 
 
 class ClusterTrustBundleSpec(TypedDict):
@@ -42,8 +44,11 @@ class PodCertificateRequest(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata contains the object metadata."""
     spec: PodCertificateRequestSpec
+    """spec contains the details about the certificate being requested."""
     status: NotRequired[PodCertificateRequestStatus]
+    """status contains the issued certificate, and a standard set of conditions."""
 
 
 class PodCertificateRequestSpec(TypedDict):

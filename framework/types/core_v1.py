@@ -31,8 +31,11 @@ class Affinity(TypedDict):
     """Affinity is a group of affinity scheduling rules."""
 
     nodeAffinity: NotRequired[NodeAffinity]
+    """Describes node affinity scheduling rules for the pod."""
     podAffinity: NotRequired[PodAffinity]
+    """Describes pod affinity scheduling rules (e.g. co-locate this pod in the same node, zone, etc. as some other pod(s))."""
     podAntiAffinity: NotRequired[PodAntiAffinity]
+    """Describes pod anti-affinity scheduling rules (e.g. avoid putting this pod in the same node, zone, etc. as some other pod(s))."""
 
 
 class AppArmorProfile(TypedDict):
@@ -102,21 +105,28 @@ class Binding(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     target: ObjectReference
+    """The target object that you want to bind to the standard object."""
 
 
 class CSIPersistentVolumeSource(TypedDict):
     """Represents storage that is managed by an external CSI volume driver"""
 
     controllerExpandSecretRef: NotRequired[SecretReference]
+    """controllerExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerExpandVolume call."""
     controllerPublishSecretRef: NotRequired[SecretReference]
+    """controllerPublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI ControllerPublishVolume and ControllerUnpublishVolume…"""
     driver: str
     """driver is the name of the driver to use for this volume. Required."""
     fsType: NotRequired[str]
     """fsType to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs"."""
     nodeExpandSecretRef: NotRequired[SecretReference]
+    """nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call."""
     nodePublishSecretRef: NotRequired[SecretReference]
+    """nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls."""
     nodeStageSecretRef: NotRequired[SecretReference]
+    """nodeStageSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeStageVolume and NodeStageVolume and NodeUnstageVolume calls."""
     readOnly: NotRequired[bool]
     """readOnly value to pass to ControllerPublishVolumeRequest. Defaults to false (read/write)."""
     volumeAttributes: NotRequired[dict[str, str]]
@@ -133,6 +143,7 @@ class CSIVolumeSource(TypedDict):
     fsType: NotRequired[str]
     """fsType to mount. Ex. "ext4", "xfs", "ntfs". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply."""
     nodePublishSecretRef: NotRequired[LocalObjectReference]
+    """nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls."""
     readOnly: NotRequired[bool]
     """readOnly specifies a read-only configuration for the volume. Defaults to false (read/write)."""
     volumeAttributes: NotRequired[dict[str, str]]
@@ -160,6 +171,7 @@ class CephFSPersistentVolumeSource(TypedDict):
     secretFile: NotRequired[str]
     """secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
     secretRef: NotRequired[SecretReference]
+    """secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
     user: NotRequired[str]
     """user is Optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
 
@@ -176,6 +188,7 @@ class CephFSVolumeSource(TypedDict):
     secretFile: NotRequired[str]
     """secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
     secretRef: NotRequired[LocalObjectReference]
+    """secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
     user: NotRequired[str]
     """user is optional: User is the rados user name, default is admin More info: https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it"""
 
@@ -188,6 +201,7 @@ class CinderPersistentVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md"""
     secretRef: NotRequired[SecretReference]
+    """secretRef is Optional: points to a secret object containing parameters used to connect to OpenStack."""
     volumeID: str
     """volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md"""
 
@@ -200,6 +214,7 @@ class CinderVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: https://examples.k8s.io/mysql-cinder-pd/README.md"""
     secretRef: NotRequired[LocalObjectReference]
+    """secretRef is optional: points to a secret object containing parameters used to connect to OpenStack."""
     volumeID: str
     """volumeID used to identify the volume in cinder. More info: https://examples.k8s.io/mysql-cinder-pd/README.md"""
 
@@ -215,6 +230,7 @@ class ClusterTrustBundleProjection(TypedDict):
     """ClusterTrustBundleProjection describes how to select a set of ClusterTrustBundle objects and project their contents into the pod filesystem."""
 
     labelSelector: NotRequired[meta_v1.LabelSelector]
+    """Select all ClusterTrustBundles that match this label selector. Only has effect if signerName is set. Mutually-exclusive with name. If unset, interpreted as "match nothing"."""
     name: NotRequired[str]
     """Select a single ClusterTrustBundle by object name. Mutually-exclusive with signerName and labelSelector."""
     optional: NotRequired[bool]
@@ -250,6 +266,7 @@ class ComponentStatus(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
 
 
 class ConfigMap(TypedDict):
@@ -266,6 +283,7 @@ class ConfigMap(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
 
 
 @type_markers(StructType("atomic"))
@@ -349,21 +367,27 @@ class Container(TypedDict):
     imagePullPolicy: NotRequired[str]
     """Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated."""
     lifecycle: NotRequired[Lifecycle]
+    """Actions that the management system should take in response to container lifecycle events. Cannot be updated."""
     livenessProbe: NotRequired[Probe]
+    """Periodic probe of container liveness. Container will be restarted if the probe fails. Cannot be updated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes"""
     name: str
     """Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated."""
     ports: NotRequired[Annotated[list[ContainerPort], ListType("map"), ListMapKeys("containerPort", "protocol")]]
     """List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed."""
     readinessProbe: NotRequired[Probe]
+    """Periodic probe of container service readiness. Container will be removed from service endpoints if the probe fails. Cannot be updated."""
     resizePolicy: NotRequired[Annotated[list[ContainerResizePolicy], ListType("atomic")]]
     """Resources resize policy for the container. This field cannot be set on ephemeral containers."""
     resources: NotRequired[ResourceRequirements]
+    """Compute Resources required by this container. Cannot be updated. More info: https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/"""
     restartPolicy: NotRequired[str]
     """RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy."""
     restartPolicyRules: NotRequired[Annotated[list[ContainerRestartRule], ListType("atomic")]]
     """Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order."""
     securityContext: NotRequired[SecurityContext]
+    """SecurityContext defines the security options the container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext."""
     startupProbe: NotRequired[Probe]
+    """StartupProbe indicates that the Pod has successfully initialized. If specified, no other probes are executed until this completes successfully."""
     stdin: NotRequired[bool]
     """Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false."""
     stdinOnce: NotRequired[bool]
@@ -432,6 +456,7 @@ class ContainerRestartRule(TypedDict):
     action: str
     """Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container."""
     exitCodes: NotRequired[ContainerRestartRuleOnExitCodes]
+    """Represents the exit codes to check on container exits."""
 
 
 class ContainerRestartRuleOnExitCodes(TypedDict):
@@ -447,8 +472,11 @@ class ContainerState(TypedDict):
     """ContainerState holds a possible state of container. Only one of its members may be specified. If none of them is specified, the default one is ContainerStateWaiting."""
 
     running: NotRequired[ContainerStateRunning]
+    """Details about a running container"""
     terminated: NotRequired[ContainerStateTerminated]
+    """Details about a terminated container"""
     waiting: NotRequired[ContainerStateWaiting]
+    """Details about a waiting container"""
 
 
 class ContainerStateRunning(TypedDict):
@@ -500,19 +528,23 @@ class ContainerStatus(TypedDict):
     imageID: str
     """ImageID is the image ID of the container's image. The image ID may not match the image ID of the image used in the PodSpec, as it may have been resolved by the runtime."""
     lastState: NotRequired[ContainerState]
+    """LastTerminationState holds the last termination state of the container to help debug container crashes and restarts."""
     name: str
     """Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated."""
     ready: bool
     """Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing."""
     resources: NotRequired[ResourceRequirements]
+    """Resources represents the compute resource requests and limits that have been successfully enacted on the running container after it has been started or has been successfully resized."""
     restartCount: Int32
     """RestartCount holds the number of times the container has been restarted."""
     started: NotRequired[bool]
     """Started indicates whether the container has finished its postStart lifecycle hook and passed its startup probe. Initialized as false, becomes true after startupProbe is considered successful."""
     state: NotRequired[ContainerState]
+    """State holds details about the container's current condition."""
     stopSignal: NotRequired[str]
     """StopSignal reports the effective stop signal for this container"""
     user: NotRequired[ContainerUser]
+    """User represents user identity information initially attached to the first process of the container"""
     volumeMounts: NotRequired[Annotated[list[VolumeMountStatus], ListType("map"), ListMapKeys("mountPath")]]
     """Status of volume mounts."""
 
@@ -521,6 +553,7 @@ class ContainerUser(TypedDict):
     """ContainerUser represents user identity information"""
 
     linux: NotRequired[LinuxContainerUser]
+    """Linux holds user identity information initially attached to the first process of the containers in Linux."""
 
 
 class DaemonEndpoint(TypedDict):
@@ -541,11 +574,13 @@ class DownwardAPIVolumeFile(TypedDict):
     """DownwardAPIVolumeFile represents information to create the file containing the pod field"""
 
     fieldRef: NotRequired[ObjectFieldSelector]
+    """Required: Selects a field of the pod: only annotations, labels, name, namespace and uid are supported."""
     mode: NotRequired[Int32]
     """Optional: mode bits used to set permissions on this file, must be an octal value between 0000 and 0777 or a decimal value between 0 and 511."""
     path: str
     """Required: Path is the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'"""
     resourceFieldRef: NotRequired[ResourceFieldSelector]
+    """Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported."""
     user: NotRequired[Int64]
     """user is Optional: The owner UID of the created file. If specified, the item-level user field takes precedence over defaultUser."""
 
@@ -583,6 +618,7 @@ class EndpointAddress(TypedDict):
     nodeName: NotRequired[str]
     """Optional: Node hosting this endpoint. This can be used to determine endpoints local to a node."""
     targetRef: NotRequired[ObjectReference]
+    """Reference to object providing the endpoint."""
 
 
 @type_markers(StructType("atomic"))
@@ -618,6 +654,7 @@ class Endpoints(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     subsets: NotRequired[Annotated[list[EndpointSubset], ListType("atomic")]]
     """The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share."""
 
@@ -626,9 +663,11 @@ class EnvFromSource(TypedDict):
     """EnvFromSource represents the source of a set of ConfigMaps or Secrets"""
 
     configMapRef: NotRequired[ConfigMapEnvSource]
+    """The ConfigMap to select from"""
     prefix: NotRequired[str]
     """Optional text to prepend to the name of each environment variable. May consist of any printable ASCII characters except '='."""
     secretRef: NotRequired[SecretEnvSource]
+    """The Secret to select from"""
 
 
 class EnvVar(TypedDict):
@@ -639,16 +678,22 @@ class EnvVar(TypedDict):
     value: NotRequired[str]
     """Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables."""
     valueFrom: NotRequired[EnvVarSource]
+    """Source for the environment variable's value. Cannot be used if value is not empty."""
 
 
 class EnvVarSource(TypedDict):
     """EnvVarSource represents a source for the value of an EnvVar."""
 
     configMapKeyRef: NotRequired[ConfigMapKeySelector]
+    """Selects a key of a ConfigMap."""
     fieldRef: NotRequired[ObjectFieldSelector]
+    """Selects a field of the pod: supports metadata.name, metadata.namespace, `metadata.labels['<KEY>']`, `metadata.annotations['<KEY>']`, spec.nodeName, spec.serviceAccountName, status.hostIP…"""
     fileKeyRef: NotRequired[FileKeySelector]
+    """FileKeyRef selects a key of the env file. Requires the EnvFiles feature gate to be enabled."""
     resourceFieldRef: NotRequired[ResourceFieldSelector]
+    """Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, limits.ephemeral-storage, requests.cpu, requests.memory and requests.ephemeral-storage) are…"""
     secretKeyRef: NotRequired[SecretKeySelector]
+    """Selects a key of a secret in the pod's namespace"""
 
 
 class EphemeralContainer(TypedDict):
@@ -667,21 +712,27 @@ class EphemeralContainer(TypedDict):
     imagePullPolicy: NotRequired[str]
     """Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated."""
     lifecycle: NotRequired[Lifecycle]
+    """Lifecycle is not allowed for ephemeral containers."""
     livenessProbe: NotRequired[Probe]
+    """Probes are not allowed for ephemeral containers."""
     name: str
     """Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers."""
     ports: NotRequired[Annotated[list[ContainerPort], ListType("map"), ListMapKeys("containerPort", "protocol")]]
     """Ports are not allowed for ephemeral containers."""
     readinessProbe: NotRequired[Probe]
+    """Probes are not allowed for ephemeral containers."""
     resizePolicy: NotRequired[Annotated[list[ContainerResizePolicy], ListType("atomic")]]
     """Resources resize policy for the container."""
     resources: NotRequired[ResourceRequirements]
+    """Resources are not allowed for ephemeral containers. Ephemeral containers use spare resources already allocated to the pod."""
     restartPolicy: NotRequired[str]
     """Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers."""
     restartPolicyRules: NotRequired[Annotated[list[ContainerRestartRule], ListType("atomic")]]
     """Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers."""
     securityContext: NotRequired[SecurityContext]
+    """Optional: SecurityContext defines the security options the ephemeral container should be run with. If set, the fields of SecurityContext override the equivalent fields of PodSecurityContext."""
     startupProbe: NotRequired[Probe]
+    """Probes are not allowed for ephemeral containers."""
     stdin: NotRequired[bool]
     """Whether this container should allocate a buffer for stdin in the container runtime. If this is not set, reads from stdin in the container will always result in EOF. Default is false."""
     stdinOnce: NotRequired[bool]
@@ -706,6 +757,7 @@ class EphemeralVolumeSource(TypedDict):
     """Represents an ephemeral volume that is handled by a normal storage driver."""
 
     volumeClaimTemplate: NotRequired[PersistentVolumeClaimTemplate]
+    """Will be used to create a stand-alone PVC to provision the volume. The pod in which this EphemeralVolumeSource is embedded will be the owner of the PVC, i.e."""
 
 
 class Event(TypedDict):
@@ -722,6 +774,7 @@ class Event(TypedDict):
     firstTimestamp: NotRequired[meta_v1.Time]
     """The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)"""
     involvedObject: ObjectReference
+    """The object that this event is about."""
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     lastTimestamp: NotRequired[meta_v1.Time]
@@ -729,15 +782,19 @@ class Event(TypedDict):
     message: NotRequired[str]
     """A human-readable description of the status of this operation."""
     metadata: meta_v1.ObjectMeta
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     reason: NotRequired[str]
     """This should be a short, machine understandable string that gives the reason for the transition into the object's current status."""
     related: NotRequired[ObjectReference]
+    """Optional secondary object for more complex actions."""
     reportingComponent: NotRequired[str]
     """Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`."""
     reportingInstance: NotRequired[str]
     """ID of the controller instance, e.g. `kubelet-xyzf`."""
     series: NotRequired[EventSeries]
+    """Data about the Event series this event represents or nil if it's a singleton Event."""
     source: NotRequired[EventSource]
+    """The component reporting this event. Should be a short machine understandable string."""
     type: NotRequired[str]
     """Type of this event (Normal, Warning), new types could be added in the future"""
 
@@ -818,6 +875,7 @@ class FlexPersistentVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
     secretRef: NotRequired[SecretReference]
+    """secretRef is Optional: SecretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified."""
 
 
 class FlexVolumeSource(TypedDict):
@@ -832,6 +890,7 @@ class FlexVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
     secretRef: NotRequired[LocalObjectReference]
+    """secretRef is Optional: secretRef is reference to the secret object containing sensitive information to pass to the plugin scripts. This may be empty if no secret object is specified."""
 
 
 class FlockerVolumeSource(TypedDict):
@@ -975,6 +1034,7 @@ class ISCSIPersistentVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false."""
     secretRef: NotRequired[SecretReference]
+    """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
     targetPortal: str
     """targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260)."""
 
@@ -1001,6 +1061,7 @@ class ISCSIVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false."""
     secretRef: NotRequired[LocalObjectReference]
+    """secretRef is the CHAP Secret for iSCSI target and initiator authentication"""
     targetPortal: str
     """targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260)."""
 
@@ -1038,7 +1099,9 @@ class Lifecycle(TypedDict):
     """Lifecycle describes actions that the management system should take in response to container lifecycle events."""
 
     postStart: NotRequired[LifecycleHandler]
+    """PostStart is called immediately after a container is created. If the handler fails, the container is terminated and restarted according to its restart policy."""
     preStop: NotRequired[LifecycleHandler]
+    """PreStop is called immediately before a container is terminated due to an API request or management event such as liveness/startup probe failure, preemption, resource contention, etc."""
     stopSignal: NotRequired[str]
     """StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use."""
 
@@ -1047,9 +1110,13 @@ class LifecycleHandler(TypedDict):
     """LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified."""
 
     exec: NotRequired[ExecAction]
+    """Exec specifies a command to execute in the container."""
     httpGet: NotRequired[HTTPGetAction]
+    """HTTPGet specifies an HTTP GET request to perform."""
     sleep: NotRequired[SleepAction]
+    """Sleep represents a duration that the container should sleep."""
     tcpSocket: NotRequired[TCPSocketAction]
+    """Deprecated. TCPSocket is NOT supported as a LifecycleHandler and kept for backward compatibility. There is no validation of this field and lifecycle hooks will fail at runtime when it is specified."""
 
 
 class LimitRange(TypedDict):
@@ -1060,7 +1127,9 @@ class LimitRange(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[LimitRangeSpec]
+    """Spec defines the limits enforced. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class LimitRangeItem(TypedDict):
@@ -1163,8 +1232,11 @@ class Namespace(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[NamespaceSpec]
+    """Spec defines the behavior of the Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[NamespaceStatus]
+    """Status describes the current status of a Namespace. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class NamespaceCondition(TypedDict):
@@ -1206,8 +1278,11 @@ class Node(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[NodeSpec]
+    """Spec defines the behavior of a node. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[NodeStatus]
+    """Most recently observed status of the node. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class NodeAddress(TypedDict):
@@ -1225,6 +1300,7 @@ class NodeAffinity(TypedDict):
     preferredDuringSchedulingIgnoredDuringExecution: NotRequired[Annotated[list[PreferredSchedulingTerm], ListType("atomic")]]
     """The scheduler will prefer to schedule pods to nodes that satisfy the affinity expressions specified by this field, but it may choose a node that violates one or more of the expressions."""
     requiredDuringSchedulingIgnoredDuringExecution: NotRequired[resource_v1.NodeSelector]
+    """If the affinity requirements specified by this field are not met at scheduling time, the pod will not be scheduled onto the node."""
 
 
 class NodeAllocatableMappedResources(TypedDict):
@@ -1281,22 +1357,27 @@ class NodeConfigSource(TypedDict):
     """NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22"""
 
     configMap: NotRequired[ConfigMapNodeConfigSource]
+    """ConfigMap is a reference to a Node's ConfigMap"""
 
 
 class NodeConfigStatus(TypedDict):
     """NodeConfigStatus describes the status of the config assigned by Node.Spec.ConfigSource."""
 
     active: NotRequired[NodeConfigSource]
+    """Active reports the checkpointed config the node is actively using."""
     assigned: NotRequired[NodeConfigSource]
+    """Assigned reports the checkpointed config the node will try to use."""
     error: NotRequired[str]
     """Error describes any problems reconciling the Spec.ConfigSource to the Active config."""
     lastKnownGood: NotRequired[NodeConfigSource]
+    """LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config."""
 
 
 class NodeDaemonEndpoints(TypedDict):
     """NodeDaemonEndpoints lists ports opened by daemons running on the Node."""
 
     kubeletEndpoint: NotRequired[DaemonEndpoint]
+    """Endpoint on which Kubelet is listening."""
 
 
 class NodeFeatures(TypedDict):
@@ -1317,6 +1398,7 @@ class NodeRuntimeHandler(TypedDict):
     """NodeRuntimeHandler is a set of runtime handler information."""
 
     features: NotRequired[NodeRuntimeHandlerFeatures]
+    """Supported features."""
     name: NotRequired[str]
     """Runtime handler name. Empty for the default runtime handler."""
 
@@ -1334,6 +1416,7 @@ class NodeSpec(TypedDict):
     """NodeSpec describes the attributes that a node is created with."""
 
     configSource: NotRequired[NodeConfigSource]
+    """Deprecated: Previously used to specify the source of the node's configuration for the DynamicKubeletConfig feature. This feature is removed."""
     externalID: NotRequired[str]
     """Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: https://issues.k8s.io/61966"""
     podCIDR: NotRequired[str]
@@ -1341,6 +1424,7 @@ class NodeSpec(TypedDict):
     podCIDRs: NotRequired[Annotated[list[str], ListType("set")]]
     """podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field."""
     podPreemptionPolicy: NotRequired[NodePodPreemptionPolicy]
+    """PodPreemptionPolicy controls the node-level preemption behaviors for pods on this node. This is an alpha field and requires enabling the InPlacePodVerticalScalingSchedulerPreemption feature gate."""
     providerID: NotRequired[str]
     """ID of the node assigned by the cloud provider in the format: <ProviderName>://<ProviderSpecificNodeID>"""
     taints: NotRequired[Annotated[list[Taint], ListType("atomic")]]
@@ -1361,13 +1445,17 @@ class NodeStatus(TypedDict):
     conditions: NotRequired[Annotated[list[NodeCondition], ListType("map"), ListMapKeys("type")]]
     """Conditions is an array of current observed node conditions. More info: https://kubernetes.io/docs/reference/node/node-status/#condition"""
     config: NotRequired[NodeConfigStatus]
+    """Status of the config assigned to the node via the dynamic Kubelet config feature."""
     daemonEndpoints: NotRequired[NodeDaemonEndpoints]
+    """Endpoints of daemons running on the Node."""
     declaredFeatures: NotRequired[Annotated[list[str], ListType("atomic")]]
     """DeclaredFeatures represents the features related to feature gates that are declared by the node."""
     features: NotRequired[NodeFeatures]
+    """Features describes the set of features implemented by the CRI implementation."""
     images: NotRequired[Annotated[list[ContainerImage], ListType("atomic")]]
     """List of container images on this node"""
     nodeInfo: NotRequired[NodeSystemInfo]
+    """Set of ids/uuids to uniquely identify the node. More info: https://kubernetes.io/docs/reference/node/node-status/#info"""
     phase: NotRequired[str]
     """NodePhase is the recently observed lifecycle phase of the node. More info: https://kubernetes.io/docs/concepts/nodes/node/#phase The field is never populated, and now is deprecated."""
     runtimeHandlers: NotRequired[Annotated[list[NodeRuntimeHandler], ListType("atomic")]]
@@ -1409,6 +1497,7 @@ class NodeSystemInfo(TypedDict):
     runningInUserNamespace: NotRequired[bool]
     """Whether the node is running in a user namespace."""
     swap: NotRequired[NodeSwapStatus]
+    """Swap Info reported by the node."""
     systemUUID: str
     """SystemUUID reported by the node. For unique machine identification MachineID is preferred."""
 
@@ -1451,8 +1540,11 @@ class PersistentVolume(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[PersistentVolumeSpec]
+    """spec defines a specification of a persistent volume owned by the cluster. Provisioned by an administrator. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistent-volumes"""
     status: NotRequired[PersistentVolumeStatus]
+    """status represents the current information/status for the persistent volume. Populated by the system. Read-only."""
 
 
 class PersistentVolumeClaim(TypedDict):
@@ -1463,8 +1555,11 @@ class PersistentVolumeClaim(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[PersistentVolumeClaimSpec]
+    """spec defines the desired characteristics of a volume requested by a pod author. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims"""
     status: NotRequired[PersistentVolumeClaimStatus]
+    """status represents the current information/status of a persistent volume claim. Read-only. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims"""
 
 
 class PersistentVolumeClaimCondition(TypedDict):
@@ -1490,9 +1585,13 @@ class PersistentVolumeClaimSpec(TypedDict):
     accessModes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """accessModes contains the desired access modes the volume should have. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"""
     dataSource: NotRequired[TypedLocalObjectReference]
+    """dataSource field can be used to specify either: * An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) * An existing PVC (PersistentVolumeClaim) If the provisioner or an…"""
     dataSourceRef: NotRequired[TypedObjectReference]
+    """dataSourceRef specifies the object from which to populate the volume with data, if a non-empty volume is desired."""
     resources: NotRequired[VolumeResourceRequirements]
+    """resources represents the minimum resources the volume should have."""
     selector: NotRequired[meta_v1.LabelSelector]
+    """selector is a label query over volumes to consider for binding."""
     storageClassName: NotRequired[str]
     """storageClassName is the name of the StorageClass required by the claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#class-1"""
     volumeAttributesClassName: NotRequired[str]
@@ -1519,7 +1618,9 @@ class PersistentVolumeClaimStatus(TypedDict):
     currentVolumeAttributesClassName: NotRequired[str]
     """currentVolumeAttributesClassName is the current name of the VolumeAttributesClass the PVC is using. When unset, there is no VolumeAttributeClass applied to this PersistentVolumeClaim"""
     healthStatus: NotRequired[VolumeHealthStatus]
+    """healthStatus contains the latest controller-reported health information for the volume bound to this claim."""
     modifyVolumeStatus: NotRequired[ModifyVolumeStatus]
+    """ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted."""
     phase: NotRequired[str]
     """phase represents the current phase of PersistentVolumeClaim."""
 
@@ -1528,7 +1629,9 @@ class PersistentVolumeClaimTemplate(TypedDict):
     """PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource."""
 
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """May contain labels and annotations that will be copied into the PVC when creating it. No other fields are allowed and will be rejected during validation."""
     spec: PersistentVolumeClaimSpec
+    """The specification for the PersistentVolumeClaim. The entire content is copied unchanged into the PVC that gets created from this template."""
 
 
 class PersistentVolumeClaimVolumeSource(TypedDict):
@@ -1546,41 +1649,65 @@ class PersistentVolumeSpec(TypedDict):
     accessModes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes"""
     awsElasticBlockStore: NotRequired[AWSElasticBlockStoreVolumeSource]
+    """awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated."""
     azureDisk: NotRequired[AzureDiskVolumeSource]
+    """azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated."""
     azureFile: NotRequired[AzureFilePersistentVolumeSource]
+    """azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated."""
     capacity: NotRequired[dict[str, Quantity]]
     """capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity"""
     cephfs: NotRequired[CephFSPersistentVolumeSource]
+    """cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported."""
     cinder: NotRequired[CinderPersistentVolumeSource]
+    """cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated."""
     claimRef: NotRequired[Annotated[ObjectReference, StructType("granular")]]
+    """claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC."""
     csi: NotRequired[CSIPersistentVolumeSource]
+    """csi represents storage that is handled by an external CSI driver."""
     fc: NotRequired[FCVolumeSource]
+    """fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod."""
     flexVolume: NotRequired[FlexPersistentVolumeSource]
+    """flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead."""
     flocker: NotRequired[FlockerVolumeSource]
+    """flocker represents a Flocker volume attached to a kubelet's host machine and exposed to the pod for its usage. This depends on the Flocker control service being running."""
     gcePersistentDisk: NotRequired[GCEPersistentDiskVolumeSource]
+    """gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin. Deprecated: GCEPersistentDisk is deprecated."""
     glusterfs: NotRequired[GlusterfsPersistentVolumeSource]
+    """glusterfs represents a Glusterfs volume that is attached to a host and exposed to the pod. Provisioned by an admin."""
     hostPath: NotRequired[HostPathVolumeSource]
+    """hostPath represents a directory on the host. Provisioned by a developer or tester."""
     iscsi: NotRequired[ISCSIPersistentVolumeSource]
+    """iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Provisioned by an admin."""
     local: NotRequired[LocalVolumeSource]
+    """local represents directly-attached storage with node affinity"""
     mountOptions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """mountOptions is the list of mount options, e.g. ["ro", "soft"]. Not validated - mount will simply fail if one is invalid."""
     nfs: NotRequired[NFSVolumeSource]
+    """nfs represents an NFS mount on the host. Provisioned by an admin. More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs"""
     nodeAffinity: NotRequired[VolumeNodeAffinity]
+    """nodeAffinity defines constraints that limit what nodes this volume can be accessed from. This field influences the scheduling of pods that use this volume."""
     persistentVolumeReclaimPolicy: NotRequired[str]
     """persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim."""
     photonPersistentDisk: NotRequired[PhotonPersistentDiskVolumeSource]
+    """photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine."""
     portworxVolume: NotRequired[PortworxVolumeSource]
+    """portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated."""
     quobyte: NotRequired[QuobyteVolumeSource]
+    """quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported."""
     rbd: NotRequired[RBDPersistentVolumeSource]
+    """rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported."""
     scaleIO: NotRequired[ScaleIOPersistentVolumeSource]
+    """scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported."""
     storageClassName: NotRequired[str]
     """storageClassName is the name of StorageClass to which this persistent volume belongs. Empty value means that this volume does not belong to any StorageClass."""
     storageos: NotRequired[StorageOSPersistentVolumeSource]
+    """storageOS represents a StorageOS volume that is attached to the kubelet's host machine and mounted into the pod."""
     volumeAttributesClassName: NotRequired[str]
     """Name of VolumeAttributesClass to which this persistent volume belongs. Empty value is not allowed."""
     volumeMode: NotRequired[str]
     """volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec."""
     vsphereVolume: NotRequired[VsphereVirtualDiskVolumeSource]
+    """vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated."""
 
 
 class PersistentVolumeStatus(TypedDict):
@@ -1613,8 +1740,11 @@ class Pod(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[PodSpec]
+    """Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[PodStatus]
+    """Most recently observed status of the pod. This data may not be up to date. Populated by the system. Read-only."""
 
 
 class PodAffinity(TypedDict):
@@ -1630,11 +1760,13 @@ class PodAffinityTerm(TypedDict):
     """Defines a set of pods (namely those matching the labelSelector relative to the given namespace(s)) that this pod should be co-located (affinity) or not co-located (anti-affinity) with, where…"""
 
     labelSelector: NotRequired[meta_v1.LabelSelector]
+    """A label query over a set of resources, in this case pods. If it's null, this PodAffinityTerm matches with no Pods."""
     matchLabelKeys: NotRequired[Annotated[list[str], ListType("atomic")]]
     """MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration."""
     mismatchLabelKeys: NotRequired[Annotated[list[str], ListType("atomic")]]
     """MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration."""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
+    """A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field."""
     namespaces: NotRequired[Annotated[list[str], ListType("atomic")]]
     """namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector."""
     topologyKey: str
@@ -1778,6 +1910,7 @@ class PodSecurityContext(TypedDict):
     """PodSecurityContext holds pod-level security attributes and common container settings. Some fields are also present in container.securityContext."""
 
     appArmorProfile: NotRequired[AppArmorProfile]
+    """appArmorProfile is the AppArmor options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows."""
     fsGroup: NotRequired[Int64]
     """A special supplemental group that applies to all containers in a pod. Some volume types allow the Kubelet to change the ownership of that volume to be owned by the pod: 1."""
     fsGroupChangePolicy: NotRequired[str]
@@ -1791,7 +1924,9 @@ class PodSecurityContext(TypedDict):
     seLinuxChangePolicy: NotRequired[str]
     """seLinuxChangePolicy defines how the container's SELinux label is applied to all volumes used by the Pod. It has no effect on nodes that do not support SELinux or to volumes does not support SELinux."""
     seLinuxOptions: NotRequired[SELinuxOptions]
+    """The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container. May also be set in SecurityContext."""
     seccompProfile: NotRequired[SeccompProfile]
+    """The seccomp options to use by the containers in this pod. Note that this field cannot be set when spec.os.name is windows."""
     supplementalGroups: NotRequired[Annotated[list[Int64], ListType("atomic")]]
     """A list of groups applied to the first process run in each container, in addition to the container's primary GID and fsGroup (if specified)."""
     supplementalGroupsPolicy: NotRequired[str]
@@ -1799,6 +1934,7 @@ class PodSecurityContext(TypedDict):
     sysctls: NotRequired[Annotated[list[Sysctl], ListType("atomic")]]
     """Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch."""
     windowsOptions: NotRequired[WindowsSecurityContextOptions]
+    """The Windows specific settings applied to all containers. If unspecified, the options within a container's SecurityContext will be used."""
 
 
 class PodSpec(TypedDict):
@@ -1807,11 +1943,13 @@ class PodSpec(TypedDict):
     activeDeadlineSeconds: NotRequired[Int64]
     """Optional duration in seconds the pod may be active on the node relative to StartTime before the system will actively try to mark it failed and kill associated containers."""
     affinity: NotRequired[Affinity]
+    """If specified, the pod's scheduling constraints"""
     automountServiceAccountToken: NotRequired[bool]
     """AutomountServiceAccountToken indicates whether a service account token should be automatically mounted."""
     containers: Annotated[list[Container], ListType("map"), ListMapKeys("name")]
     """List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated."""
     dnsConfig: NotRequired[PodDNSConfig]
+    """Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy."""
     dnsPolicy: NotRequired[str]
     """Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'."""
     enableServiceLinks: NotRequired[bool]
@@ -1843,6 +1981,7 @@ class PodSpec(TypedDict):
     nodeSelector: NotRequired[Annotated[dict[str, str], MapType("atomic")]]
     """NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node."""
     os: NotRequired[PodOS]
+    """Specifies the OS of the containers in the pod. Some pod and container fields are restricted if this is set."""
     overhead: NotRequired[dict[str, Quantity]]
     """Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller."""
     preemptionPolicy: NotRequired[str]
@@ -1856,6 +1995,7 @@ class PodSpec(TypedDict):
     resourceClaims: NotRequired[Annotated[list[PodResourceClaim], ListType("map"), ListMapKeys("name")]]
     """ResourceClaims defines which ResourceClaims must be allocated and reserved before the Pod is allowed to start. The resources will be made available to those containers which consume them by name."""
     resources: NotRequired[ResourceRequirements]
+    """Resources is the total amount of CPU and Memory resources required by all containers in the pod. It supports specifying Requests and Limits for "cpu", "memory" and "hugepages-" resource names only."""
     restartPolicy: NotRequired[str]
     """Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always."""
     runtimeClassName: NotRequired[str]
@@ -1865,7 +2005,9 @@ class PodSpec(TypedDict):
     schedulingGates: NotRequired[Annotated[list[PodSchedulingGate], ListType("map"), ListMapKeys("name")]]
     """SchedulingGates is an opaque list of values that if specified will block scheduling the pod."""
     schedulingGroup: NotRequired[PodSchedulingGroup]
+    """SchedulingGroup provides a reference to the immediate scheduling runtime grouping object that this Pod belongs to."""
     securityContext: NotRequired[PodSecurityContext]
+    """SecurityContext holds pod-level security attributes and common container settings. Optional: Defaults to empty. See type description for default values of each field."""
     serviceAccount: NotRequired[str]
     """DeprecatedServiceAccount is a deprecated alias for ServiceAccountName. Deprecated: Use serviceAccountName instead."""
     serviceAccountName: NotRequired[str]
@@ -1898,6 +2040,7 @@ class PodStatus(TypedDict):
     ephemeralContainerStatuses: NotRequired[Annotated[list[ContainerStatus], ListType("atomic")]]
     """Statuses for any ephemeral containers that have run in this pod. Each ephemeral container in the pod should have at most one status in this list, and all statuses should be for containers in the pod."""
     extendedResourceClaimStatus: NotRequired[PodExtendedResourceClaimStatus]
+    """Status of extended resource claim backed by DRA."""
     hostIP: NotRequired[str]
     """hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet."""
     hostIPs: NotRequired[Annotated[list[HostIP], ListType("atomic")]]
@@ -1927,6 +2070,7 @@ class PodStatus(TypedDict):
     resourceClaimStatuses: NotRequired[Annotated[list[PodResourceClaimStatus], ListType("map"), ListMapKeys("name")]]
     """Status of resource claims."""
     resources: NotRequired[ResourceRequirements]
+    """Resources represents the compute resource requests and limits that have been applied at the pod level if pod-level requests or limits are set in PodSpec.Resources"""
     startTime: NotRequired[meta_v1.Time]
     """RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod."""
     volumeHealth: NotRequired[Annotated[list[PodVolumeHealth], ListType("map"), ListMapKeys("name")]]
@@ -1941,14 +2085,18 @@ class PodTemplate(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     template: NotRequired[PodTemplateSpec]
+    """Template defines the pods that will be created from this pod template. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class PodTemplateSpec(TypedDict):
     """PodTemplateSpec describes the data a pod should have when created from a template"""
 
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[PodSpec]
+    """Specification of the desired behavior of the pod. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class PodVolumeHealth(TypedDict):
@@ -1988,6 +2136,7 @@ class PreferredSchedulingTerm(TypedDict):
     """An empty preferred scheduling term matches all objects with implicit weight 0 (i.e. it's a no-op). A null preferred scheduling term matches no objects (i.e. is also a no-op)."""
 
     preference: resource_v1.NodeSelectorTerm
+    """A node selector term, associated with the corresponding weight."""
     weight: Int32
     """Weight associated with matching the corresponding nodeSelectorTerm, in the range 1-100."""
 
@@ -1996,10 +2145,13 @@ class Probe(TypedDict):
     """Probe describes a health check to be performed against a container to determine whether it is alive or ready to receive traffic."""
 
     exec: NotRequired[ExecAction]
+    """Exec specifies a command to execute in the container."""
     failureThreshold: NotRequired[Int32]
     """Minimum consecutive failures for the probe to be considered failed after having succeeded. Defaults to 3. Minimum value is 1."""
     grpc: NotRequired[GRPCAction]
+    """GRPC specifies a GRPC HealthCheckRequest."""
     httpGet: NotRequired[HTTPGetAction]
+    """HTTPGet specifies an HTTP GET request to perform."""
     initialDelaySeconds: NotRequired[Int32]
     """Number of seconds after the container has started before liveness probes are initiated. More info: https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#container-probes"""
     periodSeconds: NotRequired[Int32]
@@ -2007,6 +2159,7 @@ class Probe(TypedDict):
     successThreshold: NotRequired[Int32]
     """Minimum consecutive successes for the probe to be considered successful after having failed. Defaults to 1. Must be 1 for liveness and startup. Minimum value is 1."""
     tcpSocket: NotRequired[TCPSocketAction]
+    """TCPSocket specifies a connection to a TCP port."""
     terminationGracePeriodSeconds: NotRequired[Int64]
     """Optional duration in seconds the pod needs to terminate gracefully upon probe failure."""
     timeoutSeconds: NotRequired[Int32]
@@ -2057,6 +2210,7 @@ class RBDPersistentVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     secretRef: NotRequired[SecretReference]
+    """secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     user: NotRequired[Annotated[str, Default("admin")]]
     """user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
 
@@ -2077,6 +2231,7 @@ class RBDVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     secretRef: NotRequired[LocalObjectReference]
+    """secretRef is name of the authentication secret for RBDUser. If provided overrides keyring. Default is nil. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
     user: NotRequired[Annotated[str, Default("admin")]]
     """user is the rados user name. Default is admin. More info: https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it"""
 
@@ -2089,8 +2244,11 @@ class ReplicationController(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """If the Labels of a ReplicationController are empty, they are defaulted to be the same as the Pod(s) that the replication controller manages. Standard object's metadata."""
     spec: NotRequired[ReplicationControllerSpec]
+    """Spec defines the specification of the desired behavior of the replication controller. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[ReplicationControllerStatus]
+    """Status is the most recently observed status of the replication controller. This data may be out of date by some window of time. Populated by the system. Read-only."""
 
 
 class ReplicationControllerCondition(TypedDict):
@@ -2118,6 +2276,7 @@ class ReplicationControllerSpec(TypedDict):
     selector: NotRequired[Annotated[dict[str, str], MapType("atomic")]]
     """Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template."""
     template: NotRequired[PodTemplateSpec]
+    """Template is the object that describes the pod that will be created if insufficient replicas are detected. This takes precedence over a TemplateRef."""
 
 
 class ReplicationControllerStatus(TypedDict):
@@ -2177,8 +2336,11 @@ class ResourceQuota(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[ResourceQuotaSpec]
+    """Spec defines the desired quota. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[ResourceQuotaStatus]
+    """Status defines the actual enforced quota and its current usage. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class ResourceQuotaSpec(TypedDict):
@@ -2187,6 +2349,7 @@ class ResourceQuotaSpec(TypedDict):
     hard: NotRequired[dict[str, Quantity]]
     """hard is the set of desired hard limits for each named resource. More info: https://kubernetes.io/docs/concepts/policy/resource-quotas/"""
     scopeSelector: NotRequired[ScopeSelector]
+    """scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values."""
     scopes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects."""
 
@@ -2245,6 +2408,7 @@ class ScaleIOPersistentVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
     secretRef: SecretReference
+    """secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail."""
     sslEnabled: NotRequired[bool]
     """sslEnabled is the flag to enable/disable SSL communication with Gateway, default false"""
     storageMode: NotRequired[Annotated[str, Default("ThinProvisioned")]]
@@ -2269,6 +2433,7 @@ class ScaleIOVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
     secretRef: LocalObjectReference
+    """secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail."""
     sslEnabled: NotRequired[bool]
     """sslEnabled Flag enable/disable SSL communication with Gateway, default false"""
     storageMode: NotRequired[Annotated[str, Default("ThinProvisioned")]]
@@ -2321,6 +2486,7 @@ class Secret(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     stringData: NotRequired[dict[str, str]]
     """stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience."""
     type: NotRequired[str]
@@ -2392,7 +2558,9 @@ class SecurityContext(TypedDict):
     allowPrivilegeEscalation: NotRequired[bool]
     """AllowPrivilegeEscalation controls whether a process can gain more privileges than its parent process. This bool directly controls if the no_new_privs flag will be set on the container process."""
     appArmorProfile: NotRequired[AppArmorProfile]
+    """appArmorProfile is the AppArmor options to use by this container. If set, this profile overrides the pod's appArmorProfile. Note that this field cannot be set when spec.os.name is windows."""
     capabilities: NotRequired[Capabilities]
+    """The capabilities to add/drop when running containers. Defaults to the default set of capabilities granted by the container runtime. Note that this field cannot be set when spec.os.name is windows."""
     privileged: NotRequired[bool]
     """Run container in privileged mode. Processes in privileged containers are essentially equivalent to root on the host. Defaults to false. Note that this field cannot be set when spec.os.name is windows."""
     procMount: NotRequired[str]
@@ -2406,8 +2574,11 @@ class SecurityContext(TypedDict):
     runAsUser: NotRequired[Int64]
     """The UID to run the entrypoint of the container process. Defaults to user specified in image metadata if unspecified. May also be set in PodSecurityContext."""
     seLinuxOptions: NotRequired[SELinuxOptions]
+    """The SELinux context to be applied to the container. If unspecified, the container runtime will allocate a random SELinux context for each container. May also be set in PodSecurityContext."""
     seccompProfile: NotRequired[SeccompProfile]
+    """The seccomp options to use by this container. If seccomp options are provided at both the pod & container level, the container options override the pod options."""
     windowsOptions: NotRequired[WindowsSecurityContextOptions]
+    """The Windows specific settings applied to all containers. If unspecified, the options from the PodSecurityContext will be used."""
 
 
 class Service(TypedDict):
@@ -2418,8 +2589,11 @@ class Service(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[ServiceSpec]
+    """Spec defines the behavior of a service. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[ServiceStatus]
+    """Most recently observed status of the service. Populated by the system. Read-only. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class ServiceAccount(TypedDict):
@@ -2434,6 +2608,7 @@ class ServiceAccount(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     secrets: NotRequired[Annotated[list[ObjectReference], ListType("map"), ListMapKeys("name")]]
     """Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."""
 
@@ -2506,6 +2681,7 @@ class ServiceSpec(TypedDict):
     sessionAffinity: NotRequired[str]
     """Supports "ClientIP" and "None". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None."""
     sessionAffinityConfig: NotRequired[SessionAffinityConfig]
+    """sessionAffinityConfig contains the configurations of session affinity."""
     trafficDistribution: NotRequired[str]
     """TrafficDistribution offers a way to express preferences for how traffic is distributed to Service endpoints."""
     type: NotRequired[str]
@@ -2518,12 +2694,14 @@ class ServiceStatus(TypedDict):
     conditions: NotRequired[Annotated[list[meta_v1.Condition], ListType("map"), ListMapKeys("type")]]
     """Current service state"""
     loadBalancer: NotRequired[LoadBalancerStatus]
+    """LoadBalancer contains the current status of the load-balancer, if one is present."""
 
 
 class SessionAffinityConfig(TypedDict):
     """SessionAffinityConfig represents the configurations of session affinity."""
 
     clientIP: NotRequired[ClientIPConfig]
+    """clientIP contains the configurations of Client IP based session affinity."""
 
 
 class SleepAction(TypedDict):
@@ -2541,6 +2719,7 @@ class StorageOSPersistentVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
     secretRef: NotRequired[ObjectReference]
+    """secretRef specifies the secret to use for obtaining the StorageOS API credentials. If not specified, default values will be attempted."""
     volumeName: NotRequired[str]
     """volumeName is the human-readable name of the StorageOS volume. Volume names are only unique within a namespace."""
     volumeNamespace: NotRequired[str]
@@ -2555,6 +2734,7 @@ class StorageOSVolumeSource(TypedDict):
     readOnly: NotRequired[bool]
     """readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts."""
     secretRef: NotRequired[LocalObjectReference]
+    """secretRef specifies the secret to use for obtaining the StorageOS API credentials. If not specified, default values will be attempted."""
     volumeName: NotRequired[str]
     """volumeName is the human-readable name of the StorageOS volume. Volume names are only unique within a namespace."""
     volumeNamespace: NotRequired[str]
@@ -2611,6 +2791,7 @@ class TopologySpreadConstraint(TypedDict):
     """TopologySpreadConstraint specifies how to spread matching pods among the given topology."""
 
     labelSelector: NotRequired[meta_v1.LabelSelector]
+    """LabelSelector is used to find matching pods. Pods that match this label selector are counted to determine the number of pods in their corresponding topology domain."""
     matchLabelKeys: NotRequired[Annotated[list[str], ListType("atomic")]]
     """MatchLabelKeys is a set of pod label keys to select the pods over which spreading will be calculated."""
     maxSkew: Int32
@@ -2656,37 +2837,67 @@ class Volume(TypedDict):
     """Volume represents a named volume in a pod that may be accessed by any container in the pod."""
 
     awsElasticBlockStore: NotRequired[AWSElasticBlockStoreVolumeSource]
+    """awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated."""
     azureDisk: NotRequired[AzureDiskVolumeSource]
+    """azureDisk represents an Azure Data Disk mount on the host and bind mount to the pod. Deprecated: AzureDisk is deprecated."""
     azureFile: NotRequired[AzureFileVolumeSource]
+    """azureFile represents an Azure File Service mount on the host and bind mount to the pod. Deprecated: AzureFile is deprecated."""
     cephfs: NotRequired[CephFSVolumeSource]
+    """cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported."""
     cinder: NotRequired[CinderVolumeSource]
+    """cinder represents a cinder volume attached and mounted on kubelets host machine. Deprecated: Cinder is deprecated."""
     configMap: NotRequired[ConfigMapVolumeSource]
+    """configMap represents a configMap that should populate this volume"""
     csi: NotRequired[CSIVolumeSource]
+    """csi (Container Storage Interface) represents ephemeral storage that is handled by certain external CSI drivers."""
     downwardAPI: NotRequired[DownwardAPIVolumeSource]
+    """downwardAPI represents downward API about the pod that should populate this volume"""
     emptyDir: NotRequired[EmptyDirVolumeSource]
+    """emptyDir represents a temporary directory that shares a pod's lifetime. More info: https://kubernetes.io/docs/concepts/storage/volumes#emptydir"""
     ephemeral: NotRequired[EphemeralVolumeSource]
+    """ephemeral represents a volume that is handled by a cluster storage driver."""
     fc: NotRequired[FCVolumeSource]
+    """fc represents a Fibre Channel resource that is attached to a kubelet's host machine and then exposed to the pod."""
     flexVolume: NotRequired[FlexVolumeSource]
+    """flexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin. Deprecated: FlexVolume is deprecated. Consider using a CSIDriver instead."""
     flocker: NotRequired[FlockerVolumeSource]
+    """flocker represents a Flocker volume attached to a kubelet's host machine. This depends on the Flocker control service being running."""
     gcePersistentDisk: NotRequired[GCEPersistentDiskVolumeSource]
+    """gcePersistentDisk represents a GCE Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: GCEPersistentDisk is deprecated."""
     gitRepo: NotRequired[GitRepoVolumeSource]
+    """gitRepo represents a git repository at a particular revision. Deprecated: GitRepo is deprecated."""
     glusterfs: NotRequired[GlusterfsVolumeSource]
+    """glusterfs represents a Glusterfs mount on the host that shares a pod's lifetime. Deprecated: Glusterfs is deprecated and the in-tree glusterfs type is no longer supported."""
     hostPath: NotRequired[HostPathVolumeSource]
+    """hostPath represents a pre-existing file or directory on the host machine that is directly exposed to the container."""
     image: NotRequired[ImageVolumeSource]
+    """image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine."""
     iscsi: NotRequired[ISCSIVolumeSource]
+    """iscsi represents an ISCSI Disk resource that is attached to a kubelet's host machine and then exposed to the pod. More info: https://kubernetes.io/docs/concepts/storage/volumes/#iscsi"""
     name: str
     """name of the volume. Must be a DNS_LABEL and unique within the pod. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names"""
     nfs: NotRequired[NFSVolumeSource]
+    """nfs represents an NFS mount on the host that shares a pod's lifetime More info: https://kubernetes.io/docs/concepts/storage/volumes#nfs"""
     persistentVolumeClaim: NotRequired[PersistentVolumeClaimVolumeSource]
+    """persistentVolumeClaimVolumeSource represents a reference to a PersistentVolumeClaim in the same namespace."""
     photonPersistentDisk: NotRequired[PhotonPersistentDiskVolumeSource]
+    """photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine."""
     portworxVolume: NotRequired[PortworxVolumeSource]
+    """portworxVolume represents a portworx volume attached and mounted on kubelets host machine. Deprecated: PortworxVolume is deprecated."""
     projected: NotRequired[ProjectedVolumeSource]
+    """projected items for all in one resources secrets, configmaps, and downward API"""
     quobyte: NotRequired[QuobyteVolumeSource]
+    """quobyte represents a Quobyte mount on the host that shares a pod's lifetime. Deprecated: Quobyte is deprecated and the in-tree quobyte type is no longer supported."""
     rbd: NotRequired[RBDVolumeSource]
+    """rbd represents a Rados Block Device mount on the host that shares a pod's lifetime. Deprecated: RBD is deprecated and the in-tree rbd type is no longer supported."""
     scaleIO: NotRequired[ScaleIOVolumeSource]
+    """scaleIO represents a ScaleIO persistent volume attached and mounted on Kubernetes nodes. Deprecated: ScaleIO is deprecated and the in-tree scaleIO type is no longer supported."""
     secret: NotRequired[SecretVolumeSource]
+    """secret represents a secret that should populate this volume. More info: https://kubernetes.io/docs/concepts/storage/volumes#secret"""
     storageos: NotRequired[StorageOSVolumeSource]
+    """storageOS represents a StorageOS volume attached and mounted on Kubernetes nodes. Deprecated: StorageOS is deprecated and the in-tree storageos type is no longer supported."""
     vsphereVolume: NotRequired[VsphereVirtualDiskVolumeSource]
+    """vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated."""
 
 
 class VolumeDevice(TypedDict):
@@ -2751,23 +2962,31 @@ class VolumeMountStatus(TypedDict):
     recursiveReadOnly: NotRequired[str]
     """RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts)."""
     volumeStatus: NotRequired[VolumeStatus]
+    """volumeStatus represents volume-type-specific status about the mounted volume."""
 
 
 class VolumeNodeAffinity(TypedDict):
     """VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from."""
 
     required: NotRequired[resource_v1.NodeSelector]
+    """required specifies hard node constraints that must be met."""
 
 
 class VolumeProjection(TypedDict):
     """Projection that may be projected along with other supported volume types. Exactly one of these fields must be set."""
 
     clusterTrustBundle: NotRequired[ClusterTrustBundleProjection]
+    """ClusterTrustBundle allows a pod to access the `.spec.trustBundle` field of ClusterTrustBundle objects in an auto-updating file. Alpha, gated by the ClusterTrustBundleProjection feature gate."""
     configMap: NotRequired[ConfigMapProjection]
+    """configMap information about the configMap data to project"""
     downwardAPI: NotRequired[DownwardAPIProjection]
+    """downwardAPI information about the downwardAPI data to project"""
     podCertificate: NotRequired[PodCertificateProjection]
+    """Projects an auto-rotating credential bundle (private key and certificate chain) that the pod can use either as a TLS client or server."""
     secret: NotRequired[SecretProjection]
+    """secret information about the secret data to project"""
     serviceAccountToken: NotRequired[ServiceAccountTokenProjection]
+    """serviceAccountToken is information about the serviceAccountToken data to project"""
 
 
 class VolumeResourceRequirements(TypedDict):
@@ -2783,6 +3002,7 @@ class VolumeStatus(TypedDict):
     """VolumeStatus represents the status of a mounted volume. At most one of its members must be specified."""
 
     image: NotRequired[ImageVolumeStatus]
+    """image represents an OCI object (a container image or artifact) pulled and mounted on the kubelet's host machine."""
 
 
 class VsphereVirtualDiskVolumeSource(TypedDict):
@@ -2802,6 +3022,7 @@ class WeightedPodAffinityTerm(TypedDict):
     """The weights of all of the matched WeightedPodAffinityTerm fields are added per-node to find the most preferred node(s)"""
 
     podAffinityTerm: PodAffinityTerm
+    """Required. A pod affinity term, associated with the corresponding weight."""
     weight: Int32
     """weight associated with matching the corresponding podAffinityTerm, in the range 1-100."""
 

@@ -20,14 +20,17 @@ class Endpoint(TypedDict):
     addresses: Annotated[list[str], ListType("set")]
     """addresses of this endpoint. For EndpointSlices of addressType "IPv4" or "IPv6", the values are IP addresses in canonical form. The syntax and semantics of other addressType values are not defined."""
     conditions: NotRequired[EndpointConditions]
+    """conditions contains information about the current status of the endpoint."""
     deprecatedTopology: NotRequired[dict[str, str]]
     """deprecatedTopology contains topology information part of the v1beta1 API. This field is deprecated, and will be removed when the v1beta1 API is removed (no sooner than kubernetes v1.24)."""
     hints: NotRequired[EndpointHints]
+    """hints contains information associated with how an endpoint should be consumed."""
     hostname: NotRequired[str]
     """hostname of this endpoint. This field may be used by consumers of endpoints to distinguish endpoints from each other (e.g. in DNS names)."""
     nodeName: NotRequired[str]
     """nodeName represents the name of the Node hosting this endpoint. This can be used to determine endpoints local to a Node."""
     targetRef: NotRequired[core_v1.ObjectReference]
+    """targetRef is a reference to a Kubernetes object that represents this endpoint."""
     zone: NotRequired[str]
     """zone is the name of the Zone this endpoint exists in."""
 
@@ -78,6 +81,7 @@ class EndpointSlice(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object's metadata."""
     ports: NotRequired[Annotated[list[EndpointPort], ListType("atomic")]]
     """ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. Each slice may include a maximum of 100 ports."""
 

@@ -28,22 +28,27 @@ class Event(TypedDict):
     deprecatedLastTimestamp: NotRequired[meta_v1.Time]
     """deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type."""
     deprecatedSource: NotRequired[core_v1.EventSource]
+    """deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type."""
     eventTime: meta_v1.Time
     """eventTime is the time when this Event was first observed. It is required."""
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     note: NotRequired[str]
     """note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB."""
     reason: NotRequired[str]
     """reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters."""
     regarding: NotRequired[core_v1.ObjectReference]
+    """regarding contains the object this Event is about. In most cases it's an Object reporting controller implements, e.g."""
     related: NotRequired[core_v1.ObjectReference]
+    """related is the optional secondary object for more complex actions. E.g. when regarding object triggers a creation or deletion of related object."""
     reportingController: NotRequired[str]
     """reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`. This field cannot be empty for new Events."""
     reportingInstance: NotRequired[str]
     """reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters."""
     series: NotRequired[EventSeries]
+    """series is data about the Event series this event represents or nil if it's a singleton Event."""
     type: NotRequired[str]
     """type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events."""
 

@@ -38,8 +38,11 @@ class FlowSchema(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: FlowSchemaSpec
+    """`spec` is the specification of the desired behavior of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[FlowSchemaStatus]
+    """`status` is the current status of a FlowSchema. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class FlowSchemaCondition(TypedDict):
@@ -61,9 +64,11 @@ class FlowSchemaSpec(TypedDict):
     """FlowSchemaSpec describes how the FlowSchema's specification looks like."""
 
     distinguisherMethod: NotRequired[FlowDistinguisherMethod]
+    """`distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema. `nil` specifies that the distinguisher is disabled and thus will always be the empty string."""
     matchingPrecedence: NotRequired[Int32]
     """`matchingPrecedence` is used to choose among the FlowSchemas that match a given request."""
     priorityLevelConfiguration: PriorityLevelConfigurationReference
+    """`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot be resolved, the FlowSchema will be ignored and marked as invalid in its status."""
     rules: NotRequired[Annotated[list[PolicyRulesWithSubjects], ListType("atomic")]]
     """`rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if at least one member of rules matches the request."""
 
@@ -86,6 +91,7 @@ class LimitResponse(TypedDict):
     """LimitResponse defines how to handle requests that can not be executed right now."""
 
     queuing: NotRequired[QueuingConfiguration]
+    """`queuing` holds the configuration parameters for queuing. This field may be non-empty only if `type` is `"Queue"`."""
     type: str
     """`type` is "Queue" or "Reject". "Queue" means that requests that can not be executed upon arrival are held in a queue until they can be executed or a queuing limit is reached."""
 
@@ -98,6 +104,7 @@ class LimitedPriorityLevelConfiguration(TypedDict):
     lendablePercent: NotRequired[Int32]
     """`lendablePercent` prescribes the fraction of the level's NominalCL that can be borrowed by other priority levels. The value of this field must be between 0 and 100, inclusive, and it defaults to 0."""
     limitResponse: LimitResponse
+    """`limitResponse` indicates what to do with requests that can not be executed right now"""
     nominalConcurrencyShares: NotRequired[Int32]
     """`nominalConcurrencyShares` (NCS) contributes to the computation of the NominalConcurrencyLimit (NominalCL) of this level. This is the number of execution seats available at this priority level."""
 
@@ -130,8 +137,11 @@ class PriorityLevelConfiguration(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """`metadata` is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: PriorityLevelConfigurationSpec
+    """`spec` is the specification of the desired behavior of a "request-priority". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[PriorityLevelConfigurationStatus]
+    """`status` is the current status of a "request-priority". More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class PriorityLevelConfigurationCondition(TypedDict):
@@ -160,7 +170,9 @@ class PriorityLevelConfigurationSpec(TypedDict):
     """PriorityLevelConfigurationSpec specifies the configuration of a priority level."""
 
     exempt: NotRequired[ExemptPriorityLevelConfiguration]
+    """`exempt` specifies how requests are handled for an exempt priority level. This field MUST be empty if `type` is `"Limited"`. This field MAY be non-empty if `type` is `"Exempt"`."""
     limited: NotRequired[LimitedPriorityLevelConfiguration]
+    """`limited` specifies how requests are handled for a Limited priority level. This field must be non-empty if and only if `type` is `"Limited"`."""
     type: str
     """`type` indicates whether this priority level is subject to limitation on request execution."""
 
@@ -211,10 +223,13 @@ class Subject(TypedDict):
     """Subject matches the originator of a request, as identified by the request authentication system. There are three ways of matching an originator; by user, group, or service account."""
 
     group: NotRequired[GroupSubject]
+    """`group` matches based on user group name."""
     kind: str
     """`kind` indicates which one of the other fields is non-empty. Required"""
     serviceAccount: NotRequired[ServiceAccountSubject]
+    """`serviceAccount` matches ServiceAccounts."""
     user: NotRequired[UserSubject]
+    """`user` matches based on username."""
 
 
 class UserSubject(TypedDict):

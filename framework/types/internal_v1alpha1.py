@@ -35,9 +35,11 @@ class StorageVersion(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: meta_v1.ObjectMeta
+    """metadata is the standard object metadata. The name is <group>.<resource>."""
     spec: NotRequired[meta_v1.RawExtension]
     """spec is an empty spec. It is here to comply with Kubernetes API style."""
     status: NotRequired[StorageVersionStatus]
+    """status on the version the API server instance can decode from and encode objects to when persisting objects in the backend."""
 
 
 class StorageVersionCondition(TypedDict):

@@ -22,8 +22,11 @@ class Eviction(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: EvictionSpec
+    """spec defines the eviction specification. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[EvictionStatus]
+    """status represents the most recently observed status of the eviction. Populated by responders and evictionrequest-controller."""
 
 
 class EvictionPodReference(TypedDict):
@@ -43,8 +46,11 @@ class EvictionRequest(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata."""
     spec: EvictionRequestSpec
+    """spec defines the eviction request specification. https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[EvictionRequestStatus]
+    """status represents the most recently observed status of the eviction request. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class EvictionRequestPodReference(TypedDict):
@@ -64,6 +70,7 @@ class EvictionRequestSpec(TypedDict):
     requester: str
     """requester allows you to identify the entity, that requested the eviction of the target. It must be a valid domain-prefixed key (such as "acme.io/foo")."""
     target: EvictionRequestTarget
+    """target contains a reference to an object (e.g. a pod) that should be evicted. This field is required and immutable."""
 
 
 class EvictionRequestStatus(TypedDict):
@@ -79,12 +86,14 @@ class EvictionRequestTarget(TypedDict):
     """EvictionRequestTarget contains a reference to an object that should be evicted."""
 
     pod: NotRequired[EvictionRequestPodReference]
+    """pod references a pod that is subject to eviction/termination. Pods that are part of a PodGroup (.spec.schedulingGroup is set) are not supported."""
 
 
 class EvictionSpec(TypedDict):
     """EvictionSpec is a specification of an Eviction."""
 
     target: EvictionTarget
+    """target contains a reference to an object (e.g. a pod) that should be evicted. This field is required and immutable."""
 
 
 class EvictionStatus(TypedDict):
@@ -106,6 +115,7 @@ class EvictionTarget(TypedDict):
     """EvictionTarget contains a reference to an object that should be evicted."""
 
     pod: NotRequired[EvictionPodReference]
+    """pod references a pod that is subject to eviction/termination. Pods that are part of a PodGroup (.spec.schedulingGroup is set) are not supported."""
 
 
 @type_markers(StructType("atomic"))

@@ -18,6 +18,7 @@ class HTTPIngressPath(TypedDict):
     """HTTPIngressPath associates a path with a backend. Incoming urls matching the path are forwarded to the backend."""
 
     backend: IngressBackend
+    """backend defines the referenced service endpoint to which the traffic will be forwarded to."""
     path: NotRequired[str]
     """path is matched against the path of an incoming request. Currently it can contain characters disallowed from the conventional "path" part of a URL as defined by RFC 3986."""
     pathType: str
@@ -39,13 +40,16 @@ class IPAddress(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: IPAddressSpec
+    """spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class IPAddressSpec(TypedDict):
     """IPAddressSpec describe the attributes in an IP Address."""
 
     parentRef: ParentReference
+    """parentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object. +k8s:beta(since: "1.37")=+k8s:required +k8s:beta(since: "1.37")=+k8s:immutable"""
 
 
 _IPBlockFields = TypedDict(
@@ -68,15 +72,20 @@ class Ingress(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[IngressSpec]
+    """spec is the desired state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[IngressStatus]
+    """status is the current state of the Ingress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class IngressBackend(TypedDict):
     """IngressBackend describes all endpoints for a given service and port."""
 
     resource: NotRequired[core_v1.TypedLocalObjectReference]
+    """resource is an ObjectRef to another Kubernetes resource in the namespace of the Ingress object. If resource is specified, a service.Name and service.Port must not be specified."""
     service: NotRequired[IngressServiceBackend]
+    """service references a service as a backend. This is a mutually exclusive setting with "Resource"."""
 
 
 class IngressClass(TypedDict):
@@ -87,7 +96,9 @@ class IngressClass(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[IngressClassSpec]
+    """spec is the desired state of the IngressClass. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class IngressClassParametersReference(TypedDict):
@@ -111,6 +122,7 @@ class IngressClassSpec(TypedDict):
     controller: NotRequired[str]
     """controller refers to the name of the controller that should handle this class. This allows for different "flavors" that are controlled by the same controller."""
     parameters: NotRequired[IngressClassParametersReference]
+    """parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters."""
 
 
 class IngressLoadBalancerIngress(TypedDict):
@@ -148,6 +160,7 @@ class IngressRule(TypedDict):
     host: NotRequired[str]
     """host is the fully qualified domain name of a network host, as defined by RFC 3986. Note the following deviations from the "host" part of the URI as defined in RFC 3986: 1. IPs are not allowed."""
     http: NotRequired[HTTPIngressRuleValue]
+    """http is a HTTP IngressRuleValue, which contains a list of http selectors"""
 
 
 class IngressServiceBackend(TypedDict):
@@ -156,12 +169,14 @@ class IngressServiceBackend(TypedDict):
     name: str
     """name is the referenced service. The service must exist in the same namespace as the Ingress object."""
     port: NotRequired[ServiceBackendPort]
+    """port of the referenced service. A port name or port number is required for a IngressServiceBackend."""
 
 
 class IngressSpec(TypedDict):
     """IngressSpec describes the Ingress the user wishes to exist."""
 
     defaultBackend: NotRequired[IngressBackend]
+    """defaultBackend is the backend that should handle requests that don't match any rule. If Rules are not specified, DefaultBackend must be specified."""
     ingressClassName: NotRequired[str]
     """ingressClassName is the name of an IngressClass cluster resource."""
     rules: NotRequired[Annotated[list[IngressRule], ListType("atomic")]]
@@ -174,6 +189,7 @@ class IngressStatus(TypedDict):
     """IngressStatus describe the current state of the Ingress."""
 
     loadBalancer: NotRequired[IngressLoadBalancerStatus]
+    """loadBalancer contains the current status of the load-balancer."""
 
 
 class IngressTLS(TypedDict):
@@ -193,7 +209,9 @@ class NetworkPolicy(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[NetworkPolicySpec]
+    """spec represents the specification of the desired behavior for this NetworkPolicy."""
 
 
 class NetworkPolicyEgressRule(TypedDict):
@@ -221,8 +239,11 @@ class NetworkPolicyPeer(TypedDict):
     """NetworkPolicyPeer describes a peer to allow traffic to/from. Only certain combinations of fields are allowed"""
 
     ipBlock: NotRequired[IPBlock]
+    """ipBlock defines policy on a particular IPBlock. If this field is set then neither of the other fields can be. +k8s:beta(since: "1.37")=+k8s:optional"""
     namespaceSelector: NotRequired[meta_v1.LabelSelector]
+    """namespaceSelector selects namespaces using cluster-scoped labels. This field follows standard label selector semantics; if present but empty, it selects all namespaces."""
     podSelector: NotRequired[meta_v1.LabelSelector]
+    """podSelector is a label selector which selects pods. This field follows standard label selector semantics; if present but empty, it selects all pods."""
 
 
 class NetworkPolicyPort(TypedDict):
@@ -244,6 +265,7 @@ class NetworkPolicySpec(TypedDict):
     ingress: NotRequired[Annotated[list[NetworkPolicyIngressRule], ListType("atomic")]]
     """ingress is a list of ingress rules to be applied to the selected pods."""
     podSelector: NotRequired[meta_v1.LabelSelector]
+    """podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field."""
     policyTypes: NotRequired[Annotated[list[str], ListType("atomic")]]
     """policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are ["Ingress"], ["Egress"], or ["Ingress", "Egress"]."""
 
@@ -279,8 +301,11 @@ class ServiceCIDR(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[ServiceCIDRSpec]
+    """spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
     status: NotRequired[ServiceCIDRStatus]
+    """status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status"""
 
 
 class ServiceCIDRSpec(TypedDict):

@@ -31,8 +31,11 @@ class RuntimeClass(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     overhead: NotRequired[Overhead]
+    """overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/"""
     scheduling: NotRequired[Scheduling]
+    """scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it."""
 
 
 class Scheduling(TypedDict):

@@ -33,8 +33,11 @@ class PodDisruptionBudget(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[PodDisruptionBudgetSpec]
+    """spec is the specification of the desired behavior of the PodDisruptionBudget."""
     status: NotRequired[PodDisruptionBudgetStatus]
+    """status is the most recently observed status of the PodDisruptionBudget."""
 
 
 class PodDisruptionBudgetSpec(TypedDict):
@@ -45,6 +48,7 @@ class PodDisruptionBudgetSpec(TypedDict):
     minAvailable: NotRequired[IntOrString]
     """minAvailable indicates that an eviction is allowed if at least "minAvailable" pods selected by "selector" will still be available after the eviction, i.e. even in the absence of the evicted pod."""
     selector: NotRequired[meta_v1.LabelSelector]
+    """selector is a label query over pods whose evictions are managed by the disruption budget. A null selector will match no pods, while an empty ({}) selector will select all pods within the namespace."""
     unhealthyPodEvictionPolicy: NotRequired[str]
     """unhealthyPodEvictionPolicy defines the criteria for when unhealthy pods should be considered for eviction."""
 

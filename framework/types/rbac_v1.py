@@ -25,11 +25,13 @@ class ClusterRole(TypedDict):
     """ClusterRole is a cluster level, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding or ClusterRoleBinding."""
 
     aggregationRule: NotRequired[AggregationRule]
+    """aggregationRule is an optional field that describes how to build the Rules for this ClusterRole."""
     apiVersion: NotRequired[str]
     """APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values."""
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object's metadata."""
     rules: NotRequired[Annotated[list[PolicyRule], ListType("atomic")]]
     """rules holds all the PolicyRules for this ClusterRole"""
 
@@ -42,7 +44,9 @@ class ClusterRoleBinding(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object's metadata."""
     roleRef: RoleRef
+    """roleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable."""
     subjects: NotRequired[Annotated[list[Subject], ListType("atomic")]]
     """subjects holds references to the objects the role applies to."""
 
@@ -70,6 +74,7 @@ class Role(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object's metadata."""
     rules: NotRequired[Annotated[list[PolicyRule], ListType("atomic")]]
     """rules holds all the PolicyRules for this Role"""
 
@@ -82,7 +87,9 @@ class RoleBinding(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object's metadata."""
     roleRef: RoleRef
+    """roleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable."""
     subjects: NotRequired[Annotated[list[Subject], ListType("atomic")]]
     """subjects holds references to the objects the role applies to."""
 

@@ -35,15 +35,20 @@ class DeviceTaintRule(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object metadata"""
     spec: DeviceTaintRuleSpec
+    """Spec specifies the selector and one taint. Changing the spec automatically increments the metadata.generation number."""
     status: NotRequired[DeviceTaintRuleStatus]
+    """Status provides information about what was requested in the spec."""
 
 
 class DeviceTaintRuleSpec(TypedDict):
     """DeviceTaintRuleSpec specifies the selector and one taint."""
 
     deviceSelector: NotRequired[DeviceTaintSelector]
+    """DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices."""
     taint: DeviceTaint
+    """The taint that gets applied to matching devices."""
 
 
 class DeviceTaintRuleStatus(TypedDict):
@@ -97,6 +102,7 @@ class PoolStatus(TypedDict):
     resourceSliceCount: NotRequired[Int32]
     """ResourceSliceCount is the number of ResourceSlices that make up this pool. May be unset when validationError is set."""
     shareableSummary: NotRequired[ShareableSummaryStatus]
+    """ShareableSummary reports aggregate capacity for a pool that contains devices with AllowMultipleAllocations. It is populated only when at least one device in the pool is shareable."""
     totalDevices: NotRequired[Int32]
     """TotalDevices is the total number of devices in the pool across all slices. A value of 0 means the pool has no devices. May be unset when validationError is set."""
     unavailableDevices: NotRequired[Int32]
@@ -113,8 +119,11 @@ class ResourcePoolStatusRequest(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: meta_v1.ObjectMeta
+    """Standard object metadata"""
     spec: ResourcePoolStatusRequestSpec
+    """Spec defines the filters for which pools to include in the status. The spec is immutable once created."""
     status: NotRequired[ResourcePoolStatusRequestStatus]
+    """Status is populated by the controller with the calculated pool status. When status is non-nil, the request is considered complete and the entire object becomes immutable."""
 
 
 class ResourcePoolStatusRequestSpec(TypedDict):

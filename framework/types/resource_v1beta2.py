@@ -26,6 +26,7 @@ class AllocatedDeviceStatus(TypedDict):
     driver: str
     """Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node."""
     networkData: NotRequired[NetworkDeviceData]
+    """NetworkData contains network-related information specific to the device. +k8s:beta(since: "1.37")=+k8s:optional"""
     pool: str
     """This name together with the driver name and the device name field identify which device was allocated (`<driver name>/<pool name>/<device name>`)."""
     shareID: NotRequired[str]
@@ -38,7 +39,9 @@ class AllocationResult(TypedDict):
     allocationTimestamp: NotRequired[meta_v1.Time]
     """AllocationTimestamp stores the time when the resources were allocated. This field is not guaranteed to be set, in which case that time is unknown."""
     devices: NotRequired[DeviceAllocationResult]
+    """Devices is the result of allocating devices."""
     nodeSelector: NotRequired[resource_v1.NodeSelector]
+    """NodeSelector defines where the allocated resources are available. If unset, they are available everywhere."""
 
 
 class CELDeviceSelector(TypedDict):
@@ -54,6 +57,7 @@ class CapacityRequestPolicy(TypedDict):
     default: NotRequired[Quantity]
     """Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity."""
     validRange: NotRequired[CapacityRequestPolicyRange]
+    """ValidRange defines an acceptable quantity value range in consuming requests. If this field is set, Default must be defined and it must fall within the defined ValidRange."""
     validValues: NotRequired[Annotated[list[Quantity], ListType("atomic")]]
     """ValidValues defines a set of acceptable quantity values in consuming requests. Must not contain more than 10 entries. Must be sorted in ascending order."""
 
@@ -118,6 +122,7 @@ class Device(TypedDict):
     nodeName: NotRequired[str]
     """NodeName identifies the node where the device is available. Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set."""
     nodeSelector: NotRequired[resource_v1.NodeSelector]
+    """NodeSelector defines the nodes where the device is available. Must use exactly one term. Must only be set if Spec.PerDeviceNodeSelection is set to true."""
     taints: NotRequired[Annotated[list[DeviceTaint], ListType("atomic")]]
     """If specified, these are the driver-defined taints. The maximum number of taints is 16."""
 
@@ -126,6 +131,7 @@ class DeviceAllocationConfiguration(TypedDict):
     """DeviceAllocationConfiguration gets embedded in an AllocationResult."""
 
     opaque: NotRequired[OpaqueDeviceConfiguration]
+    """Opaque provides driver-specific configuration parameters. +k8s:beta(since: "1.37")=+k8s:optional"""
     requests: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Requests lists the names of requests where the configuration applies. If empty, its applies to all requests."""
     source: str
@@ -166,6 +172,7 @@ class DeviceCapacity(TypedDict):
     """DeviceCapacity describes a quantity associated with a device."""
 
     requestPolicy: NotRequired[CapacityRequestPolicy]
+    """RequestPolicy defines how this DeviceCapacity must be consumed when the device is allowed to be shared by multiple allocations."""
     value: Quantity
     """Value defines how much of a certain capacity that device has. This field reflects the fixed total capacity and does not change."""
 
@@ -185,6 +192,7 @@ class DeviceClaimConfiguration(TypedDict):
     """DeviceClaimConfiguration is used for configuration parameters in DeviceClaim."""
 
     opaque: NotRequired[OpaqueDeviceConfiguration]
+    """Opaque provides driver-specific configuration parameters. +k8s:beta(since: "1.37")=+k8s:optional"""
     requests: NotRequired[Annotated[list[str], ListType("atomic")]]
     """Requests lists the names of requests where the configuration applies. If empty, it applies to all requests."""
 
@@ -197,13 +205,16 @@ class DeviceClass(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object metadata +k8s:beta(since: "1.37")=+k8s:subfield(name)=+k8s:optional +k8s:beta(since: "1.37")=+k8s:subfield(name)=+k8s:format=k8s-long-name"""
     spec: NotRequired[DeviceClassSpec]
+    """Spec defines what can be allocated and how to configure it. This is mutable. Consumers have to be prepared for classes changing at any time, either because they get updated or replaced."""
 
 
 class DeviceClassConfiguration(TypedDict):
     """DeviceClassConfiguration is used in DeviceClass."""
 
     opaque: NotRequired[OpaqueDeviceConfiguration]
+    """Opaque provides driver-specific configuration parameters. +k8s:beta(since: "1.37")=+k8s:optional"""
 
 
 class DeviceClassSpec(TypedDict):
@@ -252,6 +263,7 @@ class DeviceRequest(TypedDict):
     """DeviceRequest is a request for devices required for a claim. This is typically a request for a single resource like a device, but can also ask for several identical devices."""
 
     exactly: NotRequired[ExactDeviceRequest]
+    """Exactly specifies the details for a single request that must be met exactly for the request to be satisfied. One of Exactly or FirstAvailable must be set. +k8s:beta(since: "1.37")=+k8s:optional"""
     firstAvailable: NotRequired[Annotated[list[DeviceSubRequest], ListType("atomic")]]
     """FirstAvailable contains subrequests, of which exactly one will be selected by the scheduler. It tries to satisfy them in the order in which they are listed here."""
     name: str
@@ -289,6 +301,7 @@ class DeviceSelector(TypedDict):
     """DeviceSelector must have exactly one field set."""
 
     cel: NotRequired[CELDeviceSelector]
+    """CEL contains a CEL expression for selecting a device."""
 
 
 class DeviceSubRequest(TypedDict):
@@ -297,6 +310,7 @@ class DeviceSubRequest(TypedDict):
     allocationMode: NotRequired[str]
     """AllocationMode and its related fields define how devices are allocated to satisfy this subrequest. Supported values are: - ExactCount: This request is for a specific number of devices."""
     capacity: NotRequired[CapacityRequirements]
+    """Capacity define resource requirements against each capacity."""
     count: NotRequired[Int64]
     """Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one."""
     derivedAttributes: NotRequired[list[DeviceDerivedAttribute]]
@@ -332,15 +346,20 @@ class DeviceTaintRule(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object metadata"""
     spec: DeviceTaintRuleSpec
+    """Spec specifies the selector and one taint. Changing the spec automatically increments the metadata.generation number."""
     status: NotRequired[DeviceTaintRuleStatus]
+    """Status provides information about what was requested in the spec."""
 
 
 class DeviceTaintRuleSpec(TypedDict):
     """DeviceTaintRuleSpec specifies the selector and one taint."""
 
     deviceSelector: NotRequired[DeviceTaintSelector]
+    """DeviceSelector defines which device(s) the taint is applied to. All selector criteria must be satisfied for a device to match. The empty selector matches all devices."""
     taint: DeviceTaint
+    """The taint that gets applied to matching devices."""
 
 
 class DeviceTaintRuleStatus(TypedDict):
@@ -384,6 +403,7 @@ class ExactDeviceRequest(TypedDict):
     allocationMode: NotRequired[str]
     """AllocationMode and its related fields define how devices are allocated to satisfy this request. Supported values are: - ExactCount: This request is for a specific number of devices."""
     capacity: NotRequired[CapacityRequirements]
+    """Capacity define resource requirements against each capacity."""
     count: NotRequired[Int64]
     """Count is used only when the count mode is "ExactCount". Must be greater than zero. If AllocationMode is ExactCount and this field is not specified, the default is one."""
     derivedAttributes: NotRequired[list[DeviceDerivedAttribute]]
@@ -431,7 +451,9 @@ class NodeAllocatableResource(TypedDict):
     """NodeAllocatableResource defines the translation between the DRA device/capacity units requested to the corresponding quantity of the node allocatable resource."""
 
     mapping: NotRequired[NodeAllocatableMapping]
+    """Mapping is used when the device directly models a node allocatable resource like standard CPU or memory (e.g., with a CPU DRA driver)."""
     overhead: NotRequired[NodeAllocatableOverhead]
+    """Overhead contains fields for modeling auxiliary overhead incurred on node allocatable resources when allocating devices that are not themselves modeling a node allocatable resource (e.g., host memory…"""
 
 
 class OpaqueDeviceConfiguration(TypedDict):
@@ -451,8 +473,11 @@ class ResourceClaim(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object metadata"""
     spec: NotRequired[ResourceClaimSpec]
+    """Spec describes what is being requested and how to configure it. The spec is immutable. +k8s:beta(since: "1.37")=+k8s:immutable"""
     status: NotRequired[ResourceClaimStatus]
+    """Status describes whether the claim is ready to use and what has been allocated."""
 
 
 class ResourceClaimConsumerReference(TypedDict):
@@ -472,12 +497,14 @@ class ResourceClaimSpec(TypedDict):
     """ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it."""
 
     devices: NotRequired[DeviceClaim]
+    """Devices defines how to request devices."""
 
 
 class ResourceClaimStatus(TypedDict):
     """ResourceClaimStatus tracks whether the resource has been allocated and what the result of that was."""
 
     allocation: NotRequired[AllocationResult]
+    """Allocation is set once the claim has been allocated successfully. +k8s:beta(since: "1.37")=+k8s:optional +k8s:beta(since: "1.37")=+k8s:update=NoModify"""
     devices: NotRequired[Annotated[list[AllocatedDeviceStatus], ListType("map"), ListMapKeys("driver", "device", "pool", "shareID")]]
     """Devices contains the status of each device allocated for this claim, as reported by the driver. This can include driver-specific information. Entries are owned by their respective drivers."""
     reservedFor: NotRequired[Annotated[list[ResourceClaimConsumerReference], ListType("map"), ListMapKeys("uid")]]
@@ -492,14 +519,18 @@ class ResourceClaimTemplate(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object metadata"""
     spec: NotRequired[ResourceClaimTemplateSpec]
+    """Describes the ResourceClaim that is to be generated. This field is immutable. A ResourceClaim will get created by the control plane for a Pod when needed and then not get updated anymore."""
 
 
 class ResourceClaimTemplateSpec(TypedDict):
     """ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim."""
 
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """ObjectMeta may contain labels and annotations that will be copied into the ResourceClaim when creating it. No other fields are allowed and will be rejected during validation."""
     spec: NotRequired[ResourceClaimSpec]
+    """Spec for the ResourceClaim. The entire content is copied unchanged into the ResourceClaim that gets created from this template. The same fields as in a ResourceClaim are also valid here."""
 
 
 class ResourcePool(TypedDict):
@@ -521,7 +552,9 @@ class ResourceSlice(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object metadata"""
     spec: ResourceSliceSpec
+    """Contains the information published by the driver. Changing the spec automatically increments the metadata.generation number."""
 
 
 class ResourceSliceSpec(TypedDict):
@@ -536,11 +569,13 @@ class ResourceSliceSpec(TypedDict):
     nodeName: NotRequired[str]
     """NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node."""
     nodeSelector: NotRequired[resource_v1.NodeSelector]
+    """NodeSelector defines which nodes have access to the resources in the pool, when that pool is not limited to a single node. Must use exactly one term."""
     partitionTypeAttribute: NotRequired[str]
     """PartitionTypeAttribute names a string device attribute (by fully qualified name, e.g."""
     perDeviceNodeSelection: NotRequired[bool]
     """PerDeviceNodeSelection defines whether the access from nodes to resources in the pool is set on the ResourceSlice level or on each device."""
     pool: ResourcePool
+    """Pool describes the pool that this ResourceSlice belongs to."""
     sharedCounters: NotRequired[Annotated[list[CounterSet], ListType("atomic")]]
     """SharedCounters defines a list of counter sets, each of which has a name and a list of counters available. The names of the counter sets must be unique in the ResourcePool."""
     skipNodeOperations: NotRequired[Annotated[list[str], ListType("set")]]

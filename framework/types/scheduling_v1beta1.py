@@ -43,6 +43,7 @@ class CompositePodGroupSchedulingPolicy(TypedDict):
     basic: NotRequired[meta_v1.RawExtension]
     """basic specifies that the groups of this composite group should be scheduled independently. This field is immutable."""
     gang: NotRequired[CompositeGangSchedulingPolicy]
+    """gang specifies that the groups of this composite group should be scheduled using all-or-nothing semantics."""
 
 
 class CompositePodGroupTemplate(TypedDict):
@@ -51,6 +52,7 @@ class CompositePodGroupTemplate(TypedDict):
     compositePodGroupTemplates: NotRequired[Annotated[list[CompositePodGroupTemplate], ListType("map"), ListMapKeys("name")]]
     """compositePodGroupTemplates is the list of templates for children CompositePodGroups. The maximum number of templates is 8."""
     disruptionMode: NotRequired[CompositeDisruptionMode]
+    """disruptionMode defines the mode in which a given CompositePodGroup can be disrupted. One of Single, All. This field is immutable."""
     name: str
     """name is a unique identifier for the CompositePodGroupTemplate within the Workload. It must be a DNS label. This field is required."""
     podGroupTemplates: NotRequired[Annotated[list[PodGroupTemplate], ListType("map"), ListMapKeys("name")]]
@@ -62,7 +64,9 @@ class CompositePodGroupTemplate(TypedDict):
     priorityClassName: NotRequired[str]
     """priorityClassName indicates the priority that should be considered when scheduling a composite pod group created from this template."""
     schedulingConstraints: NotRequired[CompositePodGroupSchedulingConstraints]
+    """schedulingConstraints defines optional scheduling constraints (e.g. topology) for this CompositePodGroupTemplate. This field is immutable."""
     schedulingPolicy: CompositePodGroupSchedulingPolicy
+    """schedulingPolicy defines the scheduling policy for this template."""
 
 
 class DisruptionMode(TypedDict):
@@ -89,8 +93,11 @@ class PodGroup(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: PodGroupSpec
+    """spec defines the desired state of the PodGroup."""
     status: NotRequired[PodGroupStatus]
+    """status represents the current observed state of the PodGroup."""
 
 
 class PodGroupResourceClaim(TypedDict):
@@ -126,12 +133,14 @@ class PodGroupSchedulingPolicy(TypedDict):
     basic: NotRequired[meta_v1.RawExtension]
     """basic specifies that the pods in this group should be scheduled using standard Kubernetes scheduling behavior."""
     gang: NotRequired[GangSchedulingPolicy]
+    """gang specifies that the pods in this group should be scheduled using all-or-nothing semantics."""
 
 
 class PodGroupSpec(TypedDict):
     """PodGroupSpec defines the desired state of a PodGroup."""
 
     disruptionMode: NotRequired[Annotated[DisruptionMode, Default({"single": {}})]]
+    """disruptionMode defines the mode in which a given PodGroup can be disrupted. Controllers are expected to fill this field by copying it from a PodGroupTemplate. One of Single, All."""
     parentCompositePodGroupName: NotRequired[str]
     """parentCompositePodGroupName contains the name of the parent composite pod group within the same namespace as this pod group. If it's nil, then this pod group is a root of a workload's hierarchy."""
     preemptionPolicy: NotRequired[str]
@@ -143,8 +152,11 @@ class PodGroupSpec(TypedDict):
     resourceClaims: NotRequired[Annotated[list[PodGroupResourceClaim], ListType("map"), ListMapKeys("name")]]
     """resourceClaims defines which ResourceClaims may be shared among Pods in the group."""
     schedulingConstraints: NotRequired[PodGroupSchedulingConstraints]
+    """schedulingConstraints defines optional scheduling constraints (e.g. topology) for this PodGroup. Controllers are expected to fill this field by copying it from a PodGroupTemplate."""
     schedulingPolicy: PodGroupSchedulingPolicy
+    """schedulingPolicy defines the scheduling policy for this instance of the PodGroup. Controllers are expected to fill this field by copying it from a PodGroupTemplate."""
     workloadRef: NotRequired[WorkloadReference]
+    """workloadRef references an optional PodGroup template within the Workload object that was used to create the PodGroup. This field is immutable."""
 
 
 class PodGroupStatus(TypedDict):
@@ -160,6 +172,7 @@ class PodGroupTemplate(TypedDict):
     """PodGroupTemplate represents a template for a set of pods with a scheduling policy."""
 
     disruptionMode: NotRequired[DisruptionMode]
+    """disruptionMode defines the mode in which a given PodGroup can be disrupted. One of Single, All. This field is immutable."""
     name: str
     """name is a unique identifier for the PodGroupTemplate within the Workload. It must be a DNS label. This field is immutable."""
     preemptionPolicy: NotRequired[str]
@@ -171,7 +184,9 @@ class PodGroupTemplate(TypedDict):
     resourceClaims: NotRequired[Annotated[list[PodGroupResourceClaim], ListType("map"), ListMapKeys("name")]]
     """resourceClaims defines which ResourceClaims may be shared among Pods in the group."""
     schedulingConstraints: NotRequired[PodGroupSchedulingConstraints]
+    """schedulingConstraints defines optional scheduling constraints (e.g. topology) for this PodGroupTemplate. This field is only available when the TopologyAwareWorkloadScheduling feature gate is enabled."""
     schedulingPolicy: PodGroupSchedulingPolicy
+    """schedulingPolicy defines the scheduling policy for this PodGroupTemplate."""
 
 
 class TopologyConstraint(TypedDict):
@@ -200,7 +215,9 @@ class Workload(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: WorkloadSpec
+    """spec defines the desired behavior of a Workload."""
 
 
 class WorkloadReference(TypedDict):
@@ -218,5 +235,6 @@ class WorkloadSpec(TypedDict):
     compositePodGroupTemplates: NotRequired[Annotated[list[CompositePodGroupTemplate], ListType("map"), ListMapKeys("name")]]
     """compositePodGroupTemplates is the list of CompositePodGroup templates that make up the Workload. The maximum number of templates is 8. This field is immutable."""
     controllerRef: NotRequired[TypedLocalObjectReference]
+    """controllerRef is an optional reference to the controlling object, such as a Deployment or Job."""
     podGroupTemplates: NotRequired[Annotated[list[PodGroupTemplate], ListType("map"), ListMapKeys("name")]]
     """podGroupTemplates is the list of templates that make up the Workload. The maximum number of templates is 8. Templates cannot be added or removed after the workload is created."""

@@ -22,7 +22,9 @@ class CSIDriver(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata."""
     spec: CSIDriverSpec
+    """spec represents the specification of the CSI Driver."""
 
 
 class CSIDriverSpec(TypedDict):
@@ -60,14 +62,18 @@ class CSINode(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. metadata.name must be the Kubernetes node name."""
     spec: CSINodeSpec
+    """spec is the specification of CSINode"""
     status: NotRequired[CSINodeStatus]
+    """status contains health and status information for the node's storage."""
 
 
 class CSINodeDriver(TypedDict):
     """CSINodeDriver holds information about the specification of one CSI driver installed on a node"""
 
     allocatable: NotRequired[VolumeNodeResources]
+    """allocatable represents the volume resources of a node that are available for scheduling. This field is beta."""
     name: str
     """name represents the name of the CSI driver that this object refers to. This MUST be the same name returned by the CSI GetPluginName() call for that driver."""
     nodeID: str
@@ -102,7 +108,9 @@ class CSIStorageCapacity(TypedDict):
     maximumVolumeSize: NotRequired[Quantity]
     """maximumVolumeSize is the value reported by the CSI driver in its GetCapacityResponse for a GetCapacityRequest with topology and parameters that match the previous fields."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. The name has no particular meaning. It must be a DNS subdomain (dots allowed, 253 characters)."""
     nodeTopology: NotRequired[meta_v1.LabelSelector]
+    """nodeTopology defines which nodes have access to the storage for which capacity was reported. If not set, the storage is not accessible from any node in the cluster."""
     storageClassName: str
     """storageClassName represents the name of the StorageClass that the reported capacity applies to. It must meet the same requirements as the name of a StorageClass object (non-empty, DNS subdomain)."""
 
@@ -119,6 +127,7 @@ class StorageClass(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     mountOptions: NotRequired[Annotated[list[str], ListType("atomic")]]
     """mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class. e.g. ["ro", "soft"]. Not validated - mount of the PVs will simply fail if one is invalid."""
     parameters: NotRequired[dict[str, str]]
@@ -191,14 +200,18 @@ class VolumeAttachment(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: VolumeAttachmentSpec
+    """spec represents specification of the desired attach/detach volume behavior. Populated by the Kubernetes system. +k8s:beta(since: "1.37")=+k8s:immutable"""
     status: NotRequired[VolumeAttachmentStatus]
+    """status represents status of the VolumeAttachment request. Populated by the entity completing the attach or detach operation, i.e. the external-attacher."""
 
 
 class VolumeAttachmentSource(TypedDict):
     """VolumeAttachmentSource represents a volume that should be attached. Right now only PersistentVolumes can be attached via external attacher, in the future we may allow also inline volumes in pods."""
 
     inlineVolumeSpec: NotRequired[core_v1.PersistentVolumeSpec]
+    """inlineVolumeSpec contains all the information necessary to attach a persistent volume defined by a pod's inline VolumeSource. This field is populated only for the CSIMigration feature."""
     persistentVolumeName: NotRequired[str]
     """persistentVolumeName represents the name of the persistent volume to attach."""
 
@@ -211,17 +224,20 @@ class VolumeAttachmentSpec(TypedDict):
     nodeName: str
     """nodeName represents the node that the volume should be attached to."""
     source: VolumeAttachmentSource
+    """source represents the volume that should be attached."""
 
 
 class VolumeAttachmentStatus(TypedDict):
     """VolumeAttachmentStatus is the status of a VolumeAttachment request."""
 
     attachError: NotRequired[VolumeError]
+    """attachError represents the last error encountered during attach operation, if any. This field must only be set by the entity completing the attach operation, i.e. the external-attacher."""
     attached: bool
     """attached indicates the volume is successfully attached. This field must only be set by the entity completing the attach operation, i.e. the external-attacher."""
     attachmentMetadata: NotRequired[dict[str, str]]
     """attachmentMetadata is populated with any information returned by the attach operation, upon successful attach, that must be passed into subsequent WaitForAttach or Mount calls."""
     detachError: NotRequired[VolumeError]
+    """detachError represents the last error encountered during detach operation, if any. This field must only be set by the entity completing the detach operation, i.e. the external-attacher."""
 
 
 class VolumeAttributesClass(TypedDict):
@@ -234,6 +250,7 @@ class VolumeAttributesClass(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     parameters: NotRequired[dict[str, str]]
     """parameters hold volume attributes defined by the CSI driver. These values are opaque to the Kubernetes and are passed directly to the CSI driver."""
 

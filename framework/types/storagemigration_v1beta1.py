@@ -22,14 +22,18 @@ class StorageVersionMigration(TypedDict):
     kind: NotRequired[str]
     """Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase."""
     metadata: NotRequired[meta_v1.ObjectMeta]
+    """Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"""
     spec: NotRequired[StorageVersionMigrationSpec]
+    """Specification of the migration."""
     status: NotRequired[StorageVersionMigrationStatus]
+    """Status of the migration."""
 
 
 class StorageVersionMigrationSpec(TypedDict):
     """Spec of the storage version migration."""
 
     resource: storagemigration_v1.GroupResource
+    """The resource that is being migrated. The migrator sends requests to the endpoint serving the resource. Immutable."""
 
 
 class StorageVersionMigrationStatus(TypedDict):

@@ -163,7 +163,9 @@ def test_job_template_is_inlined_in_full(crd) -> None:
         == "jobTemplate defines the job that will be created when executing a CronJob."
     )
     assert sorted(template["properties"]) == ["metadata", "spec"]
-    assert template["properties"]["metadata"] == {"type": "object"}  # nested ObjectMeta: as controller-gen
+    job_metadata = template["properties"]["metadata"]  # nested ObjectMeta: type object, as controller-gen
+    assert job_metadata == {"description": job_metadata["description"], "type": "object"}
+    assert job_metadata["description"].startswith("Standard object's metadata of the jobs created")
     pod_metadata = _at(root, "spec.jobTemplate.spec.template.metadata")
     assert pod_metadata["type"] == "object" and "properties" not in pod_metadata
     for path, required in _JOB_TEMPLATE_REQUIRED.items():

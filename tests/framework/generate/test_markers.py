@@ -513,3 +513,82 @@ def test_scope_is_checked_at_declaration() -> None:
 )
 def test_default_plural(kind: str, plural: str) -> None:
     assert plural_of(kind) == plural
+
+
+def test_cel_rules_install_with_the_crd(apiserver) -> None:
+    """The rules reach the API server as written (issue 25's CEL evaluation enforces them)."""
+
+    @type_markers(
+        XValidation("self.min <= self.max", message="min must not exceed max", reason="FieldValueInvalid")
+    )
+    class RangeSpec(TypedDict, total=False):
+        min: Int32
+        max: Annotated[Int32, XValidation("self >= 0", message_expression="'max is ' + string(self)")]
+
+    @resource(group="x.example.com", version="v1", kind="Range")
+    class Range(TypedDict):
+        spec: NotRequired[RangeSpec]
+
+    (crd,) = crd_objects([_module(Range)]).values()
+    apiserver.install_crds([crd])
+    from kubernetes import client
+
+    stored = client.ApiextensionsV1Api(apiserver.api_client()).read_custom_resource_definition(
+        "ranges.x.example.com"
+    )
+    spec = stored.spec.versions[0].schema.open_apiv3_schema.properties["spec"]
+    assert [(r.rule, r.message, r.reason) for r in spec.x_kubernetes_validations] == [
+        ("self.min <= self.max", "min must not exceed max", "FieldValueInvalid")
+    ]
+    (rule,) = spec.properties["max"].x_kubernetes_validations
+    assert (rule.rule, rule.message_expression) == ("self >= 0", "'max is ' + string(self)")
+
+
+def test_typing_extensions_typeddict_maps_too() -> None:
+    te = pytest.importorskip("typing_extensions")
+
+    class Spec(te.TypedDict):
+        a: te.NotRequired[int]
+        b: str
+
+    assert _spec_schema(Spec) == {
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["b"],
+        "type": "object",
+    }
+
+
+def test_an_edited_and_reloaded_module_is_read_anew(tmp_path, monkeypatch) -> None:
+    """``generate --check`` after an edit in one process: the new field and its docstring are seen."""
+    import importlib
+    import sys
+
+    source = (
+        "from typing import NotRequired, TypedDict\n"
+        "from framework.markers import resource\n\n\n"
+        "class GadgetSpec(TypedDict, total=False):\n"
+        "    size: int\n"
+        '    """How big."""\n\n\n'
+        '@resource(group="gadgets.example.com", version="v1", kind="Gadget")\n'
+        "class Gadget(TypedDict):\n"
+        "    spec: NotRequired[GadgetSpec]\n"
+    )
+    path = tmp_path / "gadget_types.py"
+    path.write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("gadget_types")
+    try:
+        first = yaml.safe_load(next(iter(generate_crds([module]).values())))
+        spec = first["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        assert spec["properties"] == {"size": {"description": "How big.", "type": "integer"}}
+        path.write_text(
+            source.replace(
+                '    """How big."""\n', '    """How big."""\n    color: str\n    """Which colour."""\n'
+            )
+        )
+        module = importlib.reload(module)
+        second = yaml.safe_load(next(iter(generate_crds([module]).values())))
+        spec = second["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        assert spec["properties"]["color"] == {"description": "Which colour.", "type": "string"}
+    finally:
+        sys.modules.pop("gadget_types", None)
