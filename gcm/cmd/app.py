@@ -134,3 +134,20 @@ def build_manager(
     add_controllers(mgr, cfg)
     webhooks.add_to_manager(mgr, cfg)
     return mgr
+
+
+def add_for_generate(mgr: Manager) -> None:
+    """``python -m framework generate``'s setup (``[tool.framework] setup`` in pyproject.toml): the field
+    indexes, controllers and webhooks :func:`build_manager` adds, configured as
+    ``manifests/deploy/configmap.yaml`` deploys gcm (the Event controller and both webhooks on), so the
+    generated ClusterRole holds what the deployed gcm's caches need."""
+    import yaml
+
+    from gcm.config.load import load_config
+
+    path = Path(__file__).resolve().parents[1] / "manifests" / "deploy" / "configmap.yaml"
+    (configmap,) = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    cfg = load_config(text=configmap["data"]["config.yaml"], ignored=[])
+    add_all_field_indexes(mgr)
+    controllers.add_to_manager(mgr, cfg)
+    webhooks.add_to_manager(mgr, cfg)

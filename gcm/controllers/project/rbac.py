@@ -28,6 +28,7 @@ from typing import Any
 
 from framework.client import NotFound, Reader, ReaderWriter
 from framework.controllerutil import create_or_patch, new_controller_ref
+from framework.markers.rbac import rbac
 from framework.meta.object import ensure_metadata
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_EXTENSION_PROJECT as NAME_PREFIX_EXTENSION
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_PROJECT as NAME_PREFIX_PROJECT
@@ -323,6 +324,32 @@ def converge(desired: dict, *, check_role_ref: bool = True) -> Callable[[dict], 
 # --- the component ------------------------------------------------------------------------------------
 
 
+# The per-project ClusterRoles and ClusterRoleBindings: read through the cache (list, watch: the
+# informers start on the first read), live before a patch (get), created or patched, deleted when a
+# binding's roleRef changed or an extension role is no longer used. The project namespace's RoleBindings
+# likewise (their informer is the Builder's owns).
+@rbac(
+    groups="rbac.authorization.k8s.io",
+    resources=["clusterroles", "clusterrolebindings"],
+    verbs=["get", "list", "watch", "create", "patch", "delete"],
+)
+@rbac(
+    groups="rbac.authorization.k8s.io", resources="rolebindings", verbs=["get", "create", "patch", "delete"]
+)
+# RoleBindings to the global ClusterRoles of manifests/global: `bind` on exactly those names.
+@rbac(
+    groups="rbac.authorization.k8s.io",
+    resources="clusterroles",
+    resource_names=[
+        "gardener.cloud:system:project-member",
+        "gardener.cloud:system:project-viewer",
+        "gardener.cloud:system:project-serviceaccountmanager",
+    ],
+    verbs="bind",
+)
+# Never requested: holding it is what lets gcm create the per-project ClusterRoles granting it on one
+# Project without `escalate` (kube-apiserver's escalation check passes when the writer holds the rules).
+@rbac(groups="core.gardener.cloud", resources="projects", verbs="manage-members")
 class ProjectRBAC:
     """Deploys and cleans up the member RBAC of one Project.
 

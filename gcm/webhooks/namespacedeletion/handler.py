@@ -16,6 +16,7 @@ import time
 import structlog
 
 from framework.client import Client, NotFound, Reader
+from framework.markers.rbac import rbac
 from framework.meta.object import get_labels, is_being_deleted
 from framework.webhook import AdmissionRequest, AdmissionResponse, allowed, denied, errored
 from gcm.apis.constants import LABEL_PROJECT_NAME, PROJECT, SHOOT, WEBHOOK_NAMESPACE_DELETION
@@ -53,6 +54,10 @@ def forbidden(namespace: str, reason: str) -> AdmissionResponse:
     )
 
 
+# Live reads when the cache may lag: the Namespace and its Project (get); Shoots (list, limit 1).
+@rbac(groups="", resources="namespaces", verbs="get")
+@rbac(groups="core.gardener.cloud", resources="projects", verbs="get")
+@rbac(groups="core.gardener.cloud", resources="shoots", verbs="list")
 class NamespaceDeletionHandler:
     """``handler(AdmissionRequest) -> AdmissionResponse`` for ``framework.webhook.WebhookServer``.
 

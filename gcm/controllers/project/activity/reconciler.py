@@ -7,6 +7,7 @@ import structlog
 
 from framework.client import NotFound, ReaderWriter
 from framework.clock import Clock
+from framework.markers.rbac import rbac
 from framework.meta.time import format_time, parse_time_or_none, rfc3339_copy
 from framework.reconcile import Request, Result
 from gcm.apis.constants import PROJECT
@@ -15,6 +16,8 @@ from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_AC
 log = structlog.get_logger("gcm.controllers.project.activity")
 
 
+# status.lastActivityTimestamp (status patch).
+@rbac(groups="core.gardener.cloud", resources="projects/status", verbs="patch")
 class ActivityReconciler:
     """Patches the Project's status subresource; a patch is skipped when the value would not change."""
 

@@ -42,6 +42,7 @@ from framework.controllerutil import (
     new_controller_ref,
     remove_finalizer,
 )
+from framework.markers.rbac import rbac
 from framework.meta.object import (
     ensure_metadata,
     get_annotations,
@@ -211,6 +212,17 @@ def merge_quota(project: dict, quota_config: dict, quota: dict) -> None:
 # --- the reconciler ----------------------------------------------------------------------------------
 
 
+# Projects: read live before a write (get); spec.namespace (update); the finalizer (merge patch with
+# optimistic lock); phase and observedGeneration (status patch). The namespace's owner reference to its
+# Project has blockOwnerDeletion, which OwnerReferencesPermissionEnforcement authorizes as `update` on
+# the owner's finalizers subresource.
+@rbac(groups="core.gardener.cloud", resources="projects", verbs=["get", "update", "patch"])
+@rbac(groups="core.gardener.cloud", resources="projects/status", verbs="patch")
+@rbac(groups="core.gardener.cloud", resources="projects/finalizers", verbs="update")
+# The project namespace: read live before a write, created, adopted and released, deleted with it.
+@rbac(groups="", resources="namespaces", verbs=["get", "create", "update", "delete"])
+# The default quota of controllers.project.quotas: read live, created or patched.
+@rbac(groups="", resources="resourcequotas", verbs=["get", "create", "patch"])
 class ProjectReconciler:
     """Reconciles one Project per request (key: the Project name).
 

@@ -22,6 +22,7 @@ import structlog
 from framework.client import Client, NotFound, Reader, with_optimistic_lock
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
+from framework.markers.rbac import rbac
 from framework.meta.object import (
     get_annotations,
     get_labels,
@@ -320,6 +321,11 @@ def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
 # -- the reconciler ------------------------------------------------------------------------------------
 
 
+# Projects: read live before the deletion (get), the confirmation annotation (patch), the stale
+# auto-deletion (delete); stale timestamps (status patch). The namespace is read live (get).
+@rbac(groups="core.gardener.cloud", resources="projects", verbs=["get", "patch", "delete"])
+@rbac(groups="core.gardener.cloud", resources="projects/status", verbs="patch")
+@rbac(groups="", resources="namespaces", verbs="get")
 class StaleReconciler:
     """Marks unused Projects stale, assigns the auto-delete timestamp, deletes them when it passed.
 
