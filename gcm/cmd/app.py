@@ -140,14 +140,20 @@ def add_for_generate(mgr: Manager) -> None:
     """``python -m framework generate``'s setup (``[tool.framework] setup`` in pyproject.toml): the field
     indexes, controllers and webhooks :func:`build_manager` adds, configured as
     ``manifests/deploy/configmap.yaml`` deploys gcm (the Event controller and both webhooks on), so the
-    generated ClusterRole holds what the deployed gcm's caches need."""
+    generated ClusterRole holds what the deployed gcm's caches need. The manager is never started."""
+    import logging
+
     import yaml
 
     from gcm.config.load import load_config
 
+    # Only warnings: "serving webhook" and the like would be untrue of a manager that never starts.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     path = Path(__file__).resolve().parents[1] / "manifests" / "deploy" / "configmap.yaml"
     (configmap,) = [d for d in yaml.safe_load_all(path.read_text()) if d]
     cfg = load_config(text=configmap["data"]["config.yaml"], ignored=[])
+    # What build_manager constructs the Manager with (Secrets metadata-only, Events slim).
+    mgr.cache.options.update(controllers.cache_options(cfg))
     add_all_field_indexes(mgr)
     controllers.add_to_manager(mgr, cfg)
     webhooks.add_to_manager(mgr, cfg)
