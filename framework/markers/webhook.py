@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from framework.markers.attached import attach, attached
+
 __all__ = ["OPERATIONS", "WebhookMarker", "webhook", "webhooks_of"]
 
 T = TypeVar("T")
@@ -133,21 +135,9 @@ def webhook(
     if scope is not None and scope not in _SCOPES:
         raise ValueError(f"webhook(): scope must be Cluster, Namespaced or '*', got {scope!r}")
 
-    def mark(target: T) -> T:
-        own = vars(target).get(_ATTRIBUTE) if hasattr(target, "__dict__") else None
-        try:
-            setattr(target, _ATTRIBUTE, (marker, *(own or ())))
-        except (AttributeError, TypeError):
-            raise TypeError(
-                f"webhook() decorates a class or a function, not {type(target).__name__}"
-            ) from None
-        return target
-
-    return mark
+    return attach(_ATTRIBUTE, marker, "webhook")
 
 
 def webhooks_of(target: Any) -> tuple[WebhookMarker, ...]:
     """The webhooks declared on ``target`` itself (in source order), not those of its base classes."""
-    if not hasattr(target, "__dict__"):
-        return ()
-    return tuple(vars(target).get(_ATTRIBUTE) or ())
+    return attached(target, _ATTRIBUTE)
