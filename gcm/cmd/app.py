@@ -147,13 +147,18 @@ def add_for_generate(mgr: Manager) -> None:
 
     from gcm.config.load import load_config
 
-    # Only warnings: "serving webhook" and the like would be untrue of a manager that never starts.
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     path = Path(__file__).resolve().parents[1] / "manifests" / "deploy" / "configmap.yaml"
     (configmap,) = [d for d in yaml.safe_load_all(path.read_text()) if d]
     cfg = load_config(text=configmap["data"]["config.yaml"], ignored=[])
     # What build_manager constructs the Manager with (Secrets metadata-only, Events slim).
     mgr.cache.options.update(controllers.cache_options(cfg))
-    add_all_field_indexes(mgr)
-    controllers.add_to_manager(mgr, cfg)
-    webhooks.add_to_manager(mgr, cfg)
+    # Only warnings meanwhile: "serving webhook" and the like would be untrue of a manager that never
+    # starts. The caller's logging configuration is restored after.
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    try:
+        add_all_field_indexes(mgr)
+        controllers.add_to_manager(mgr, cfg)
+        webhooks.add_to_manager(mgr, cfg)
+    finally:
+        structlog.configure(**saved)
