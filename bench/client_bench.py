@@ -1,6 +1,6 @@
 """LIST of 10,000 ConfigMaps (~1 KB each): ``framework.client.Client`` vs the official ``kubernetes`` client.
 
-Run: ``.venv/bin/python bench/client_bench.py [--objects 10000] [--rounds 9]``
+Run: ``.venv/bin/python bench/client_bench.py [--objects 10000] [--rounds 9] [--metrics-only]``
 
 Ways to fetch the same list from the in-process test API server over HTTPS, timed in interleaved
 rounds (so drift and GC state hit every variant alike) and reported as medians:
@@ -17,6 +17,12 @@ every figure alike, and its ~10k stored objects sit in the same heap, so full GC
 too (as they would walk an informer cache in a controller). Then the decode step alone (orjson on the
 raw body) is timed with the GC as is, disabled, and after ``gc.freeze()``, with and without 100k extra
 long-lived dicts in the heap.
+
+Last, the cost of client-go's ``rest_client_*`` metrics (:mod:`framework.client.metrics`): GETs of one
+ConfigMap (where a request's fixed cost weighs most) by a client reporting to a registry and by one
+reporting nowhere, alternating rounds in the same run; the median of the rounds' on/off ratios is the
+figure (the ratio of the medians is printed too), next to the bookkeeping's own cost per request.
+``--metrics-only`` runs that part alone.
 """
 
 from __future__ import annotations
@@ -38,7 +44,10 @@ from kubernetes import client as k8s
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from prometheus_client import CollectorRegistry
+
 from framework.client import Client, gc_paused
+from framework.client.metrics import rest_client_collector
 from framework.testing import APIServer
 
 NAMESPACE = "bench"
@@ -99,13 +108,76 @@ def interleaved(fns: dict[str, Callable[[], Any]], rounds: int) -> dict[str, lis
     return times
 
 
+def metrics_cost(server: APIServer, gets: int, rounds: int) -> float:
+    """GET one ConfigMap ``gets`` times per round with metrics on and off, alternating; print and
+    return the ratio of the median round times (on / off)."""
+    registry = CollectorRegistry()
+    on = Client.from_kubeconfig(server.kubeconfig, qps=0, registry=registry)
+    off = Client.from_kubeconfig(server.kubeconfig, qps=0)
+    on.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "metrics-cost", "namespace": "default"},
+        },
+        field_owner="bench",
+    )
+
+    def run(client: Client) -> Callable[[], None]:
+        def get_many() -> None:
+            for _ in range(gets):
+                client.get("v1", "ConfigMap", "metrics-cost", namespace="default")
+
+        return get_many
+
+    times = interleaved({"metrics on": run(on), "metrics off": run(off)}, rounds)
+    med_on, med_off = statistics.median(times["metrics on"]), statistics.median(times["metrics off"])
+    # Each round's pair ran back to back: the median of the pairs' ratios cancels the drift of a
+    # shared machine's load that moves both medians apart.
+    ratio = statistics.median(a / b for a, b in zip(times["metrics on"], times["metrics off"], strict=True))
+    counted = sum(
+        sample.value
+        for family in registry.collect()
+        for sample in family.samples
+        if sample.name == "rest_client_requests_total" and sample.labels["method"] == "GET"
+    )
+    print(f"\nrequest metrics: {gets} GETs of one ConfigMap per round, {rounds} alternating rounds (s):")
+    for label, ts in times.items():
+        print(f"  {label:<12} median {statistics.median(ts):.3f}  min {min(ts):.3f}  max {max(ts):.3f}")
+    print(
+        f"  on / off: median of the rounds' ratios {ratio:.3f}, ratio of the medians {med_on / med_off:.3f}"
+        f" ({(med_on - med_off) / gets * 1e6:+.1f} µs per GET); {counted:.0f} GETs counted"
+    )
+    stats = rest_client_collector(CollectorRegistry()).stats_for("bench:443")
+
+    def bookkeeping(n: int = 100_000) -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            started = time.monotonic()
+            stats.attempt("GET", 0.0, 0, "200")
+            stats.call("GET", time.monotonic() - started, 512)
+        return (time.perf_counter() - t0) / n
+
+    cost = min(bookkeeping() for _ in range(5))
+    print(f"  the bookkeeping alone (two clock reads, an attempt, a call): {cost * 1e6:.2f} µs per request")
+    on.close()
+    off.close()
+    return ratio
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--objects", type=int, default=10_000)
     p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--gets", type=int, default=500, help="GETs per round of the metrics cost part")
+    p.add_argument("--metrics-only", action="store_true", help="only the request metrics' cost")
     args = p.parse_args(argv)
     t_start = time.perf_counter()
 
+    if args.metrics_only:
+        with APIServer() as server:
+            metrics_cost(server, args.gets, max(args.rounds, 41))
+        return 0
     with APIServer() as server:
         t0 = time.perf_counter()
         size = populate(server, args.objects)
@@ -168,6 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             del ballast
         ours.close()
         ours_gc.close()
+        metrics_cost(server, args.gets, max(args.rounds, 41))
     print(
         f"\npython {sys.version.split()[0]}, kubernetes {metadata.version('kubernetes')}, "
         f"orjson {metadata.version('orjson')}; total {time.perf_counter() - t_start:.0f} s"

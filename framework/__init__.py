@@ -5,7 +5,7 @@ This package is the face a controller author needs, as controller-runtime's ``al
     import framework
     from framework import Builder, Manager, Request, Result
 
-    mgr = Manager(framework.Client.from_kubeconfig())
+    mgr = Manager(framework.Client.from_config(framework.get_config()))  # ctrl.GetConfigOrDie()
     Builder(mgr).for_("example.com/v1", "Widget").owns("v1", "ConfigMap").complete(
         WidgetReconciler(mgr.client)
     )
@@ -45,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "AlreadyExists": "framework.client",
     "Conflict": "framework.client",
     "NotFound": "framework.client",
+    "get_config": "framework.client",
     # controllerutil
     "OperationResult": "framework.controllerutil",
     "create_or_update": "framework.controllerutil",
@@ -86,6 +87,7 @@ __all__ = [
     "contains_finalizer",
     "create_or_patch",
     "create_or_update",
+    "get_config",
     "handler",
     "predicate",
     "remove_finalizer",
@@ -105,6 +107,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
         Reader,
         ReaderWriter,
         Writer,
+        get_config,
     )
     from framework.controller import Controller
     from framework.controllerutil import (

@@ -175,8 +175,8 @@ def setup(mgr: Manager, clock: Clock | None = None) -> None:
 
 
 if __name__ == "__main__":
-    from framework.client import Client
+    from framework.client import Client, get_config
 
-    mgr = Manager(Client.from_kubeconfig(), health_probe_bind_address=":8081")
+    mgr = Manager(Client.from_config(get_config()), health_probe_bind_address=":8081")
     setup(mgr)
     mgr.start()

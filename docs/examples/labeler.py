@@ -5,7 +5,7 @@ import logging
 import structlog
 
 from framework.builder import Builder
-from framework.client import AlreadyExists, Client, NotFound, ReaderWriter
+from framework.client import AlreadyExists, Client, NotFound, ReaderWriter, get_config
 from framework.controllerutil import create_or_update, set_controller_reference
 from framework.manager import LeaderElectionOptions, Manager
 from framework.reconcile import Request, Result
@@ -42,7 +42,7 @@ class MirrorReconciler:
 
 def main(kubeconfig: str | None = None, probe_address: str = "127.0.0.1:0") -> Manager:
     mgr = Manager(
-        Client.from_kubeconfig(kubeconfig),
+        Client.from_config(get_config(kubeconfig)),  # flag, $KUBECONFIG, in-cluster, ~/.kube/config
         health_probe_bind_address=probe_address,  # port 0: any free port (mgr.probe_server.port)
         leader_election=LeaderElectionOptions(namespace="default", name="mirror-controller"),
     )

@@ -2,7 +2,7 @@
 serves a self-signed certificate it rotates."""
 
 from framework import webhook
-from framework.client import Client
+from framework.client import Client, get_config
 from framework.manager import Manager
 from framework.meta import field
 
@@ -20,7 +20,7 @@ def validate(memcached: dict) -> list[str]:
 
 def main(kubeconfig: str, cert_dir: str, host: str = "0.0.0.0", port: int = 9443) -> Manager:
     mgr = Manager(
-        Client.from_kubeconfig(kubeconfig),
+        Client.from_config(get_config(kubeconfig)),
         webhook_server=webhook.WebhookServer(host, port, cert_dir=cert_dir),
         webhook_configuration=webhook.WebhookConfiguration(
             "memcached",

@@ -8,7 +8,7 @@ the ConfigMap named in ``spec.source`` plus ``size``; ``status.conditions`` says
 import structlog
 
 from framework.builder import Builder
-from framework.client import Client, NotFound, ReaderWriter
+from framework.client import Client, NotFound, ReaderWriter, get_config
 from framework.controllerutil import (
     OperationResult,
     add_finalizer,
@@ -106,6 +106,6 @@ def setup(mgr: Manager) -> None:
 
 
 if __name__ == "__main__":
-    mgr = Manager(Client.from_kubeconfig(), health_probe_bind_address=":8081")
+    mgr = Manager(Client.from_config(get_config()), health_probe_bind_address=":8081")
     setup(mgr)
     mgr.start()

@@ -10,7 +10,9 @@ Quick tour::
 
     from framework.client import Client, Conflict, Gone, NotFound
 
-    client = Client.from_kubeconfig()  # or Client.in_cluster(), Client.from_kubeconfig(path, context)
+    # --kubeconfig flag, $KUBECONFIG, in-cluster, ~/.kube/config (controller-runtime's GetConfig order)
+    client = Client.from_config(get_config(kubeconfig_flag))
+    # or Client.from_kubeconfig(path, context), Client.in_cluster()
 
     cm = client.create({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -68,11 +70,15 @@ Throttling and retries follow client-go: a token bucket of ``qps=5``, ``burst=10
 after their ``Retry-After`` up to ``max_retries`` times (then ``TooManyRequests``), per-request
 timeouts (``timeout=(connect, read)`` on the client or on any call). ``client.request(method, path,
 params=..., body=...)`` is the escape hatch for anything else (discovery, ``/version``, subresources).
-The client is thread-safe; share one per process. Large responses (>= 1 MiB) are decoded with the
-cyclic GC paused (``gc_pause_bytes``); ``gc_paused()`` offers the same for your own bulk work.
+The client is thread-safe; share one per process. ``Client(..., registry=CollectorRegistry())``
+counts client-go's ``rest_client_*`` metrics there (:mod:`framework.client.metrics`); by default a
+client counts nothing, and a Manager makes its client count on the manager's registry. Large
+responses (>= 1 MiB) are decoded with the cyclic GC paused (``gc_pause_bytes``); ``gc_paused()``
+offers the same for your own bulk work.
 """
 
 from .client import PATCH_CONTENT_TYPES, Client, PatchType
+from .config import ConfigError, ConfigSource, RESTConfig, get_config
 from .deadline import check_deadline, deadline
 from .decode import gc_paused
 from .errors import (
@@ -105,6 +111,8 @@ __all__ = [
     "AlreadyExists",
     "BadRequest",
     "Client",
+    "ConfigError",
+    "ConfigSource",
     "Conflict",
     "Forbidden",
     "Gone",
@@ -116,6 +124,7 @@ __all__ = [
     "NotAcceptable",
     "NotFound",
     "PatchType",
+    "RESTConfig",
     "RESTMapper",
     "RESTMapping",
     "Reader",
@@ -132,5 +141,6 @@ __all__ = [
     "create_merge_patch",
     "deadline",
     "gc_paused",
+    "get_config",
     "with_optimistic_lock",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import functools
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -19,13 +20,16 @@ from urllib.parse import urlencode
 import orjson
 import structlog
 import urllib3
+from prometheus_client import CollectorRegistry
 
 from framework.meta import jsoncodec
 from framework.meta.object import get_metadata
 
 from . import decode, errors
+from .config import SERVICE_ACCOUNT_DIR, RESTConfig, in_cluster_config, load_kubeconfig
 from .deadline import check_deadline
 from .interfaces import FieldSelectorArg, LabelSelectorArg, PatchType, Reader
+from .metrics import ERROR_CODE, HostStats, rest_client_collector
 from .rate_limit import MonotonicClock, SystemClock, TokenBucket
 from .rest_mapper import RESTMapper, RESTMapping
 from .selectors import field_selector_string, label_selector_string
@@ -50,7 +54,6 @@ PATCH_CONTENT_TYPES: dict[str, str] = {
 TimeoutSpec = float | tuple[float | None, float | None] | None
 """Seconds for both connect and read, or ``(connect, read)``; ``None`` means the client default."""
 
-_SA_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 _MAX_RETRY_AFTER = 60.0
 _IDEMPOTENT = frozenset({"GET", "HEAD"})
 
@@ -80,6 +83,10 @@ class Client:
         pool_maxsize: connections kept per host (default: the Configuration's, at least 16).
         gc_pause_bytes: responses at least this large are decoded with the cyclic GC paused (see
             :mod:`framework.client.decode`); ``None`` never pauses it.
+        registry: a Prometheus registry for client-go's ``rest_client_*`` metrics
+            (:mod:`framework.client.metrics`); ``None`` (the default) records none. A
+            :class:`~framework.manager.Manager` makes the client it is given report to the manager's
+            registry, so ``/metrics`` shows them; a client made for a script or a test needs none.
     """
 
     def __init__(
@@ -95,6 +102,7 @@ class Client:
         namespace: str | None = None,
         pool_maxsize: int | None = None,
         gc_pause_bytes: int | None = decode.DEFAULT_GC_PAUSE_BYTES,
+        registry: CollectorRegistry | None = None,
     ) -> None:
         self.configuration = configuration
         self.host = str(configuration.host).rstrip("/")
@@ -108,6 +116,10 @@ class Client:
         self._auth = AuthHeaders(configuration)
         self._transport = HostTransport(configuration, self.host, pool_maxsize)
         self.mapper = RESTMapper(lambda path: self.request("GET", path))
+        self.metrics_registry: CollectorRegistry | None = None
+        self._rest_stats: HostStats | None = None
+        if registry is not None:
+            self.report_metrics_to(registry)
 
     # -- construction ---------------------------------------------------------------------------------
 
@@ -117,48 +129,32 @@ class Client:
         return cls(configuration, **kwargs)
 
     @classmethod
+    def from_config(cls, config: RESTConfig, **kwargs: Any) -> Client:
+        """A client for a :class:`~framework.client.config.RESTConfig` (:func:`~framework.client.get_config`),
+        with its namespace as :attr:`namespace` unless ``namespace`` is given (keyword args as
+        ``__init__``)."""
+        kwargs.setdefault("namespace", config.namespace)
+        return cls(config.configuration, **kwargs)
+
+    @classmethod
     def from_kubeconfig(
         cls, path: str | os.PathLike | None = None, context: str | None = None, **kwargs: Any
     ) -> Client:
         """A client for a kubeconfig context, loaded by ``kubernetes.config`` (exec and token plugins,
-        client certificates, ``KUBECONFIG`` with several files when ``path`` is ``None``)."""
-        from kubernetes import client as k8s_client
-        from kubernetes.config import kube_config
-
-        cfg = k8s_client.Configuration()
-        # KUBECONFIG is read now, not when ``kubernetes`` was imported; it may list several files.
-        file = os.fspath(path) if path is not None else (os.environ.get("KUBECONFIG") or None)
-        # What ``load_kube_config`` does, keeping the loader to look at its credential.
-        loader = kube_config._get_kube_config_loader(
-            filename=file or kube_config.KUBE_CONFIG_DEFAULT_LOCATION,
-            active_context=context,
-            persist_config=False,
-        )
-        loader.load_and_set(cfg)
-        if "expiry" not in vars(loader):
-            # A credential without expiry (token, token file, basic auth, exec/OIDC without one) never
-            # changes: the loader's refresh hook would only re-apply the same cluster settings, and it
-            # costs ~13 % of a request's client CPU (setting ``host`` re-reads the proxy environment).
-            cfg.refresh_api_key_hook = None
-        if "namespace" not in kwargs:
-            kwargs["namespace"] = _kubeconfig_namespace(file, context)
+        client certificates, ``KUBECONFIG`` with several files when ``path`` is ``None``).
+        :func:`~framework.client.get_config` searches the usual places instead (flag, ``$KUBECONFIG``,
+        in-cluster, ``~/.kube/config``)."""
+        cfg, namespace = load_kubeconfig(os.fspath(path) if path is not None else None, context)
+        kwargs.setdefault("namespace", namespace)
         return cls(cfg, **kwargs)
 
     @classmethod
-    def in_cluster(cls, **kwargs: Any) -> Client:
-        """A client from the pod's service account (token re-read as it rotates)."""
-        from kubernetes import client as k8s_client
-        from kubernetes import config as k8s_config
-
-        cfg = k8s_client.Configuration()
-        k8s_config.load_incluster_config(client_configuration=cfg)
-        if "namespace" not in kwargs:
-            try:
-                with open(_SA_NAMESPACE_FILE) as f:
-                    kwargs["namespace"] = f.read().strip() or None
-            except OSError:
-                kwargs["namespace"] = None
-        return cls(cfg, **kwargs)
+    def in_cluster(
+        cls, service_account_dir: str | os.PathLike[str] = SERVICE_ACCOUNT_DIR, **kwargs: Any
+    ) -> Client:
+        """A client from the pod's service account (``token``, ``ca.crt`` and ``namespace`` in
+        ``service_account_dir``; the token re-read as it rotates)."""
+        return cls.from_config(in_cluster_config(service_account_dir), **kwargs)
 
     #: Called as ``write_guard(method, path)`` before every attempt of a write (POST, PUT, PATCH, DELETE,
     #: retries included); it raises to refuse the write. The manager sets it so a leader whose lease
@@ -190,6 +186,19 @@ class Client:
         if self.cache is None:
             return self
         return self.with_cache(self.cache, disable_for=self.disable_for.union(kinds))
+
+    def report_metrics_to(self, registry: CollectorRegistry | None) -> None:
+        """Count this client's requests in ``registry``'s ``rest_client_*`` metrics from now on
+        (``None``: stop counting). Copies made later (:meth:`with_cache`) report there too."""
+        self.metrics_registry = registry
+        if registry is None:
+            self._rest_stats = None
+            return
+        host = urllib3.util.parse_url(self.host)
+        netloc = host.host or "none"
+        if host.port is not None:
+            netloc = f"{netloc}:{host.port}"
+        self._rest_stats = rest_client_collector(registry).stats_for(netloc)
 
     def close(self) -> None:
         """Close pooled connections. Open watches keep their own connection until closed."""
@@ -257,6 +266,31 @@ class Client:
     ) -> urllib3.BaseHTTPResponse:
         check_deadline()
         method = method.upper()
+        stats = self._rest_stats
+        if stats is None:
+            return self._attempts(method, path, params, body, content_type, headers, timeout, stream, None)
+        # client-go's request latency: the whole call, throttling and retries included, any outcome.
+        started = time.monotonic()
+        resp = None
+        try:
+            resp = self._attempts(method, path, params, body, content_type, headers, timeout, stream, stats)
+            return resp
+        finally:
+            size = len(resp.data) if resp is not None and not stream else None
+            stats.call(method, time.monotonic() - started, size)
+
+    def _attempts(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, Any] | None,
+        body: Any,
+        content_type: str | None,
+        headers: Mapping[str, str] | None,
+        timeout: TimeoutSpec | urllib3.Timeout,
+        stream: bool,
+        stats: HostStats | None,
+    ) -> urllib3.BaseHTTPResponse:
         query = _query(params)
         target = path + "?" + query if query else path
         url = self.host + target
@@ -280,17 +314,22 @@ class Client:
                 self.write_guard(method, path)
                 guard = functools.partial(self.write_guard, method, path)
             try:
-                with before_send(guard):
-                    resp = self._transport.urlopen(
-                        method,
-                        target,
-                        body=payload,
-                        headers=hdrs,
-                        timeout=t,
-                        retries=_NO_RETRIES,
-                        redirect=False,
-                        preload_content=not stream,
-                    )
+                try:
+                    with before_send(guard):
+                        resp = self._transport.urlopen(
+                            method,
+                            target,
+                            body=payload,
+                            headers=hdrs,
+                            timeout=t,
+                            retries=_NO_RETRIES,
+                            redirect=False,
+                            preload_content=not stream,
+                        )
+                except urllib3.exceptions.HTTPError:
+                    if stats is not None:  # no answer: client-go counts the attempt as "<error>"
+                        stats.attempt(method, waited, len(payload) if payload else 0, ERROR_CODE)
+                    raise
             except urllib3.exceptions.NewConnectionError as e:  # before ConnectTimeoutError: a subclass
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
             except urllib3.exceptions.TimeoutError as e:
@@ -304,6 +343,8 @@ class Client:
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
             except urllib3.exceptions.HTTPError as e:
                 raise errors.NetworkError(0, "NetworkError", f"{method} {url}: {e}") from e
+            if stats is not None:
+                stats.attempt(method, waited, len(payload) if payload else 0, str(resp.status))
             warning = resp.headers.get("Warning")
             if warning:
                 log.warning("API warning", method=method, path=path, warning=warning)
@@ -315,6 +356,8 @@ class Client:
             err = errors.from_response(resp.status, data, resp.headers)
             delay = self._retry_delay(err, "Retry-After" in resp.headers, attempt)
             if delay is None:
+                if stats is not None:
+                    stats.response(method, len(data))
                 raise err
             attempt += 1
             log.info(
@@ -735,16 +778,3 @@ def _delete_options(
     if dry_run:
         options["dryRun"] = ["All"]
     return options
-
-
-def _kubeconfig_namespace(path: str | None, context: str | None) -> str | None:
-    from kubernetes import config as k8s_config
-
-    try:
-        contexts, active = k8s_config.list_kube_config_contexts(path)
-    except Exception:  # the loader already validated the file; this is best effort
-        return None
-    chosen = active
-    if context is not None:
-        chosen = next((c for c in contexts if c.get("name") == context), active)
-    return ((chosen or {}).get("context") or {}).get("namespace")

@@ -21,7 +21,8 @@ from framework.clock import Clock, RealClock
 from framework.healthz import HealthProbeServer
 from framework.leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector, LeaseLock
 from framework.manager.cache import DEFAULT_SYNC_PERIOD, Cache, CacheOptions, IndexFunc
-from framework.metrics import MetricsServer, parse_bind_address
+from framework.metrics import MetricsServer, parse_bind_address, register_runtime_collectors
+from framework.metrics.filters import DelegatingAuth
 from framework.record import EventBroadcaster, EventRecorder
 
 if TYPE_CHECKING:  # imported when used: a manager without webhooks needs no certificate code
@@ -96,6 +97,17 @@ class Manager:
     ``/readyz`` (with a probe address) fails until the caches synced and while a started controller has
     no live worker thread.
 
+    Metrics: everything the manager runs reports to ``registry`` (a fresh one per manager unless
+    given): the client's ``rest_client_*`` (the client is made to report there), the controllers' and
+    work queues', leader election's, the webhook server's (one made without a registry), the event
+    recorder's, and the process, platform and GC collectors. ``metrics_bind_address`` serves them at
+    ``/metrics``; ``metrics_secure`` serves HTTPS (``metrics_cert_dir`` with ``metrics_cert_name`` and
+    ``metrics_key_name``, re-read on change; self-signed without a directory) and lets in only callers
+    whose bearer token the API server authenticates (TokenReview) and who may ``get`` the non-resource
+    URL ``/metrics`` (SubjectAccessReview), as kubebuilder's ``--metrics-secure``: 401 ``Unauthorized``
+    or 403 naming the user otherwise. The client then needs ``create`` on ``tokenreviews`` and
+    ``subjectaccessreviews``.
+
     ``webhook_configuration`` (opt-in, :class:`~framework.webhook.WebhookConfiguration`) makes the
     manager write the Mutating/ValidatingWebhookConfiguration of the typed webhooks on
     ``webhook_server`` and keep it up to date, with a self-signed certificate it rotates if asked
@@ -109,6 +121,10 @@ class Manager:
         disable_for: Iterable[tuple[str, str]] = (),
         leader_election: LeaderElectionOptions | None = None,
         metrics_bind_address: str | None = None,
+        metrics_secure: bool = False,
+        metrics_cert_dir: str | os.PathLike[str] | None = None,
+        metrics_cert_name: str = "tls.crt",
+        metrics_key_name: str = "tls.key",
         health_probe_bind_address: str | None = None,
         webhook_server: Any = None,
         webhook_configuration: WebhookConfiguration | None = None,
@@ -126,8 +142,15 @@ class Manager:
         self.api_reader = client
         self.cache_sync_timeout = float(cache_sync_timeout)
         self.clock = clock or RealClock()
-        # Each manager has its own registry, so several managers can live in one process (tests).
+        # Each manager has its own registry, so several managers can live in one process (tests), and
+        # everything the manager runs reports to it: the client's rest_client_* metrics, the webhook
+        # server, leader election, the event recorder, the controllers the builder makes.
         self.registry = registry or CollectorRegistry()
+        register_runtime_collectors(self.registry)
+        if getattr(client, "metrics_registry", self.registry) is not self.registry:
+            client.report_metrics_to(self.registry)  # in place: the lock's and the cache's copies share it
+        if webhook_server is not None and not getattr(webhook_server, "registry_given", True):
+            webhook_server.use_registry(self.registry)
         self.cache = Cache(
             client,
             cache_options,
@@ -139,11 +162,20 @@ class Manager:
         self.leader_election = leader_election
         self.webhook_server = webhook_server
         self.graceful_shutdown_timeout = graceful_shutdown_timeout
-        self.metrics_server = (
-            MetricsServer(metrics_bind_address, self.registry)
-            if metrics_bind_address and parse_bind_address(metrics_bind_address) is not None
-            else None
-        )
+        self.metrics_server = None
+        if metrics_bind_address and parse_bind_address(metrics_bind_address) is not None:
+            self.metrics_server = MetricsServer(
+                metrics_bind_address,
+                self.registry,
+                secure=metrics_secure,
+                cert_dir=metrics_cert_dir,
+                cert_name=metrics_cert_name,
+                key_name=metrics_key_name,
+                # Callers are checked by the API server with this manager's credentials, through a copy
+                # of the client without the leader's write guard: a review is no write, and a replica
+                # whose lease ran out still answers scrapes.
+                auth=DelegatingAuth(copy.copy(client)) if metrics_secure else None,
+            )
         self.probe_server = (
             HealthProbeServer(health_probe_bind_address)
             if health_probe_bind_address and parse_bind_address(health_probe_bind_address) is not None

@@ -13,12 +13,26 @@
         ...
         server.stop()
 
+``MetricsServer(bind_address, registry, secure=True, auth=DelegatingAuth(client))`` serves HTTPS
+(``cert_dir`` with ``tls.crt``/``tls.key`` re-read on change, or self-signed) to callers the API server
+authenticates (TokenReview) and authorizes for ``get /metrics`` (SubjectAccessReview), as kubebuilder's
+``--metrics-secure``; ``Manager(metrics_secure=True)`` builds it (:mod:`framework.metrics.filters`).
+
 ``/metrics`` is rendered by prometheus-client (text format, OpenMetrics if the scraper asks for it,
 gzip when accepted). The server is ``framework.server.HTTPServer``: a named accept thread, a daemon
 thread per connection, ``stop(timeout)`` with a bounded join, and ``port`` for port 0.
 """
 
+from framework.metrics.collectors import register_runtime_collectors
+from framework.metrics.filters import DelegatingAuth
 from framework.metrics.server import DEFAULT_BIND_ADDRESS, MetricsServer, metrics_handler
 from framework.server import parse_bind_address
 
-__all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler", "parse_bind_address"]
+__all__ = [
+    "DEFAULT_BIND_ADDRESS",
+    "DelegatingAuth",
+    "MetricsServer",
+    "metrics_handler",
+    "parse_bind_address",
+    "register_runtime_collectors",
+]

@@ -1,6 +1,7 @@
 """Building blocks of collectors that build their metric families when scraped (the workqueue and
 controller metrics): ``NamedStatsCollector`` keeps one numbers object per queue or controller name, and
 ``PerRegistry`` gives every Prometheus registry one collector of a kind, registered on first use.
+``register_runtime_collectors`` adds the process, platform and GC collectors to a registry.
 """
 
 from __future__ import annotations
@@ -10,10 +11,16 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from prometheus_client import REGISTRY, CollectorRegistry
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    GCCollector,
+    PlatformCollector,
+    ProcessCollector,
+)
 from prometheus_client.registry import Collector
 
-__all__ = ["NamedStatsCollector", "PerRegistry"]
+__all__ = ["NamedStatsCollector", "PerRegistry", "register_runtime_collectors"]
 
 C = TypeVar("C", bound=Collector)
 S = TypeVar("S")
@@ -78,3 +85,24 @@ class PerRegistry(Generic[C]):
                 collector = existing
             self._collectors[registry] = collector
             return collector
+
+
+def register_runtime_collectors(registry: CollectorRegistry) -> None:
+    """Register prometheus_client's process (``process_*``: CPU, memory, open file descriptors, start
+    time), platform (``python_info``) and GC (``python_gc_*``) collectors on ``registry``, as
+    prometheus_client does on its global ``REGISTRY`` and controller-runtime (Go's process and runtime
+    collectors) on its own. The global registry has them already; a second call for a registry is a
+    no-op."""
+    if registry is REGISTRY:
+        return
+    names = getattr(registry, "_names_to_collectors", {})
+    for name, collector in (
+        ("process_cpu_seconds_total", ProcessCollector),
+        ("python_info", PlatformCollector),
+        ("python_gc_objects_collected_total", GCCollector),
+    ):
+        if name not in names:
+            try:
+                collector(registry=registry)  # registers itself
+            except ValueError:  # registered meanwhile by another thread
+                pass

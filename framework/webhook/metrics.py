@@ -1,4 +1,5 @@
-"""controller-runtime's webhook and certwatcher metrics, created once per Prometheus registry."""
+"""controller-runtime's webhook metrics, created once per Prometheus registry (the certwatcher's are in
+:mod:`framework.certwatcher`)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ class WebhookMetrics:
     latency: Histogram  # controller_runtime_webhook_latency_seconds{webhook}
     requests: Counter  # controller_runtime_webhook_requests_total{webhook,code} (HTTP status code)
     in_flight: Gauge  # controller_runtime_webhook_requests_in_flight{webhook}
-    cert_reads: Counter  # certwatcher_read_certificate_total
-    cert_read_errors: Counter  # certwatcher_read_certificate_errors_total
 
 
 _by_registry: weakref.WeakKeyDictionary[CollectorRegistry, WebhookMetrics] = weakref.WeakKeyDictionary()
@@ -51,16 +50,6 @@ def webhook_metrics(registry: CollectorRegistry | None = None) -> WebhookMetrics
                     "controller_runtime_webhook_requests_in_flight",
                     "Current number of admission requests being served.",
                     ["webhook"],
-                    registry=registry,
-                ),
-                cert_reads=Counter(
-                    "certwatcher_read_certificate_total",
-                    "Total number of certificate reads",
-                    registry=registry,
-                ),
-                cert_read_errors=Counter(
-                    "certwatcher_read_certificate_errors_total",
-                    "Total number of certificate read errors",
                     registry=registry,
                 ),
             )

@@ -13,10 +13,12 @@ import ssl
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import structlog
 from prometheus_client import CollectorRegistry
 
+from framework.certwatcher import CertWatcher
 from framework.meta import jsoncodec
 from framework.server import BodyTooLarge, ConnectionLimits, HTTPServer, Request, Response, RouteHandler
 from framework.webhook.admission import (
@@ -27,7 +29,6 @@ from framework.webhook.admission import (
     errored,
     review,
 )
-from framework.webhook.certwatcher import CertWatcher
 from framework.webhook.metrics import webhook_metrics
 
 __all__ = ["DEFAULT_CERT_DIR", "WebhookServer"]
@@ -42,8 +43,10 @@ class WebhookServer(HTTPServer):
     """HTTPS admission webhook server; ``register(path, handler)`` then ``start()``.
 
     ``host``/``port`` default to ``0.0.0.0:9443`` (port 0 picks a free port; see ``port``). Metrics go
-    to ``registry`` (default ``prometheus_client.REGISTRY``): ``controller_runtime_webhook_requests_total
-    {webhook,code}``, ``controller_runtime_webhook_latency_seconds{webhook}``,
+    to ``registry``; without one, to the registry of the :class:`~framework.manager.Manager` the
+    server is given to (so the manager's ``/metrics`` shows them), or ``prometheus_client.REGISTRY``
+    when the server runs on its own: ``controller_runtime_webhook_requests_total{webhook,code}``,
+    ``controller_runtime_webhook_latency_seconds{webhook}``,
     ``controller_runtime_webhook_requests_in_flight{webhook}`` (``webhook`` = the path) and
     ``certwatcher_read_certificate_total`` / ``_errors_total``.
     """
@@ -74,8 +77,32 @@ class WebhookServer(HTTPServer):
         )
         self.cert_dir = Path(DEFAULT_CERT_DIR if cert_dir is None else cert_dir)
         self.certs = CertWatcher(self.cert_dir / cert_name, self.cert_dir / key_name, registry=registry)
-        self._metrics = webhook_metrics(registry)
+        self._registry = registry
+        self.registry_given = registry is not None
+        # The metric children of each webhook path, made on its first request (after the registry is
+        # final) instead of one label lookup per request.
+        self._children: dict[str, tuple[Any, Any, Any]] = {}
         self._webhooks: dict[str, AdmissionHandler] = {}
+
+    @property
+    def registry(self) -> CollectorRegistry | None:
+        """Where the webhook and certwatcher metrics go (``None``: ``prometheus_client.REGISTRY``)."""
+        return self._registry
+
+    def use_registry(self, registry: CollectorRegistry) -> None:
+        """Report the metrics to ``registry`` (the manager does this for a server made without one)."""
+        self._registry = self.certs.registry = registry
+        self._children = {}
+
+    def _metric_children(self, path: str) -> tuple[Any, Any, Any]:
+        children = self._children.get(path)
+        if children is None:
+            metrics = webhook_metrics(self._registry)
+            children = (metrics.latency.labels(path), metrics.in_flight.labels(path), metrics.requests)
+            for code in ("200", "500"):  # the likely codes exist from the start, as controller-runtime's
+                metrics.requests.labels(path, code)
+            self._children[path] = children
+        return children
 
     @property
     def webhooks(self) -> dict[str, AdmissionHandler]:
@@ -91,13 +118,12 @@ class WebhookServer(HTTPServer):
             raise TypeError(f"webhook handler for {path!r} is not callable")
         self.route(path, self._admission_route(path, handler))
         self._webhooks[path] = handler
+        if self.is_running():
+            self._metric_children(path)
 
     def _admission_route(self, path: str, handler: AdmissionHandler) -> RouteHandler:
-        latency = self._metrics.latency.labels(path)
-        in_flight = self._metrics.in_flight.labels(path)
-        requests = self._metrics.requests
-
         def serve(request: Request) -> Response:
+            latency, in_flight, requests = self._metric_children(path)
             in_flight.inc()
             started = time.perf_counter()
             code = 500
@@ -125,20 +151,8 @@ class WebhookServer(HTTPServer):
 
     def _prepare(self) -> None:
         self.certs.read()  # fail start() if the certificate cannot be loaded, as controller-runtime does
+        for path in self._webhooks:  # the registry is final now: every webhook's series are scraped
+            self._metric_children(path)
 
     def ssl_context(self) -> ssl.SSLContext:
-        # The listener's context only carries the callback: every handshake switches to the watcher's
-        # current context, so a rotated certificate is served to new connections while established
-        # ones keep theirs.
-        base = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        base.minimum_version = ssl.TLSVersion.TLSv1_2
-        base.set_alpn_protocols(["http/1.1"])
-        base.load_cert_chain(self.certs.cert_path, self.certs.key_path)
-        base.sni_callback = self._select_context
-        return base
-
-    def _select_context(self, connection: ssl.SSLObject, server_name: str | None, _: ssl.SSLContext) -> None:
-        try:
-            connection.context = self.certs.context()
-        except Exception:  # keep the listener's context; the watcher logged and counted the failure
-            log.exception("cannot select the serving certificate", server=self.name)
+        return self.certs.listener_context()

@@ -34,6 +34,7 @@ from gcm.cmd.options import (
     KubeconfigSource,
     StartupError,
     bind_error,
+    check_metrics_certificates,
     load_configuration,
     make_client,
     resolve_kubeconfig,
@@ -120,6 +121,19 @@ def _run_options(p: argparse.ArgumentParser) -> None:
     )
     _log_level_option(p)
     p.add_argument(
+        "--metrics-secure",
+        action="store_true",
+        help="serve /metrics over HTTPS to callers whose bearer token the API server authenticates "
+        "(TokenReview) and who may get the non-resource URL /metrics (SubjectAccessReview); others get "
+        "401 or 403 (kubebuilder's --metrics-secure; docs/metrics.md)",
+    )
+    p.add_argument(
+        "--metrics-cert-dir",
+        metavar="DIR",
+        help="tls.crt and tls.key of the secure metrics endpoint, re-read when they change (default: a "
+        "self-signed certificate made at start)",
+    )
+    p.add_argument(
         "--embedded",
         action="store_true",
         help="start a built-in API server (RBAC on) and run gcm against it as its ServiceAccount",
@@ -160,6 +174,10 @@ def _run_options(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.metrics_cert_dir and not args.metrics_secure:
+        raise StartupError("--metrics-cert-dir is for the secure metrics endpoint: add --metrics-secure")
+    if args.metrics_cert_dir:
+        check_metrics_certificates(args.metrics_cert_dir)
     if args.embedded and args.kubeconfig:
         raise StartupError(
             f"--kubeconfig {args.kubeconfig} and --embedded conflict: --embedded runs gcm against its own "
@@ -211,7 +229,7 @@ def run(args: argparse.Namespace) -> int:
         ready = embedded_mode.ReadyLine(
             kubeconfig=embedded.admin_kubeconfig,
             data_dir="(memory)" if args.embedded_ephemeral else str(embedded.data_dir),
-            **embedded_mode.urls(embedded, cfg),
+            **embedded_mode.urls(embedded, cfg, metrics_secure=args.metrics_secure),
             hint=f"try: kubectl --kubeconfig {embedded.admin_kubeconfig} get projects,namespaces",
         )
     else:
@@ -230,7 +248,13 @@ def run(args: argparse.Namespace) -> int:
         add_controllers = partial(controllers.add_to_manager, stale_clock=chaos_hooks.stale_clock())
         client = make_client(source, cfg)
         try:
-            mgr = build_manager(cfg, client, add_controllers=add_controllers)
+            mgr = build_manager(
+                cfg,
+                client,
+                add_controllers=add_controllers,
+                metrics_secure=args.metrics_secure,
+                metrics_cert_dir=args.metrics_cert_dir,
+            )
         except ConfigError as e:
             failed_start = True
             raise StartupError("\n".join(e.errors)) from None

@@ -7,15 +7,13 @@ configured wrong). ``run`` and ``stale-report`` share them, so both fail the sam
 
 from __future__ import annotations
 
-import os
-import ssl
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from prometheus_client import CollectorRegistry
 
-from framework.client import Client
+from framework.client import Client, ConfigSource
+from framework.client import config as client_config
 from framework.server import BindError
 from gcm.config import ConfigError, ControllerManagerConfiguration, IgnoredField, load_config
 
@@ -29,6 +27,7 @@ __all__ = [
     "KubeconfigSource",
     "StartupError",
     "bind_error",
+    "check_metrics_certificates",
     "load_configuration",
     "make_client",
     "resolve_kubeconfig",
@@ -36,7 +35,6 @@ __all__ = [
 
 EXIT_OK, EXIT_RUNTIME, EXIT_USAGE = 0, 1, 2
 
-_SA_TOKEN = Path("/var/run/secrets/kubernetes.io/serviceaccount/token")
 NO_KUBECONFIG = (
     "no kubeconfig found (--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, in-cluster, "
     "~/.kube/config); to try gcm without a cluster run: python -m gcm --embedded"
@@ -74,65 +72,23 @@ def load_configuration(
         ) from None
 
 
-@dataclass(frozen=True)
-class KubeconfigSource:
-    """Where the garden kubeconfig comes from: ``path`` ("" = in-cluster credentials) and ``origin``
-    (the flag, variable or field that named it, for error messages)."""
-
-    path: str
-    origin: str
-
-    def describe(self) -> str:
-        return "in-cluster credentials" if not self.path else f"kubeconfig {self.path} (from {self.origin})"
+KubeconfigSource = ConfigSource
+"""Where the garden kubeconfig comes from (framework's :class:`~framework.client.ConfigSource`)."""
 
 
 def resolve_kubeconfig(
     flag: str | None, cfg: ControllerManagerConfiguration, *, embedded: bool = False
 ) -> KubeconfigSource | None:
-    """--kubeconfig, $KUBECONFIG, gardenClientConnection.kubeconfig, in-cluster, ~/.kube/config.
+    """``framework.client.get_config``'s order (--kubeconfig, $KUBECONFIG, in-cluster, ~/.kube/config)
+    with gcm's ``gardenClientConnection.kubeconfig`` after $KUBECONFIG.
 
     ``embedded``: a ``.gcm/kubeconfig`` in the current directory (a ``gcm --embedded`` started here
     wrote it) comes before ``~/.kube/config``, which more often names another cluster."""
-    for candidate, origin in (
-        (flag, "--kubeconfig"),
-        (os.environ.get("KUBECONFIG"), "$KUBECONFIG"),
-        (cfg.garden_client_connection.kubeconfig, "gardenClientConnection.kubeconfig"),
-    ):
-        if candidate:
-            return KubeconfigSource(candidate, origin)
-    if os.environ.get("KUBERNETES_SERVICE_HOST") and _SA_TOKEN.exists():
-        return KubeconfigSource("", "in-cluster")
-    if embedded and Path(EMBEDDED_KUBECONFIG).is_file():
-        return KubeconfigSource(EMBEDDED_KUBECONFIG, EMBEDDED_ORIGIN)
-    home = Path.home() / ".kube" / "config"
-    return KubeconfigSource(str(home), "~/.kube/config") if home.is_file() else None
-
-
-def _check_kubeconfig_file(source: KubeconfigSource) -> None:
-    """What the kubernetes loader reports as a traceback: missing file, not YAML, no current-context."""
-    what = source.describe()
-    if os.pathsep in source.path:
-        return  # a KUBECONFIG list: the loader merges the files and skips missing ones, as kubectl
-    path = Path(source.path)
-    if not path.exists():
-        raise StartupError(f"{what} does not exist; point {source.origin} at a kubeconfig file")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise StartupError(f"{what} cannot be read: {getattr(e, 'strerror', None) or e}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        raise StartupError(f"{what} is not valid YAML{where}: {getattr(e, 'problem', None) or e}") from None
-    if not isinstance(doc, dict):
-        raise StartupError(f"{what} is not a kubeconfig (expected a YAML mapping with kind: Config)")
-    if not doc.get("current-context"):
-        raise StartupError(
-            f"{what} has no current-context; set one with "
-            f"kubectl config use-context NAME --kubeconfig {source.path}"
-        )
+    return client_config.find_config(
+        flag,
+        after_env=[(cfg.garden_client_connection.kubeconfig, "gardenClientConnection.kubeconfig")],
+        before_home=[(EMBEDDED_KUBECONFIG, EMBEDDED_ORIGIN)] if embedded else [],
+    )
 
 
 def make_client(source: KubeconfigSource, cfg: ControllerManagerConfiguration) -> Client:
@@ -140,21 +96,28 @@ def make_client(source: KubeconfigSource, cfg: ControllerManagerConfiguration) -
 
     Builds the client only: nothing here talks to the API server, so an unreachable server is not
     an error at start-up (the caches and leader election retry)."""
-    from kubernetes.config.config_exception import ConfigException
-
     conn = cfg.garden_client_connection
     kw: dict[str, Any] = {"qps": conn.qps, "burst": conn.burst} if conn.qps else {}
-    if source.path:
-        _check_kubeconfig_file(source)
     try:
-        if not source.path:
-            return Client.in_cluster(**kw)
-        return Client.from_kubeconfig(source.path, **kw)
-    except (ConfigException, OSError, ValueError, ssl.SSLError) as e:
-        raise StartupError(f"{source.describe()} is not usable: {e}") from None
-    except (TypeError, KeyError, AttributeError) as e:
-        # The loader trips over a malformed structure (a list where a map belongs): still the file.
-        raise StartupError(f"{source.describe()} is not usable: malformed kubeconfig ({e})") from None
+        return Client.from_config(client_config.load_config(source), **kw)
+    except client_config.ConfigError as e:
+        raise StartupError(str(e)) from None
+
+
+def check_metrics_certificates(cert_dir: str) -> None:
+    """``--metrics-cert-dir``'s ``tls.crt`` and ``tls.key`` load; else a :class:`StartupError` naming them."""
+    import ssl
+
+    from framework.certwatcher import CertWatcher
+
+    directory = Path(cert_dir)
+    try:
+        CertWatcher(directory / "tls.crt", directory / "tls.key", registry=CollectorRegistry()).read()
+    except (OSError, ssl.SSLError, ValueError) as e:
+        reason = getattr(e, "strerror", None) or e
+        raise StartupError(
+            f"--metrics-cert-dir {cert_dir}: cannot load tls.crt and tls.key: {reason}"
+        ) from None
 
 
 # The config field that sets each of gcm's listeners, by server name (framework's defaults).

@@ -361,8 +361,8 @@ def local_servers(cfg: Any, offset: int) -> None:
             listener.port = (listener.port or default) + offset
 
 
-def urls(embedded: Embedded, cfg: Any) -> dict[str, str]:
-    """What embedded mode serves, for the "ready" line."""
+def urls(embedded: Embedded, cfg: Any, *, metrics_secure: bool = False) -> dict[str, str]:
+    """What embedded mode serves, for the "ready" line (``metrics_secure``: /metrics over HTTPS)."""
     server_cfg = cfg.server
     out = {"apiserver": embedded.server.url}
     listener = server_cfg.webhook_listener()
@@ -370,7 +370,8 @@ def urls(embedded: Embedded, cfg: Any) -> dict[str, str]:
         out["webhook"] = f"https://{_host_port(listener.bind_address, listener.port)}"
     if server_cfg.metrics is not None:
         metrics = server_cfg.metrics
-        out["metrics"] = f"http://{_host_port(metrics.bind_address, metrics.port)}/metrics"
+        scheme = "https" if metrics_secure else "http"
+        out["metrics"] = f"{scheme}://{_host_port(metrics.bind_address, metrics.port)}/metrics"
     if server_cfg.health_probes is not None:
         hp = server_cfg.health_probes
         out["healthz"] = f"http://{_host_port(hp.bind_address, hp.port)}/healthz"

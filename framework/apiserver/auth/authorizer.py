@@ -142,6 +142,40 @@ class RBACAuthorizer:
             any(rule_allows(r, a) for r in rules) for rules, _ in self._bound_rules(a.user, a.namespace)
         )
 
+    def allowed_by(self, a: Attributes) -> str | None:
+        """What allows ``a``, as kube-apiserver's RBAC authorizer words it in a review's ``reason``
+        (``ClusterRoleBinding "b" of ClusterRole "r" to ServiceAccount "sa/ns"``), or None."""
+        for crb in self.storage.table(f"clusterrolebindings.{RBAC_GROUP}").objects.values():
+            found = self._allowing_subject(crb, a, "")
+            if found is not None:
+                return _describe_binding(get_metadata(crb).get("name", ""), crb, found, "")
+        if a.namespace:
+            for (ns, name), rb in self.storage.table(f"rolebindings.{RBAC_GROUP}").objects.items():
+                found = self._allowing_subject(rb, a, ns) if ns == a.namespace else None
+                if found is not None:
+                    return _describe_binding(f"{name}/{ns}", rb, found, ns)
+        return None
+
+    def _allowing_subject(self, binding: dict, a: Attributes, namespace: str) -> dict | None:
+        subject = next(
+            (s for s in binding.get("subjects") or () if _subject_matches(s, a.user, namespace)), None
+        )
+        if subject is None:
+            return None
+        rules, _ = self.resolve(binding.get("roleRef") or {}, namespace)
+        return subject if any(rule_allows(r, a) for r in rules) else None
+
+
+def _describe_binding(name: str, binding: dict, subject: dict, namespace: str) -> str:
+    """``rbac/validation``'s binding describers: ``<Kind> "name" of <RoleKind> "role" to <subject>``."""
+    kind = binding.get("kind", "")
+    ref = binding.get("roleRef") or {}
+    who = subject.get("name", "")
+    if subject.get("kind") == "ServiceAccount":
+        who = f"{who}/{subject.get('namespace') or namespace}"
+    role = f'{ref.get("kind", "")} "{ref.get("name", "")}"'
+    return f'{kind} "{name}" of {role} to {subject.get("kind", "")} "{who}"'
+
 
 def forbidden_message(a: Attributes) -> str:
     if not a.resource_request:
@@ -172,8 +206,10 @@ def access_review(
     *,
     self_subject: bool = False,
     local: bool = False,
+    explain: Any = None,
 ) -> dict:
-    """Evaluate an access review of ``kind``; ``decide(Attributes) -> bool``. ``self_subject``: about the
+    """Evaluate an access review of ``kind``; ``decide(Attributes) -> bool``, ``explain(Attributes)``
+    the binding that allows it (for the ``reason``). ``self_subject``: about the
     requester (SelfSubjectAccessReview), not ``spec.user``/``spec.groups``; ``local``: namespaced, the
     resource's namespace must be the URL's (LocalSubjectAccessReview)."""
     spec = body.get("spec")
@@ -224,7 +260,10 @@ def access_review(
         meta["namespace"] = url_namespace
     status: dict[str, Any] = {"allowed": allowed}
     if allowed:
-        status["reason"] = "RBAC: allowed" if MASTERS not in user.groups else "system:masters"
+        status["reason"] = "system:masters" if MASTERS in user.groups else "RBAC: allowed"
+        source = explain(a) if explain is not None and MASTERS not in user.groups else None
+        if source:
+            status["reason"] = f"RBAC: allowed by {source}"
     return {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": kind,

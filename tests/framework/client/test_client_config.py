@@ -13,7 +13,6 @@ import yaml
 from kubernetes import client as k8s
 
 from framework.client import Client, NetworkError
-from framework.client import client as client_module
 
 
 class Capture:
@@ -173,15 +172,11 @@ def test_exec_plugin_token_refreshes(capture, tmp_path):
 
 
 def test_in_cluster(apiserver, tmp_path, monkeypatch):
-    import kubernetes.config.incluster_config as ic
-
     (tmp_path / "token").write_text(apiserver.token)
     (tmp_path / "namespace").write_text("kube-system")
-    monkeypatch.setattr(ic, "SERVICE_TOKEN_FILENAME", str(tmp_path / "token"))
-    monkeypatch.setattr(ic, "SERVICE_CERT_FILENAME", str(apiserver.ca_path))
-    monkeypatch.setattr(client_module, "_SA_NAMESPACE_FILE", str(tmp_path / "namespace"))
+    (tmp_path / "ca.crt").write_bytes(apiserver.ca_path.read_bytes())
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(apiserver.port))
-    c = Client.in_cluster(qps=0)
+    c = Client.in_cluster(tmp_path, qps=0)
     assert c.namespace == "kube-system"
     assert c.get("v1", "Namespace", "kube-system")["metadata"]["name"] == "kube-system"

@@ -278,6 +278,17 @@ def test_webhook_certificate_that_does_not_load(garden, tmp_path):
 # --- configuration: exit 2 for the leader-election relation, warnings for unknown fields -----------------
 
 
+def test_metrics_certificates_that_do_not_load(garden, tmp_path):
+    """--metrics-cert-dir without tls.crt/tls.key, or without --metrics-secure: exit 2, one line."""
+    missing = tmp_path / "metrics-certs"
+    res = run_gcm(
+        tmp_path, "--kubeconfig", garden.kubeconfig, "--metrics-secure", "--metrics-cert-dir", str(missing)
+    )
+    assert_one_line(res, 2, f"--metrics-cert-dir {missing}", "cannot load tls.crt and tls.key")
+    res = run_gcm(tmp_path, "--kubeconfig", garden.kubeconfig, "--metrics-cert-dir", str(missing))
+    assert_one_line(res, 2, "--metrics-cert-dir is for the secure metrics endpoint: add --metrics-secure")
+
+
 def test_leader_election_timings_that_cannot_work(garden, tmp_path):
     cfg, _, _ = write_config(
         tmp_path, leaderElection={"leaseDuration": "15s", "renewDeadline": "10s", "retryPeriod": "20s"}

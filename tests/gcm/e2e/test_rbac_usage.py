@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 import yaml
 
 from framework.client import Client, Forbidden, NotFound
@@ -94,7 +95,8 @@ class Garden:
 
     def start(self) -> None:
         embedded.enable_webhooks(self.embedded, self.cfg, free_port())
-        self.mgr = build_manager(self.cfg, self.gcm, graceful_shutdown_timeout=10)
+        # As manifests/deploy/deployment.yaml runs it: with the secure metrics endpoint.
+        self.mgr = build_manager(self.cfg, self.gcm, graceful_shutdown_timeout=10, metrics_secure=True)
         self.thread = threading.Thread(target=self.mgr.start, name="gcm-manager", daemon=True)
         self.thread.start()
         eventually(self.mgr.is_leader, TIMEOUT, message="gcm leads")
@@ -441,7 +443,34 @@ def run_scenarios(g: Garden) -> list[dict]:
     g.wait_gone(CORE, "Project", "alpha")
     ns = admin.get("v1", "Namespace", "garden-alpha")
     assert "project.gardener.cloud/name" not in (ns["metadata"].get("labels") or {})
+    scrape_secure_metrics(g)
     return written
+
+
+def scrape_secure_metrics(g: Garden) -> None:
+    """A scraper bound to manifests/deploy's metrics-reader ClusterRole reads /metrics: gcm reviews its
+    token (TokenReview) and its `get /metrics` (SubjectAccessReview) as its ServiceAccount."""
+    token = g.server.add_user("prometheus")
+    admin_create_binding(
+        g.admin, "prometheus-metrics", "gardener-controller-manager-metrics-reader", "prometheus"
+    )
+    server = g.mgr.metrics_server
+    with urllib3.PoolManager(ca_cert_data=server.ca_pem.decode(), retries=False) as http:
+        response = http.request("GET", server.url + "/metrics", headers={"Authorization": f"Bearer {token}"})
+    assert response.status == 200, response.data
+    assert b"controller_runtime_reconcile_total" in response.data
+
+
+def admin_create_binding(admin: Client, name: str, role: str, user_name: str) -> None:
+    admin.create(
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": role},
+            "subjects": [user(user_name)],
+        }
+    )
 
 
 def test_gcm_rbac_is_what_gcm_uses(garden):

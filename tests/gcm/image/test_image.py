@@ -258,6 +258,25 @@ def cluster(tmp_path_factory) -> Iterator[Cluster]:
         log.close()
 
 
+def _metrics_reader_token(cluster: Cluster) -> str:
+    """A token of ServiceAccount garden/prometheus, bound to manifests/deploy's metrics-reader role."""
+    core, rbac = client.CoreV1Api(cluster.api), client.RbacAuthorizationV1Api(cluster.api)
+    core.create_namespaced_service_account("garden", {"metadata": {"name": "prometheus"}})
+    rbac.create_cluster_role_binding(
+        {
+            "metadata": {"name": "prometheus-gcm-metrics"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "gardener-controller-manager-metrics-reader",
+            },
+            "subjects": [{"kind": "ServiceAccount", "name": "prometheus", "namespace": "garden"}],
+        }
+    )
+    request = {"spec": {"expirationSeconds": 3600}}
+    return core.create_namespaced_service_account_token("prometheus", "garden", request).status.token
+
+
 def _service_account_files(cluster: Cluster, deployment: dict) -> dict[str, str]:
     namespace = deployment["metadata"]["namespace"]
     sa = deployment["spec"]["template"]["spec"]["serviceAccountName"]
@@ -414,12 +433,16 @@ def _assert_gcm_works(pod: Pod, cfg: dict, cluster: Cluster, name: str) -> None:
     )
     assert [(s.kind, s.name) for s in binding.subjects] == [("User", "alice@example.com")]
 
-    # /metrics on the Service's metrics port has controller-runtime's reconcile counter for Projects.
+    # /metrics on the Service's metrics port has controller-runtime's reconcile counter for Projects:
+    # served securely (--metrics-secure), to a ServiceAccount bound to the metrics-reader ClusterRole.
     metrics = pod.port("metrics")
+    bearer = {"Authorization": f"Bearer {_metrics_reader_token(cluster)}"}
+    scraper = urllib3.PoolManager(retries=False, timeout=5, cert_reqs="CERT_NONE")  # self-signed
+    assert scraper.request("GET", f"https://127.0.0.1:{metrics}/metrics").status == 401
     eventually(
         lambda: (
             'controller_runtime_reconcile_total{controller="project"'
-            in get(metrics, "/metrics").data.decode()
+            in scraper.request("GET", f"https://127.0.0.1:{metrics}/metrics", headers=bearer).data.decode()
         ),
         timeout=timeout,
         message="controller_runtime_reconcile_total",

@@ -388,7 +388,14 @@ def test_deploy_renders_with_consistent_references(rendered_deploy):
     assert pod["serviceAccountName"] == GCM_SA
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
     c = _container(dep)
-    assert c["command"] + c["args"] == ["python", "-m", "gcm", "--config", "/etc/gcm/config.yaml"]
+    assert c["command"] + c["args"] == [
+        "python",
+        "-m",
+        "gcm",
+        "--config",
+        "/etc/gcm/config.yaml",
+        "--metrics-secure",
+    ]
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert ports == {"health": 2718, "metrics": 2719, "webhook": 2721}
     assert (c["livenessProbe"]["httpGet"]["path"], c["livenessProbe"]["httpGet"]["port"]) == (
@@ -469,6 +476,10 @@ def test_deploy_renders_with_consistent_references(rendered_deploy):
         assert binding["subjects"] == sa_subject
         role_kind = "ClusterRole" if kind == "ClusterRoleBinding" else "Role"
         assert (role_kind, binding["roleRef"]["name"]) in objs
+
+    # Scrapers of the secure /metrics: kubebuilder's metrics_reader_role, bound by the operator.
+    reader = objs["ClusterRole", "gardener-controller-manager-metrics-reader"]
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
 
 
 def test_deploy_objects_are_stored(gcm_cluster):
@@ -554,6 +565,8 @@ ALLOWED = [
     ("watch", "", "namespaces", "", "", ""),
     *[(v, "", "resourcequotas", "", "garden-dev", "gardener") for v in ("create", "get", "patch")],
     ("watch", "", "resourcequotas", "", "", ""),
+    ("create", "authentication.k8s.io", "tokenreviews", "", "", ""),  # the secure metrics endpoint
+    ("create", "authorization.k8s.io", "subjectaccessreviews", "", "", ""),
     ("create", "coordination.k8s.io", "leases", "", GCM_NS, ""),
     ("get", "coordination.k8s.io", "leases", "", GCM_NS, LEASE),
     ("update", "coordination.k8s.io", "leases", "", GCM_NS, LEASE),

@@ -17,10 +17,13 @@ def token_review(server: Any, body: dict, requester: Any, namespace: str | None)
     spec = as_dict(body.get("spec"))
     token = spec.get("token") or ""
     user, error = server.authenticator.check_token(token) if token else (None, "invalid bearer token")
-    status: dict[str, Any] = {"authenticated": user is not None, "user": user.as_dict() if user else {}}
+    # TokenReviewStatus.Authenticated is `omitempty`: kube leaves it out of a refusal; `user` is a
+    # struct, never left out by Go's encoder, so a refusal carries `"user": {}`.
+    status: dict[str, Any] = {"user": user.as_dict() if user else {}}
     if user is None:
         status["error"] = error
     else:  # the audiences the token is good for among those asked about (default: the API's)
+        status = {"authenticated": True, **status}
         status["audiences"] = list(spec.get("audiences") or tokens.API_AUDIENCES)
     return {
         "apiVersion": "authentication.k8s.io/v1",

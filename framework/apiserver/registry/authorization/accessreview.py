@@ -16,6 +16,11 @@ def access_reviewer(kind: str, *, self_subject: bool = False, local: bool = Fals
         def decide(a: Attributes) -> bool:
             return server.authorization == "AlwaysAllow" or server.authorizer.allowed(a)
 
-        return access_review(kind, body, requester, namespace, decide, self_subject=self_subject, local=local)
+        def explain(a: Attributes) -> str | None:
+            return None if server.authorization == "AlwaysAllow" else server.authorizer.allowed_by(a)
+
+        return access_review(
+            kind, body, requester, namespace, decide, self_subject=self_subject, local=local, explain=explain
+        )
 
     return review
