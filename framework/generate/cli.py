@@ -80,6 +80,10 @@ def outputs(project: ProjectConfig) -> dict[str, str]:
             *import_tree(f"{project.package}.controllers", project.root),
             *import_tree(f"{project.package}.webhooks", project.root),
         ]
+        if project.setup:
+            # The setup hook's module holds markers too: what the manager it builds needs.
+            hook = import_tree(project.setup.partition(":")[0], project.root)
+            code += [m for m in hook if m not in code]
         rules = _marker_rules(code)
         webhook_markers = _webhook_markers(code)
         recording = record_setup(project)

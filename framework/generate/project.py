@@ -23,8 +23,8 @@ are the scaffold's layout)::
 
 The generators import ``<package>.api`` (types and their ``@resource`` declarations),
 ``<package>.controllers`` and ``<package>.webhooks`` with every module below them (RBAC markers), and
-run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` (or ``setup``) on a
-recording manager:
+run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` (or ``setup``, whose
+module's markers are read as well) on a recording manager:
 a real :class:`~framework.manager.Manager` whose client points nowhere and which is never started, so
 the Builders and WebhookBuilders register what they register in production (informers, webhooks, event
 recorders) and nothing talks to a cluster. A setup that reads from the cluster fails there, with one

@@ -15,6 +15,7 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from framework.manager import LeaderElectionOptions, Manager
+from framework.markers.rbac import rbac
 from framework.webhook import WebhookServer
 from gcm.config import ConfigError, ControllerManagerConfiguration
 from gcm.config.errors import invalid, required
@@ -77,6 +78,11 @@ def webhook_server(
     return server
 
 
+# The secure metrics endpoint (--metrics-secure, as deployment.yaml runs gcm): the Manager's metrics
+# filter checks a scraper's bearer token with a TokenReview and its `get` on /metrics with a
+# SubjectAccessReview (controller-runtime's metrics filters). A review reads and changes nothing stored.
+@rbac(groups="authentication.k8s.io", resources="tokenreviews", verbs="create")
+@rbac(groups="authorization.k8s.io", resources="subjectaccessreviews", verbs="create")
 def build_manager(
     cfg: ControllerManagerConfiguration,
     client: Any,

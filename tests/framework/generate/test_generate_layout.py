@@ -15,10 +15,12 @@ from tests.framework.generate.projects import PYPROJECT, shop, write
 # The shop's controllers and a plain handler, set up by one hook outside the controllers package; a
 # second plain handler registered later (as a runnable would) is known from its marker only.
 HOOK = """\
+from framework.markers.rbac import rbac
 from shop.controllers import mirror
 from shop.webhooks.guard import Guard
 
 
+@rbac(groups="authentication.k8s.io", resources="tokenreviews", verbs="create")
 def setup_all(mgr):
     mirror.setup(mgr)
     mgr.webhook_server.register("/guard", Guard())
@@ -122,6 +124,12 @@ def test_layout_settings_move_and_shape_the_outputs(tmp_path):
     assert {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list", "watch"]} in rules
     # ... united with a marker's get
     assert {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get", "list", "watch"]} in rules
+    # a marker in the setup hook's module
+    assert {
+        "apiGroups": ["authentication.k8s.io"],
+        "resources": ["tokenreviews"],
+        "verbs": ["create"],
+    } in rules
     # managed-webhook-configuration = false: no rights on webhook configurations
     assert not [r for r in rules if "admissionregistration.k8s.io" in r.get("apiGroups", [])]
     mutating, validating = yaml.safe_load_all(out["deploy/webhooks.yaml"])
