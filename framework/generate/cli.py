@@ -6,8 +6,11 @@ In the project's root (the directory of its ``pyproject.toml`` with ``[tool.fram
 - ``config/crd/bases/<group>_<plural>.yaml`` for every ``@resource`` type in ``<package>.api``
   (:mod:`framework.generate.crd`);
 - ``config/rbac/role.yaml``: markers plus derived rules (:mod:`framework.generate.rbac`);
-- ``config/webhook/manifests.yaml`` when the project registers webhooks
-  (:mod:`framework.generate.webhook`).
+- ``config/webhook/manifests.yaml`` when the project registers webhooks or declares ``@webhook``
+  markers (:mod:`framework.generate.webhook`).
+
+The paths are the scaffold's; ``crd-dir``, ``role-file`` and ``webhook-file`` in ``[tool.framework]``
+move them (``false``: that generator is off, its files are hand-written).
 
 Output is deterministic: a rerun on unchanged code writes nothing (byte-identical files are left
 alone). ``--check`` writes nothing and exits 1 with one line per file that is missing or differs from
@@ -32,6 +35,7 @@ from framework.generate.kinds import Kinds
 from framework.generate.project import ProjectConfig, ProjectError, import_tree, project_imports, record_setup
 from framework.generate.webhook import webhook_configurations
 from framework.markers.rbac import Rule, rules_of
+from framework.markers.webhook import WebhookMarker, webhooks_of
 
 __all__ = ["ROLE_PATH", "WEBHOOK_PATH", "generate", "outputs", "render_documents"]
 
@@ -46,14 +50,20 @@ def _crds(modules: list[ModuleType]) -> dict[str, dict[str, Any]]:
         raise ProjectError(str(e)) from None
 
 
-def _marker_rules(modules: list[ModuleType]) -> list[Rule]:
-    rules: list[Rule] = []
+def _own_objects(modules: list[ModuleType]) -> Iterable[Any]:
     for module in modules:
         for value in vars(module).values():
             # Each decorated object once: where it is defined, not every module that imports it.
             if getattr(value, "__module__", None) == module.__name__:
-                rules.extend(rules_of(value))
-    return rules
+                yield value
+
+
+def _marker_rules(modules: list[ModuleType]) -> list[Rule]:
+    return [rule for value in _own_objects(modules) for rule in rules_of(value)]
+
+
+def _webhook_markers(modules: list[ModuleType]) -> list[WebhookMarker]:
+    return [marker for value in _own_objects(modules) for marker in webhooks_of(value)]
 
 
 def render_documents(documents: Iterable[dict[str, Any]]) -> str:
@@ -64,26 +74,42 @@ def render_documents(documents: Iterable[dict[str, Any]]) -> str:
 def outputs(project: ProjectConfig) -> dict[str, str]:
     """Relative path → the text the project's code generates for it."""
     with project_imports(project):
-        api = import_tree(f"{project.package}.api", project.root)
+        api = import_tree(project.api, project.root)
         crds = _crds(api) if api else {}
         code = [
             *import_tree(f"{project.package}.controllers", project.root),
             *import_tree(f"{project.package}.webhooks", project.root),
         ]
+        if project.setup:
+            # The setup hook's module holds markers too: what the manager it builds needs.
+            hook = import_tree(project.setup.partition(":")[0], project.root)
+            code += [m for m in hook if m not in code]
         rules = _marker_rules(code)
+        webhook_markers = _webhook_markers(code)
         recording = record_setup(project)
     kinds = Kinds(crds.values())
+    setup = project.setup or f"{project.package}.controllers.setup(mgr)"
     for key in recording.informers:
-        info = kinds.lookup(key.api_version, key.kind, f"{project.package}.controllers.setup(mgr)")
-        rules.append(replace(rbac_gen.read_rule(info.group, info.resource), namespace=key.namespace or None))
+        info = kinds.lookup(key.api_version, key.kind, setup)
+        rule = Rule(verbs=project.cache_verbs, groups=(info.group,), resources=(info.resource,))
+        rules.append(replace(rule, namespace=key.namespace or None))
     if recording.event_recorders:
         rules.append(rbac_gen.EVENT_RULE)
-    if recording.webhooks and project.managed_webhook_configuration:
+    webhooks = bool(recording.webhooks or webhook_markers)
+    if webhooks and project.managed_webhook_configuration:
         rules.append(rbac_gen.WEBHOOK_CONFIGURATION_RULE)
-    out = {path: render_yaml(crd) for path, crd in sorted(crds.items())}
-    out[ROLE_PATH] = render_documents(rbac_gen.roles(rules))
-    if recording.webhooks:
-        out[WEBHOOK_PATH] = render_documents(webhook_configurations(recording.webhooks, kinds, project.name))
+    out: dict[str, str] = {}
+    if project.crd_dir is not None:
+        for path, crd in sorted(crds.items()):
+            out[f"{project.crd_dir}/{path.rsplit('/', 1)[1]}"] = render_yaml(crd)
+    if project.role_file is not None:
+        out[project.role_file] = render_documents(
+            rbac_gen.roles(rules, project.role_name, dict(project.role_labels))
+        )
+    if webhooks and project.webhook_file is not None:
+        out[project.webhook_file] = render_documents(
+            webhook_configurations(recording.webhooks, kinds, project.name, webhook_markers)
+        )
     return out
 
 

@@ -9,9 +9,22 @@ and what its setup registers with a manager.
     package = "memcached_operator"    # the import package: api/, controllers/, webhooks/
     managed-webhook-configuration = true  # the manager writes its webhook configurations (RBAC for it)
 
+A project whose layout is not the scaffold's says where things are (every key optional; the defaults
+are the scaffold's layout)::
+
+    api-package = "<package>.api"            # the @resource declarations
+    setup = "module:function"                # called with the manager instead of the two setup()s
+    crd-dir = "config/crd/bases"             # <crd-dir>/<group>_<plural>.yaml; false: no CRDs
+    role-file = "config/rbac/role.yaml"      # false: no role
+    role-name = "manager-role"               # the ClusterRole's (and namespaced Roles') name
+    role-labels = {}                         # labels of the generated roles
+    cache-verbs = ["get", "list", "watch"]   # the derived rule of every kind the cache holds
+    webhook-file = "config/webhook/manifests.yaml"  # false: the webhook manifests are hand-written
+
 The generators import ``<package>.api`` (types and their ``@resource`` declarations),
 ``<package>.controllers`` and ``<package>.webhooks`` with every module below them (RBAC markers), and
-run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` on a recording manager:
+run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` (or ``setup``, whose
+module's markers are read as well) on a recording manager:
 a real :class:`~framework.manager.Manager` whose client points nowhere and which is never started, so
 the Builders and WebhookBuilders register what they register in production (informers, webhooks, event
 recorders) and nothing talks to a cluster. A setup that reads from the cluster fails there, with one
@@ -52,6 +65,19 @@ class ProjectConfig:
     name: str
     package: str
     managed_webhook_configuration: bool = True
+    api_package: str = ""  # "": <package>.api
+    setup: str = ""  # "module:function" called with the manager; "": the packages' setup(mgr)
+    crd_dir: str | None = "config/crd/bases"  # None: no CRDs are generated
+    role_file: str | None = "config/rbac/role.yaml"  # None: no role is generated
+    role_name: str = "manager-role"
+    role_labels: tuple[tuple[str, str], ...] = ()
+    cache_verbs: tuple[str, ...] = ("get", "list", "watch")
+    webhook_file: str | None = "config/webhook/manifests.yaml"  # None: webhook manifests hand-written
+
+    @property
+    def api(self) -> str:
+        """The package of the ``@resource`` declarations."""
+        return self.api_package or f"{self.package}.api"
 
     def group(self, group: str) -> str:
         """The full API group of ``group`` (``cache`` → ``cache.example.com``)."""
@@ -102,7 +128,57 @@ def load_project(root: Path) -> ProjectConfig:
         name=check_project_name(values["project"]),
         package=values["package"],
         managed_webhook_configuration=managed,
+        **_layout(path, table),
     )
+
+
+def _layout(path: Path, table: dict[str, Any]) -> dict[str, Any]:
+    """The optional layout keys of ``[tool.framework]`` as :class:`ProjectConfig` fields."""
+    out: dict[str, Any] = {}
+
+    def bad(key: str, expected: str) -> ProjectError:
+        return ProjectError(f"{path}: [tool.framework] {key} must be {expected}, got {table[key]!r}")
+
+    if "api-package" in table:
+        value = table["api-package"]
+        if not isinstance(value, str) or not all(p.isidentifier() for p in value.split(".")):
+            raise bad("api-package", "a dotted Python module name")
+        out["api_package"] = value
+    if "setup" in table:
+        value = table["setup"]
+        module, _, function = value.partition(":") if isinstance(value, str) else ("", "", "")
+        if not (all(p.isidentifier() for p in module.split(".")) and function.isidentifier()):
+            raise bad("setup", '"module:function"')
+        out["setup"] = value
+    for key in ("crd-dir", "role-file", "webhook-file"):
+        if key in table:
+            value = table[key]
+            if value is False:
+                out[key.replace("-", "_")] = None
+                continue
+            if (
+                not isinstance(value, str)
+                or not value
+                or Path(value).is_absolute()
+                or ".." in Path(value).parts
+            ):
+                raise bad(key, "a path relative to the project root, or false")
+            out[key.replace("-", "_")] = Path(value).as_posix()
+    if "role-name" in table:
+        if not isinstance(table["role-name"], str) or not table["role-name"]:
+            raise bad("role-name", "a non-empty string")
+        out["role_name"] = table["role-name"]
+    if "role-labels" in table:
+        labels = table["role-labels"]
+        if not isinstance(labels, dict) or not all(isinstance(v, str) for v in labels.values()):
+            raise bad("role-labels", "a table of strings")
+        out["role_labels"] = tuple(sorted(labels.items()))
+    if "cache-verbs" in table:
+        verbs = table["cache-verbs"]
+        if not isinstance(verbs, list) or not verbs or not all(isinstance(v, str) and v for v in verbs):
+            raise bad("cache-verbs", "a non-empty list of verbs")
+        out["cache_verbs"] = tuple(verbs)
+    return out
 
 
 def _forget(package: str) -> None:
@@ -170,6 +246,33 @@ def import_tree(name: str, root: Path | None = None) -> list[ModuleType]:
     return modules
 
 
+def _setups(project: ProjectConfig) -> list[tuple[str, Any]]:
+    """The setup functions to run, each with the name errors give it."""
+    if project.setup:
+        module_name, _, function = project.setup.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as e:
+            raise ProjectError(
+                f"setup {project.setup}: cannot import {module_name}: {_describe(e, project.root)}"
+            ) from None
+        setup = getattr(module, function, None)
+        if not callable(setup):
+            raise ProjectError(f"setup {project.setup}: {module_name} has no function {function}")
+        return [(f"{module_name}.{function}", setup)]
+    out = []
+    for sub in ("controllers", "webhooks"):
+        name = f"{project.package}.{sub}"
+        package = sys.modules.get(name)
+        if package is None:
+            continue
+        setup = getattr(package, "setup", None)
+        if not callable(setup):
+            raise ProjectError(f"{name} has no setup(mgr) function to register its {sub}")
+        out.append((f"{name}.setup", setup))
+    return out
+
+
 @dataclass
 class Recording:
     """What the project's setup registered with the recording manager."""
@@ -180,8 +283,8 @@ class Recording:
 
 
 def record_setup(project: ProjectConfig) -> Recording:
-    """Run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` on a manager
-    that is never started (inside :func:`project_imports`)."""
+    """Run ``<package>.controllers.setup(mgr)`` and ``<package>.webhooks.setup(mgr)`` (or the project's
+    ``setup`` hook) on a manager that is never started (inside :func:`project_imports`)."""
     from kubernetes.client import Configuration
     from prometheus_client import CollectorRegistry
 
@@ -204,18 +307,11 @@ def record_setup(project: ProjectConfig) -> Recording:
         registry = CollectorRegistry()
         server = WebhookServer("127.0.0.1", 0, cert_dir=cert_dir, registry=registry)
         mgr = RecordingManager(client, webhook_server=server, registry=registry)
-        for sub in ("controllers", "webhooks"):
-            name = f"{project.package}.{sub}"
-            module = sys.modules.get(name)
-            if module is None:
-                continue
-            setup = getattr(module, "setup", None)
-            if not callable(setup):
-                raise ProjectError(f"{name} has no setup(mgr) function to register its {sub}")
+        for name, setup in _setups(project):
             try:
                 setup(mgr)
             except Exception as e:
-                raise ProjectError(f"{name}.setup(mgr) failed: {_describe(e, project.root)}") from None
+                raise ProjectError(f"{name}(mgr) failed: {_describe(e, project.root)}") from None
         recording.informers = sorted(mgr.cache.factory.informers(), key=lambda k: tuple(map(str, k)))
         recording.webhooks = dict(sorted(server.webhooks.items()))
     client.close()

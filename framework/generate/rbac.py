@@ -135,15 +135,19 @@ def normalize_rules(rules: Iterable[Rule]) -> list[dict[str, Any]]:
     return [r.policy_rule() for r in merged]
 
 
-def roles(rules: Iterable[Rule], name: str = ROLE_NAME) -> list[dict[str, Any]]:
+def roles(
+    rules: Iterable[Rule], name: str = ROLE_NAME, labels: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """The ClusterRole ``name`` (always, so the scaffold's binding has a role to bind) and one Role
-    ``name`` per namespace that namespaced rules name, sorted by namespace."""
+    ``name`` per namespace that namespaced rules name, sorted by namespace; each with ``labels``."""
     by_namespace: dict[str, list[Rule]] = {"": []}
     for rule in rules:
         by_namespace.setdefault(rule.namespace or "", []).append(replace(rule, namespace=None))
     out: list[dict[str, Any]] = []
     for namespace in sorted(by_namespace):
-        metadata = {"name": name, **({"namespace": namespace} if namespace else {})}
+        metadata: dict[str, Any] = {"name": name, **({"namespace": namespace} if namespace else {})}
+        if labels:
+            metadata["labels"] = dict(labels)
         out.append(
             {
                 "apiVersion": RBAC_V1,

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from framework.markers.attached import attach, attached
+
 __all__ = ["Rule", "rbac", "rules_of"]
 
 T = TypeVar("T")
@@ -89,20 +91,9 @@ def rbac(
     if namespace is not None and (not isinstance(namespace, str) or not namespace):
         raise ValueError(f"rbac(): namespace must be a non-empty string, got {namespace!r}")
 
-    def mark(target: T) -> T:
-        # The rules belong to this object only: a subclass does not inherit its base's list object.
-        own = vars(target).get(_ATTRIBUTE) if hasattr(target, "__dict__") else None
-        try:
-            setattr(target, _ATTRIBUTE, (rule, *(own or ())))
-        except (AttributeError, TypeError):
-            raise TypeError(f"rbac() decorates a class or a function, not {type(target).__name__}") from None
-        return target
-
-    return mark
+    return attach(_ATTRIBUTE, rule, "rbac")
 
 
 def rules_of(target: Any) -> tuple[Rule, ...]:
     """The rules declared on ``target`` itself (in source order), not those of its base classes."""
-    if not hasattr(target, "__dict__"):
-        return ()
-    return tuple(vars(target).get(_ATTRIBUTE) or ())
+    return attached(target, _ATTRIBUTE)

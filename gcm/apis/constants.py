@@ -8,6 +8,8 @@ pairs, the arguments every client read takes.
 
 from __future__ import annotations
 
+from typing import Final
+
 # --- groups and versions ----------------------------------------------------------------------------
 
 GROUP_CORE = "core.gardener.cloud"
@@ -80,9 +82,10 @@ PROJECT_MEMBER_EXTENSION_PREFIX = "extension:"
 
 # --- Project status fields (the JSON names of types_project.go's ProjectStatus) -----------------------
 
-PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP = "lastActivityTimestamp"
-PROJECT_STATUS_STALE_SINCE_TIMESTAMP = "staleSinceTimestamp"
-PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP = "staleAutoDeleteTimestamp"
+# Final: mypy reads them as literals, so they are keys of the typed view gcm.apis.core_v1beta1.ProjectStatus.
+PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP: Final = "lastActivityTimestamp"
+PROJECT_STATUS_STALE_SINCE_TIMESTAMP: Final = "staleSinceTimestamp"
+PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP: Final = "staleAutoDeleteTimestamp"
 
 # --- Project phases and events ------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from framework.manager import LeaderElectionOptions, Manager
+from framework.markers.rbac import rbac
 from framework.webhook import WebhookServer
 from gcm.config import ConfigError, ControllerManagerConfiguration
 from gcm.config.errors import invalid, required
@@ -77,6 +78,11 @@ def webhook_server(
     return server
 
 
+# The secure metrics endpoint (--metrics-secure, as deployment.yaml runs gcm): the Manager's metrics
+# filter checks a scraper's bearer token with a TokenReview and its `get` on /metrics with a
+# SubjectAccessReview (controller-runtime's metrics filters). A review reads and changes nothing stored.
+@rbac(groups="authentication.k8s.io", resources="tokenreviews", verbs="create")
+@rbac(groups="authorization.k8s.io", resources="subjectaccessreviews", verbs="create")
 def build_manager(
     cfg: ControllerManagerConfiguration,
     client: Any,
@@ -134,3 +140,31 @@ def build_manager(
     add_controllers(mgr, cfg)
     webhooks.add_to_manager(mgr, cfg)
     return mgr
+
+
+def add_for_generate(mgr: Manager) -> None:
+    """``python -m framework generate``'s setup (``[tool.framework] setup`` in pyproject.toml): the field
+    indexes, controllers and webhooks :func:`build_manager` adds, configured as
+    ``manifests/deploy/configmap.yaml`` deploys gcm (the Event controller and both webhooks on), so the
+    generated ClusterRole holds what the deployed gcm's caches need. The manager is never started."""
+    import logging
+
+    import yaml
+
+    from gcm.config.load import load_config
+
+    path = Path(__file__).resolve().parents[1] / "manifests" / "deploy" / "configmap.yaml"
+    (configmap,) = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    cfg = load_config(text=configmap["data"]["config.yaml"], ignored=[])
+    # What build_manager constructs the Manager with (Secrets metadata-only, Events slim).
+    mgr.cache.options.update(controllers.cache_options(cfg))
+    # Only warnings meanwhile: "serving webhook" and the like would be untrue of a manager that never
+    # starts. The caller's logging configuration is restored after.
+    saved = structlog.get_config()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    try:
+        add_all_field_indexes(mgr)
+        controllers.add_to_manager(mgr, cfg)
+        webhooks.add_to_manager(mgr, cfg)
+    finally:
+        structlog.configure(**saved)

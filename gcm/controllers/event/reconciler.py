@@ -14,6 +14,7 @@ from typing import Any
 
 from framework.client import NotFound, ReaderWriter
 from framework.clock import Clock
+from framework.markers.rbac import rbac
 from framework.meta.object import get_metadata
 from framework.meta.schema import parse_group_version
 from framework.meta.time import parse_time
@@ -86,6 +87,8 @@ def reference_time(event: dict) -> datetime:
     return _reference(event)[1]
 
 
+# Non-Shoot Events past their TTL (delete).
+@rbac(groups="events.k8s.io", resources="events", verbs="delete")
 class Reconciler:
     """Deletes non-Shoot events ``ttl`` seconds after their reference time.
 

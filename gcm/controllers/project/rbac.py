@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from framework.client import NotFound, Reader, ReaderWriter
 from framework.controllerutil import create_or_patch, new_controller_ref
+from framework.markers.rbac import rbac
 from framework.meta.object import ensure_metadata
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_EXTENSION_PROJECT as NAME_PREFIX_EXTENSION
 from gcm.apis.constants import CLUSTER_ROLE_PREFIX_PROJECT as NAME_PREFIX_PROJECT
@@ -49,6 +50,7 @@ from gcm.apis.constants import PROJECT_MEMBER_OWNER as ROLE_OWNER
 from gcm.apis.constants import PROJECT_MEMBER_SERVICEACCOUNTMANAGER as ROLE_SERVICEACCOUNTMANAGER
 from gcm.apis.constants import PROJECT_MEMBER_UAM as ROLE_UAM
 from gcm.apis.constants import PROJECT_MEMBER_VIEWER as ROLE_VIEWER
+from gcm.apis.core_v1beta1 import Project, ProjectMember, Subject
 from gcm.controllers.errors import error_text
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
@@ -67,12 +69,12 @@ class RBACError(Exception):
 # --- members → subject buckets ----------------------------------------------------------------------
 
 
-def member_roles(member: dict) -> list[str]:
+def member_roles(member: ProjectMember) -> list[str]:
     """The singular ``role`` followed by the ``roles`` list."""
     return [member.get("role") or "", *(member.get("roles") or ())]
 
 
-def subject_of(obj: dict) -> dict:
+def subject_of(obj: Subject) -> dict:
     """An rbac ``Subject`` from a member or ``spec.owner``, defaulted like kube-apiserver's rbac/v1.
 
     ``apiGroup`` of a User or Group defaults to ``rbac.authorization.k8s.io`` (gardener-apiserver
@@ -109,7 +111,7 @@ def dedupe(subjects: Iterable[dict]) -> list[dict]:
 
 def subject_buckets(project: dict) -> dict[str, Any]:
     """``admins``, ``members``, ``uams``, ``serviceaccountmanagers``, ``viewers`` and ``extensions``."""
-    spec = project.get("spec") or {}
+    spec = cast(Project, project).get("spec") or {}
     owner = spec.get("owner")
     admins: list[dict] = []
     members: list[dict] = []
@@ -146,7 +148,7 @@ def subject_buckets(project: dict) -> dict[str, Any]:
 def extension_role_names(project: dict) -> set[str]:
     """The extension role names (``extension:<r>`` without the prefix) the members use."""
     names = set()
-    for member in (project.get("spec") or {}).get("members") or ():
+    for member in (cast(Project, project).get("spec") or {}).get("members") or ():
         for role in member_roles(member):
             if role.startswith(ROLE_EXTENSION_PREFIX):
                 names.add(role[len(ROLE_EXTENSION_PREFIX) :])
@@ -162,7 +164,7 @@ def owner_reference(project: dict) -> dict:
 
 
 def extension_labels(project: dict) -> dict[str, str]:
-    return {LABEL_ROLE: LABEL_ROLE_EXTENSION, LABEL_PROJECT_NAME: project["metadata"]["name"]}
+    return {LABEL_ROLE: LABEL_ROLE_EXTENSION, LABEL_PROJECT_NAME: cast(Project, project)["metadata"]["name"]}
 
 
 def extension_object_name(project_name: str, role: str) -> str:
@@ -210,8 +212,9 @@ def _binding(kind: str, name: str, namespace: str | None, owner: dict, subjects:
 
 def standard_objects(project: dict, buckets: dict[str, Any] | None = None) -> list[dict]:
     """The 11 standard objects, in the order of Gardener's projectrbac.go (Deploy and Destroy)."""
-    p = project["metadata"]["name"]
-    ns = (project.get("spec") or {})["namespace"]
+    typed = cast(Project, project)
+    p = typed["metadata"]["name"]
+    ns = (typed.get("spec") or {})["namespace"]
     owner = owner_reference(project)
     b = buckets or subject_buckets(project)
     ns_rule = _namespace_rule(ns)
@@ -242,8 +245,9 @@ def standard_objects(project: dict, buckets: dict[str, Any] | None = None) -> li
 
 def extension_objects(project: dict, buckets: dict[str, Any] | None = None) -> list[dict]:
     """Per extension role (sorted): the aggregating ClusterRole and its RoleBinding."""
-    p = project["metadata"]["name"]
-    ns = (project.get("spec") or {})["namespace"]
+    typed = cast(Project, project)
+    p = typed["metadata"]["name"]
+    ns = (typed.get("spec") or {})["namespace"]
     owner = owner_reference(project)
     labels = extension_labels(project)
     b = buckets or subject_buckets(project)
@@ -323,6 +327,28 @@ def converge(desired: dict, *, check_role_ref: bool = True) -> Callable[[dict], 
 # --- the component ------------------------------------------------------------------------------------
 
 
+# The per-project ClusterRoles and ClusterRoleBindings: read through the cache (list, watch: the
+# informers start on the first read), live before a patch (get), created or patched, deleted when a
+# binding's roleRef changed or an extension role is no longer used. The project namespace's RoleBindings
+# likewise (their informer is the Builder's owns).
+@rbac(
+    groups="rbac.authorization.k8s.io",
+    resources=["clusterroles", "clusterrolebindings"],
+    verbs=["get", "list", "watch", "create", "patch", "delete"],
+)
+@rbac(
+    groups="rbac.authorization.k8s.io", resources="rolebindings", verbs=["get", "create", "patch", "delete"]
+)
+# RoleBindings to the global ClusterRoles of manifests/global: `bind` on exactly those names.
+@rbac(
+    groups="rbac.authorization.k8s.io",
+    resources="clusterroles",
+    resource_names=[NAME_PREFIX_MEMBER, NAME_PREFIX_VIEWER, NAME_SERVICEACCOUNTMANAGER],
+    verbs="bind",
+)
+# Never requested: holding it is what lets gcm create the per-project ClusterRoles granting it on one
+# Project without `escalate` (kube-apiserver's escalation check passes when the writer holds the rules).
+@rbac(groups=GROUP_CORE, resources="projects", verbs="manage-members")
 class ProjectRBAC:
     """Deploys and cleans up the member RBAC of one Project.
 
@@ -342,13 +368,13 @@ class ProjectRBAC:
         *,
         extension_roles: bool = True,
     ) -> None:
-        namespace = (project.get("spec") or {}).get("namespace")
+        namespace = (cast(Project, project).get("spec") or {}).get("namespace")
         if not namespace:
             raise ValueError("spec.namespace is not set")
         self.client = client
         self.api_reader = api_reader or client
         self.project = project
-        self.name = project["metadata"]["name"]
+        self.name = cast(Project, project)["metadata"]["name"]
         self.namespace = namespace
         self.extension_roles = extension_roles
 

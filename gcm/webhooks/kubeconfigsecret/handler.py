@@ -28,6 +28,7 @@ from typing import Any
 import structlog
 from prometheus_client import CollectorRegistry, Counter
 
+from framework.markers.webhook import webhook
 from framework.meta import field
 from framework.webhook import AdmissionDenied, Invalid, current_request, validator
 from framework.webhook.typed import CustomValidator
@@ -75,6 +76,17 @@ def _bad_request(message: str) -> AdmissionDenied:
     return AdmissionDenied(message, code=400, reason="BadRequest")
 
 
+# Its rule in manifests/deploy/webhook.yaml (hand-written: docs/webhooks.md; a test keeps them equal).
+@webhook(
+    path=PATH,
+    name=WEBHOOK_NAME,
+    groups="",
+    versions="v1",
+    resources="secrets",
+    operations=["CREATE", "UPDATE"],
+    scope="*",
+    admission_review_versions=["v1", "v1beta1"],
+)
 class KubeconfigSecretValidator:
     """Validates ``data.kubeconfig`` of Secrets; :attr:`handler` is the typed admission handler."""
 

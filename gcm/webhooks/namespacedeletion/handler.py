@@ -16,9 +16,11 @@ import time
 import structlog
 
 from framework.client import Client, NotFound, Reader
+from framework.markers.rbac import rbac
+from framework.markers.webhook import webhook
 from framework.meta.object import get_labels, is_being_deleted
 from framework.webhook import AdmissionRequest, AdmissionResponse, allowed, denied, errored
-from gcm.apis.constants import LABEL_PROJECT_NAME, PROJECT, SHOOT, WEBHOOK_NAMESPACE_DELETION
+from gcm.apis.constants import GROUP_CORE, LABEL_PROJECT_NAME, PROJECT, SHOOT, WEBHOOK_NAMESPACE_DELETION
 
 log = structlog.get_logger("gcm.webhooks.namespacedeletion")
 
@@ -53,6 +55,20 @@ def forbidden(namespace: str, reason: str) -> AdmissionResponse:
     )
 
 
+# Live reads when the cache may lag: the Namespace and its Project (get); Shoots (list, limit 1).
+@rbac(groups="", resources="namespaces", verbs="get")
+@rbac(groups=GROUP_CORE, resources="projects", verbs="get")
+@rbac(groups=GROUP_CORE, resources="shoots", verbs="list")
+# Its rule in manifests/deploy/webhook.yaml (hand-written: docs/webhooks.md; a test keeps them equal).
+@webhook(
+    path=PATH,
+    name=WEBHOOK_NAME,
+    groups="",
+    versions="v1",
+    resources="namespaces",
+    operations="DELETE",
+    scope="Cluster",
+)
 class NamespaceDeletionHandler:
     """``handler(AdmissionRequest) -> AdmissionResponse`` for ``framework.webhook.WebhookServer``.
 

@@ -125,7 +125,7 @@ def test_check_names_each_stale_or_missing_file_and_writes_nothing(in_project, c
         (
             {"shop/webhooks/__init__.py": "def setup(mgr):\n    mgr.webhook_server.register('/r', print)\n"},
             "error: webhook /r: a plain admission handler names no kind to write a rule for "
-            "(register it with WebhookBuilder(mgr).for_(...))",
+            "(register it with WebhookBuilder(mgr).for_(...), or describe it with ",
         ),
         ({"shop/webhooks/__init__.py": "SETUP = None\n"}, "error: shop.webhooks has no setup(mgr) function"),
         ({"pyproject.toml": "[project]\nname = 'shop'\n"}, "error: "),

@@ -707,7 +707,7 @@ def test_sa_cannot_escalate(gcm_cluster, gcm_sa):
     assert not_held in _forbidden(lambda: rbac.patch_cluster_role(own, {"rules": ALL}))
     (manifest,) = [
         d
-        for d in yaml.safe_load_all((DEPLOY / "rbac.yaml").read_text())
+        for d in yaml.safe_load_all((DEPLOY / "role.yaml").read_text())
         if d and d["metadata"]["name"] == own and d["kind"] == "ClusterRole"
     ]
     more = manifest["rules"] + [

@@ -3,18 +3,24 @@ happened in a Project's namespace by setting ``status.lastActivityTimestamp`` to
 
 from __future__ import annotations
 
+from typing import cast
+
 import structlog
 
 from framework.client import NotFound, ReaderWriter
 from framework.clock import Clock
+from framework.markers.rbac import rbac
 from framework.meta.time import format_time, parse_time_or_none, rfc3339_copy
 from framework.reconcile import Request, Result
-from gcm.apis.constants import PROJECT
+from gcm.apis.constants import GROUP_CORE, PROJECT
 from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
+from gcm.apis.core_v1beta1 import Project
 
 log = structlog.get_logger("gcm.controllers.project.activity")
 
 
+# status.lastActivityTimestamp (status patch).
+@rbac(groups=GROUP_CORE, resources="projects/status", verbs="patch")
 class ActivityReconciler:
     """Patches the Project's status subresource; a patch is skipped when the value would not change."""
 
@@ -28,7 +34,7 @@ class ActivityReconciler:
         except NotFound:
             return None
         now = rfc3339_copy(self.clock.now())
-        if parse_time_or_none((project.get("status") or {}).get(LAST_ACTIVITY)) == now:
+        if parse_time_or_none((cast(Project, project).get("status") or {}).get(LAST_ACTIVITY)) == now:
             return None
         self.client.patch(
             *PROJECT, request.name, {"status": {LAST_ACTIVITY: format_time(now)}}, subresource="status"

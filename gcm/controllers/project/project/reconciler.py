@@ -21,6 +21,9 @@ namespace live. Every write returns the new Project, which the next write of the
 (``resourceVersion``, ``generation``). Every failing step takes one path
 (:meth:`ProjectReconciler._failing`): a Warning event, phase ``Failed``, and the error raised again
 for a retry with backoff.
+
+Projects stay the dicts the client returns; their fields are read through the typed view
+:class:`gcm.apis.core_v1beta1.Project` (``cast``, no runtime cost), so mypy checks those reads.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import structlog
 
@@ -42,6 +45,7 @@ from framework.controllerutil import (
     new_controller_ref,
     remove_finalizer,
 )
+from framework.markers.rbac import rbac
 from framework.meta.object import (
     ensure_metadata,
     get_annotations,
@@ -65,6 +69,7 @@ from gcm.apis.constants import EVENT_ACTION_DELETE as ACTION_DELETE
 from gcm.apis.constants import EVENT_ACTION_RECONCILE as ACTION_RECONCILE
 from gcm.apis.constants import FINALIZER_GARDENER as FINALIZER
 from gcm.apis.constants import (
+    GROUP_CORE,
     LABEL_PROJECT_NAME,
     LABEL_ROLE,
     PROJECT,
@@ -85,6 +90,7 @@ from gcm.apis.constants import PROJECT_PENDING as PHASE_PENDING
 from gcm.apis.constants import PROJECT_READY as PHASE_READY
 from gcm.apis.constants import PROJECT_TERMINATING as PHASE_TERMINATING
 from gcm.apis.constants import RESOURCE_QUOTA_NAME as QUOTA_NAME
+from gcm.apis.core_v1beta1 import Project
 from gcm.config import ProjectControllerConfiguration
 from gcm.controllers.errors import error_text
 from gcm.controllers.project.rbac import ProjectRBAC, extension_role_names
@@ -104,13 +110,13 @@ class NamespaceError(Exception):
 
 def generated_namespace_name(project: dict) -> str:
     """``garden-<name>-<first 5 hex of sha256(uid)>``: deterministic, so retries never orphan one."""
-    meta = project["metadata"]
+    meta = cast(Project, project)["metadata"]
     digest = hashlib.sha256(meta["uid"].encode()).hexdigest()
     return f"{NAMESPACE_PREFIX}{meta['name']}-{digest[:5]}"
 
 
 def project_labels(project: dict) -> dict[str, str]:
-    return {LABEL_ROLE: ROLE_PROJECT, LABEL_PROJECT_NAME: project["metadata"]["name"]}
+    return {LABEL_ROLE: ROLE_PROJECT, LABEL_PROJECT_NAME: cast(Project, project)["metadata"]["name"]}
 
 
 def has_project_labels(namespace: dict, project: dict) -> bool:
@@ -135,7 +141,7 @@ def adopt_namespace(project: dict, namespace: dict) -> None:
         raise NamespaceError(
             f"namespace cannot be used as it needs the project labels {go_map_literal(labels)}"
         )
-    uid = project["metadata"]["uid"]
+    uid = cast(Project, project)["metadata"]["uid"]
     annotations = get_annotations(namespace)
     if ANNOTATION_PROJECT_UID in annotations and annotations[ANNOTATION_PROJECT_UID] != uid:
         raise NamespaceError("namespace is already in-use by another project")
@@ -211,6 +217,17 @@ def merge_quota(project: dict, quota_config: dict, quota: dict) -> None:
 # --- the reconciler ----------------------------------------------------------------------------------
 
 
+# Projects: read live before a write (get); spec.namespace (update); the finalizer (merge patch with
+# optimistic lock); phase and observedGeneration (status patch). The namespace's owner reference to its
+# Project has blockOwnerDeletion, which OwnerReferencesPermissionEnforcement authorizes as `update` on
+# the owner's finalizers subresource.
+@rbac(groups=GROUP_CORE, resources="projects", verbs=["get", "update", "patch"])
+@rbac(groups=GROUP_CORE, resources="projects/status", verbs="patch")
+@rbac(groups=GROUP_CORE, resources="projects/finalizers", verbs="update")
+# The project namespace: read live before a write, created, adopted and released, deleted with it.
+@rbac(groups="", resources="namespaces", verbs=["get", "create", "update", "delete"])
+# The default quota of controllers.project.quotas: read live, created or patched.
+@rbac(groups="", resources="resourcequotas", verbs=["get", "create", "patch"])
 class ProjectReconciler:
     """Reconciles one Project per request (key: the Project name).
 
@@ -249,7 +266,7 @@ class ProjectReconciler:
 
     def reconcile_project(self, project: dict) -> Result | None:
         project = self._ensure_finalizer(project)
-        if not (project.get("status") or {}).get("phase"):
+        if not (cast(Project, project).get("status") or {}).get("phase"):
             project = self._set_phase(project, PHASE_PENDING)
 
         with self._failing(project):
@@ -263,7 +280,7 @@ class ProjectReconciler:
             f'Successfully reconciled namespace "{ns_name}" for project',
         )
 
-        if not (project.get("spec") or {}).get("namespace"):
+        if not (cast(Project, project).get("spec") or {}).get("namespace"):
             project.setdefault("spec", {})["namespace"] = ns_name
             with self._failing(project):
                 project = self.client.update(project)
@@ -271,7 +288,7 @@ class ProjectReconciler:
         with self._failing(project, "Error while setting up ResourceQuota: "):
             self.reconcile_quota(project, ns_name)
 
-        spec_namespace = (project.get("spec") or {}).get("namespace") or ""
+        spec_namespace = (cast(Project, project).get("spec") or {}).get("namespace") or ""
         with self._failing(
             project,
             f'Error while preparing for reconciling RBAC resources for namespace "{spec_namespace}": ',
@@ -304,7 +321,9 @@ class ProjectReconciler:
 
         The adoption rules run on the cached namespace and, before any write, again on the live one.
         """
-        name = (project.get("spec") or {}).get("namespace") or generated_namespace_name(project)
+        name = (cast(Project, project).get("spec") or {}).get("namespace") or generated_namespace_name(
+            project
+        )
         namespace, _ = create_or_update(
             self.client,
             self._new_namespace(project, name),
@@ -331,7 +350,7 @@ class ProjectReconciler:
     # -- default ResourceQuota ----------------------------------------------------------------------------
 
     def reconcile_quota(self, project: dict, namespace: str) -> None:
-        quota = select_quota(self.config.quotas, project["metadata"].get("labels"))
+        quota = select_quota(self.config.quotas, cast(Project, project)["metadata"].get("labels"))
         if quota is None:
             return
         create_or_patch(
@@ -350,7 +369,7 @@ class ProjectReconciler:
     def delete(self, project: dict) -> Result | None:
         if not contains_finalizer(project, FINALIZER):
             return None
-        ns_name = (project.get("spec") or {}).get("namespace")
+        ns_name = (cast(Project, project).get("spec") or {}).get("namespace")
         if not ns_name:
             self._remove_finalizer(project)
             return None
@@ -399,12 +418,12 @@ class ProjectReconciler:
             return True
         annotations = meta.get("annotations") or {}
         owner_uid = annotations.get(ANNOTATION_PROJECT_UID)
-        if owner_uid and owner_uid != project["metadata"]["uid"]:
+        p_meta = cast(Project, project)["metadata"]
+        if owner_uid and owner_uid != p_meta["uid"]:
             # Stricter than Gardener: labelled for this name but in use by another Project (same name,
             # other UID; adoption was refused) - not ours either.
             return True
         if is_true(annotations.get(ANNOTATION_KEEP_AFTER_DELETION)):
-            p_meta = project["metadata"]
             drop_annotations = (
                 ANNOTATION_PROJECT_UID,
                 ANNOTATION_KEEP_AFTER_DELETION,
@@ -482,14 +501,15 @@ class ProjectReconciler:
 
     def _set_phase(self, project: dict, phase: str) -> dict:
         """Patch ``status.phase`` and ``status.observedGeneration`` (skipped when both are current)."""
-        status = project.get("status") or {}
-        generation = project["metadata"].get("generation")
+        typed = cast(Project, project)
+        status = typed.get("status") or {}
+        generation = typed["metadata"].get("generation")
         if status.get("phase") == phase and status.get("observedGeneration") == generation:
             return project
         return self.client.patch(
             PROJECT_API_VERSION,
             KIND,
-            project["metadata"]["name"],
+            typed["metadata"]["name"],
             {"status": {"phase": phase, "observedGeneration": generation}},
             subresource="status",
         )

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from framework.client import NotFound, ReaderWriter
+from framework.markers.rbac import rbac
 from framework.meta.object import get_metadata
 from framework.meta.quantity import Quantity, quantity_from_json
 from framework.meta.strconv import atoi
@@ -48,6 +49,8 @@ DEFAULT_PER_SHOOT_RESOURCES = (
 _ZERO = Quantity(Fraction(0))
 
 
+# The per-Shoot limits (patch).
+@rbac(groups="", resources="resourcequotas", verbs="patch")
 class ResourceQuotaReconciler:
     """Raises per-shoot ConfigMap and Secret limits of quotas in project namespaces."""
 

@@ -27,10 +27,12 @@ from framework.clock import Clock
 from framework.controller import Controller, Request
 from framework.handler import EnqueueRequestsFromMapFunc
 from framework.manager import Manager
+from framework.markers.rbac import rbac
 from framework.meta.object import get_metadata, get_name
 from framework.meta.schema import from_api_version_and_kind, parse_group_version
 from framework.meta.time import parse_time_or_none
 from framework.predicate import Funcs, Predicate
+from gcm.apis.constants import GROUP_CORE
 from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
 from gcm.apis.constants import PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP as AUTO_DELETE
 from gcm.apis.constants import PROJECT_STATUS_STALE_SINCE_TIMESTAMP as STALE_SINCE
@@ -115,6 +117,9 @@ def plants_served(mgr: Manager) -> bool:
     return True
 
 
+# The Plant informer starts at the first stale check (when discovery says Plants are served), after
+# the setup the generator records, so its list and watch are declared here.
+@rbac(groups=GROUP_CORE, resources="plants", verbs=["list", "watch"])
 class PlantsServed:
     """:func:`plants_served`, asked at the first stale check rather than while the manager is built:
     discovery needs the API server, which may come up after gcm. A discovery error is raised (the

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import structlog
 from prometheus_client import Counter
@@ -23,6 +23,7 @@ from prometheus_client import Counter
 from framework.client import Client, NotFound, Reader, with_optimistic_lock
 from framework.client.interfaces import FieldSelectorArg, LabelSelectorArg
 from framework.clock import Clock
+from framework.markers.rbac import rbac
 from framework.meta.object import (
     get_annotations,
     get_labels,
@@ -35,10 +36,11 @@ from framework.meta.time import format_rfc3339_nano, format_time, parse_time_or_
 from framework.reconcile import Request, Result
 from gcm.apis.constants import ANNOTATION_CONFIRMATION_DELETION as ANNOTATION_CONFIRM_DELETION
 from gcm.apis.constants import ANNOTATION_PROJECT_SKIP_STALE_CHECK as ANNOTATION_SKIP_STALE_CHECK
-from gcm.apis.constants import ANNOTATION_TIMESTAMP, LABEL_ROLE
+from gcm.apis.constants import ANNOTATION_TIMESTAMP, GROUP_CORE, LABEL_ROLE
 from gcm.apis.constants import PROJECT_STATUS_LAST_ACTIVITY_TIMESTAMP as LAST_ACTIVITY
 from gcm.apis.constants import PROJECT_STATUS_STALE_AUTO_DELETE_TIMESTAMP as AUTO_DELETE
 from gcm.apis.constants import PROJECT_STATUS_STALE_SINCE_TIMESTAMP as STALE_SINCE
+from gcm.apis.core_v1beta1 import Project
 from gcm.controllers.project.stale.cache import (
     BACKUP_ENTRY,
     CREDENTIALS_BINDING,
@@ -241,14 +243,15 @@ def evaluate(
     """The stale check of ``project`` at ``now``, in the steps of Gardener's stale reconciler. Raises what
     reads raise (a missing namespace is ``NotFound``)."""
     now = now.astimezone(UTC)
+    typed = cast(Project, project)
     meta = get_metadata(project)
-    status = project.get("status") or {}
+    status = typed.get("status") or {}
     since = parse_time_or_none(status.get(STALE_SINCE))
     auto = parse_time_or_none(status.get(AUTO_DELETE))
 
     if meta.get("deletionTimestamp"):
         return Decision(DELETING, "the Project is being deleted", since, auto, owns_status=False)
-    ns = (project.get("spec") or {}).get("namespace")
+    ns = (typed.get("spec") or {}).get("namespace")
     if not ns:
         return Decision(NO_NAMESPACE, "spec.namespace is not set", since, auto, owns_status=False)
 
@@ -306,7 +309,7 @@ def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
     """The status fields (merge-patch values) that ``decision`` changes; empty when nothing changes."""
     if not decision.owns_status:
         return {}
-    status = project.get("status") or {}
+    status = cast(Project, project).get("status") or {}
     changes: dict[str, str | None] = {}
     for field, target in ((STALE_SINCE, decision.stale_since), (AUTO_DELETE, decision.auto_delete_at)):
         current = status.get(field)
@@ -321,6 +324,11 @@ def status_changes(project: dict, decision: Decision) -> dict[str, str | None]:
 # -- the reconciler ------------------------------------------------------------------------------------
 
 
+# Projects: read live before the deletion (get), the confirmation annotation (patch), the stale
+# auto-deletion (delete); stale timestamps (status patch). The namespace is read live (get).
+@rbac(groups=GROUP_CORE, resources="projects", verbs=["get", "patch", "delete"])
+@rbac(groups=GROUP_CORE, resources="projects/status", verbs="patch")
+@rbac(groups="", resources="namespaces", verbs="get")
 class StaleReconciler:
     """Marks unused Projects stale, assigns the auto-delete timestamp, deletes them when it passed.
 
@@ -363,7 +371,7 @@ class StaleReconciler:
         try:
             decision = evaluate(project, self.client, self.settings, now, plants=self.plants)
         except NotFound as e:
-            ns = (project.get("spec") or {}).get("namespace")
+            ns = (cast(Project, project).get("spec") or {}).get("namespace")
             if e.details.get("kind") != "namespaces" or e.details.get("name") != ns:
                 raise
             # The Project controller has not created it yet (or the cache is a write behind): not an
@@ -390,7 +398,10 @@ class StaleReconciler:
         self.client.patch(
             *PROJECT, name, with_optimistic_lock({"status": changes}, project), subresource="status"
         )
-        if decision.stale_since is not None and (project.get("status") or {}).get(STALE_SINCE) is None:
+        if (
+            decision.stale_since is not None
+            and (cast(Project, project).get("status") or {}).get(STALE_SINCE) is None
+        ):
             log.info("project is stale", project=name, reason=decision.reason)
         elif decision.stale_since is None:
             log.info("project is no longer stale", project=name, state=decision.state, reason=decision.reason)
