@@ -5,5 +5,6 @@ pure functions on plain JSON dicts, one concept per module:
 * ``definition_validation``: validation of the CRD object;
 * ``structural``: the structural-schema rules a CRD's schema must follow;
 * ``defaulting``, ``pruning`` and ``object_validation``: a custom resource against its schema;
-* ``cel_rules`` and ``cel_validation``: its ``x-kubernetes-validations`` rules, compiled and evaluated.
+* ``cel_rules``, ``cel_definition`` and ``cel_validation``: its ``x-kubernetes-validations`` rules,
+  compiled, checked in the CRD and evaluated.
 """

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from framework.apiserver.crd.cel_rules import validate_rules
+from framework.apiserver.crd.cel_definition import validate_rules
 from framework.apiserver.crd.definition import version_entries
 from framework.apiserver.crd.structural import validate_structural
 from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE
