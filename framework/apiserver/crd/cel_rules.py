@@ -75,6 +75,14 @@ class Node:
     combined_rules: list[CompiledRule] = field(default_factory=list)
     # the fields of self/oldSelf the rules read, when they only select fields (None: all of it)
     reads: frozenset[str] | None = None
+    # the rules without oldSelf (those ``combined`` holds when there are two or more)
+    combinable: list[CompiledRule] = field(default_factory=list)
+    # on the root: the combinable rules of the root and of the objects below it through properties,
+    # as one program returning one list of results per member (``flat_members``: the node and its
+    # property path), so that an object's rules outside lists and maps take one evaluation
+    flat: cel.Program | None = None
+    flat_members: list[tuple[Node, tuple[str, ...]]] = field(default_factory=list)
+    flat_reads: frozenset[str] | None = None
 
     @property
     def type_name(self) -> str:
@@ -223,6 +231,7 @@ def _combine(node: Node) -> None:
         for cr in node.rules
         if cr.program is not None and not cr.uses_old_self and not cr.optional_old_self
     ]
+    node.combinable = rules
     if len(rules) < 2:
         return
     # each rule on lines of its own: a trailing // comment ends at its line
@@ -278,11 +287,50 @@ def rule_tree(schema: dict) -> Node | None:
     tree = build_tree(schema) if has_rules(schema) else None
     if tree is not None:
         tree.cost_bound = _cost_bound(tree, 1)
+        _flatten(tree)
     with _cache_lock:
         _cache[key] = (schema, tree)
         while len(_cache) > 256:
             _cache.popitem(last=False)
     return tree
+
+
+def _flat_members(node: Node, path: tuple[str, ...], out: list[tuple[Node, tuple[str, ...]]]) -> None:
+    if node.combinable:
+        out.append((node, path))
+    for name, child in node.properties.items():
+        # through objects only: list items and map values are many, an embedded resource is a root
+        if child.decl.name == ct.OBJECT and not child.is_resource_root:
+            _flat_members(child, (*path, name), out)
+
+
+def _flatten(root: Node) -> None:
+    members: list[tuple[Node, tuple[str, ...]]] = []
+    _flat_members(root, (), members)
+    if len(members) < 2:
+        return
+    parts = []
+    for node, path in members:
+        rules = "[" + ",".join(f"(\n{cr.rule}\n)" for cr in node.combinable) + "]"
+        if not path:
+            parts.append(rules)
+            continue
+        conds, access, decl = [], "self", root.decl
+        for name in path:
+            access += "." + decl.escapes.get(name, name)
+            decl = decl.fields[decl.escapes.get(name, name)]
+            conds.append(f"has({access}) && {access} != null")
+        parts.append(f"({' && '.join(conds)}) ? cel.bind(self, {access}, {rules}) : []")
+    try:
+        prog = cel.compile(
+            "[" + ",\n".join(parts) + "]",
+            variables={"self": root.decl, "oldSelf": root.decl},
+            cost_limit=None,
+        )
+    except cel.CompileError:
+        return
+    root.flat, root.flat_members = prog, members
+    root.flat_reads = prog.selected_fields("self")
 
 
 def mul_bound(a: int | None, b: int | None) -> int | None:
