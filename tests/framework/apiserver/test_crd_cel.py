@@ -608,3 +608,26 @@ def test_rules_at_every_level(apiserver) -> None:
     status = refused(create, co, cronjob("d", extra={"secret": "x"}))
     assert status["message"].endswith('spec.extra: Duplicate value: "object"')
     assert status["details"]["causes"][0]["reason"] == "FieldValueDuplicate"
+
+
+def test_object_rules_ratchet_on_unchanged_objects(apiserver) -> None:
+    """A rule added to ``spec`` later: an update that leaves ``spec`` as it was passes with a warning,
+    one that changes ``spec`` fails."""
+    apiserver.install_crds([cronjob_crd()])
+    api = apiserver.api_client()
+    co = client.CustomObjectsApi(api)
+    create(co, cronjob(maxReplicas=50))
+    crd_api = client.ApiextensionsV1Api(api)
+    crd = crd_api.read_custom_resource_definition(f"cronjobs.{GROUP}")
+    spec = crd.spec.versions[0].schema.open_apiv3_schema.properties["spec"]
+    spec.x_kubernetes_validations.append(
+        client.V1ValidationRule(rule="self.maxReplicas <= 10", message="at most 10 replicas")
+    )
+    crd_api.replace_custom_resource_definition(f"cronjobs.{GROUP}", crd)
+    got, _, headers = co.patch_namespaced_custom_object_with_http_info(
+        GROUP, "v1", "default", "cronjobs", "nightly", {"metadata": {"labels": {"a": "b"}}}
+    )
+    assert got["metadata"]["labels"] == {"a": "b"}
+    assert headers.get("Warning") == '299 - "spec: Invalid value: \\"object\\": at most 10 replicas"'
+    status = refused(patch, co, "nightly", {"spec": {"suspend": True}})
+    assert status["message"].endswith('spec: Invalid value: "object": at most 10 replicas')
