@@ -17,7 +17,14 @@ from typing import Any
 
 from framework.apiserver import cel
 from framework.apiserver.cel import types as ct
-from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE, join_path, schema_type
+from framework.apiserver.crd.values import (
+    EMBEDDED,
+    INT_OR_STRING,
+    PRESERVE,
+    has_rules,
+    join_path,
+    schema_type,
+)
 
 # apiextensions-apiserver's validation.go
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
@@ -358,20 +365,6 @@ def _cost_bound(node: Node, cardinality: int | None) -> int | None:
             return None
         total += sub
     return total
-
-
-def has_rules(s: Any) -> bool:
-    if not isinstance(s, dict):
-        return False
-    if s.get("x-kubernetes-validations"):
-        return True
-    props = s.get("properties")
-    children = [
-        *(props.values() if isinstance(props, dict) else ()),
-        s.get("items"),
-        s.get("additionalProperties"),
-    ]
-    return any(has_rules(c) for c in children)
 
 
 # --- fieldPath (ValidFieldPath) ------------------------------------------------------------------------

@@ -36,10 +36,6 @@ log = structlog.get_logger(__name__)
 
 _NO_FURTHER = "no further validation rules will be run"
 OUT_OF_BUDGET = "validation failed due to running out of cost budget, " + _NO_FURTHER
-BLOCKING_TEXT = (
-    "some validation rules were not checked because the object was invalid; correct the existing errors to"
-    " complete validation"
-)
 
 
 @dataclass
