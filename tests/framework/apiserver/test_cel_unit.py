@@ -117,6 +117,8 @@ def fails(expr: str, **variables) -> str:
         ("cidr('192.168.1.1/24').masked() == cidr('192.168.1.0/24')", True),
         ("cidr('192.168.0.1/24').ip() == ip('192.168.0.1')", True),
         ("cidr('::1/128').prefixLength()", 128),
+        ("string(ip('2001:db8::1')) == '2001:db8::1'", True),
+        ("string(cidr('10.1.2.3/8').masked())", "10.0.0.0/8"),
         # semver
         ("isSemver('1.0.0')", True),
         ("isSemver('v1.0')", False),
