@@ -295,3 +295,10 @@ def test_undefined_fields_of_declared_objects() -> None:
     assert cel.compile("self.spec.dry__dash__run", variables={"self": t}).output_type == "dyn"
     with pytest.raises(cel.CompileError):
         cel.compile("self.spec.dry-run", variables={"self": t})
+
+
+def test_absent_fields_cost_nothing_at_run_time() -> None:
+    """A has() guard over an absent field: the guarded part, whose size is unknown, is not charged."""
+    prog = cel.compile("!has(self.l) || self.l.all(x, x.size() > 0)", variables={"self": None})
+    value, cost = prog.evaluate_with_cost({"self": {}})
+    assert value is True and cost < 100
