@@ -24,6 +24,10 @@ API (stable; additions only)::
     prog.identifiers                    # frozenset of the variables it reads
     shared = prog.prepare({"self": obj, "oldSelf": old})  # converted once, for every program
     other.evaluate(shared)              # compiled with the same variables (a cel.Prepared)
+    prog.cost_bound(object_size)        # upper bound of one evaluation's cost on values of an
+                                        # object of that many JSON bytes (cached; no walk)
+    prog.actual_cost(activation)        # the cost evaluate_with_cost would charge, not evaluating
+    prog.selected_fields("self")        # {"a", ...} when it only selects self.a, ...; else None
 
 Compile errors include what cel-go's checker and Kubernetes' AST validators report and cel-cpp's
 checker does not: ``undefined field`` for objects declared with ``DeclType.object_of`` (property names

@@ -140,7 +140,9 @@ def _select(s: _Shape, name: str) -> _Shape:
         v = s.value
         if isinstance(v, dict) and name in v:
             return _Shape(value=v[name], has_value=True, variable=s.variable)
-        return _UNKNOWN
+        # absent: the evaluation stops there (no such key) or a has() guard skips it; it costs
+        # nothing more than a select
+        return _Shape(value=None, has_value=True, variable=s.variable)
     t = s.decl
     if t is not None:
         if t.name == ct.OBJECT and name in t.fields:

@@ -24,6 +24,7 @@ from framework.apiserver.cel.errors import (
 )
 from framework.apiserver.cel.fields_check import undefined_fields
 from framework.apiserver.cel.library import format as format_library
+from framework.apiserver.cel.library import ip as ip_library
 from framework.apiserver.cel.types import DeclType
 from framework.apiserver.cel.validators import literal_problems
 
@@ -139,7 +140,14 @@ def compile(
     try:
         checked = env.compile(source)
     except RuntimeError as e:
-        raise CompileError(compile_message(str(e), line_offset)) from None
+        rewritten = ip_library.string_conversions(source, compile_message(str(e)))
+        if rewritten is None:
+            raise CompileError(compile_message(str(e), line_offset)) from None
+        try:
+            checked = env.compile(rewritten)
+        except RuntimeError as e2:
+            raise CompileError(compile_message(str(e2), line_offset)) from None
+        source = rewritten
     tree, info = ast.checked(checked.serialize())
     problems = literal_problems(tree, info, source)
     if any(t is not None and _has_objects(t) for t in variables.values()):

@@ -7,5 +7,6 @@ pure functions on plain JSON dicts, one concept per module:
 * ``defaulting``, ``pruning`` and ``object_validation``: a custom resource against its schema;
 * ``conversion``, ``conversion_webhook`` and ``conversion_scope``: custom resources between versions
   (the ``None`` and ``Webhook`` strategies); ``deprecation``: deprecated versions' warnings.
-* ``cel_rules`` and ``cel_validation``: its ``x-kubernetes-validations`` rules, compiled and evaluated.
+* ``cel_rules``, ``cel_definition`` and ``cel_validation``: its ``x-kubernetes-validations`` rules,
+  compiled, checked in the CRD and evaluated.
 """

@@ -1,8 +1,7 @@
 """The ``x-kubernetes-validations`` rules of a structural schema, compiled (as
 k8s.io/apiextensions-apiserver's ``pkg/apiserver/schema/cel``): the CEL type of each schema node
-(``model.SchemaDeclType``), one compiled program per rule and message expression, and the CRD
-checks of those rules (``ValidateCustomResourceDefinitionOpenAPISchema``'s rule part: compile
-errors, cost estimates, oldSelf on uncorrelatable nodes).
+(``model.SchemaDeclType``), one compiled program per rule and message expression, rule field paths,
+and the cost bounds the validator meters by (the CRD's checks of the rules are ``cel_definition``'s).
 
 ``rule_tree(schema)`` gives the compiled tree the validator walks (``cel_validation``); it is cached
 per schema object, as kube-apiserver compiles a CRD's rules once per version.
@@ -18,9 +17,14 @@ from typing import Any
 
 from framework.apiserver import cel
 from framework.apiserver.cel import types as ct
-from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE, join_path, schema_type
-from framework.apiserver.machinery.errors import FieldError, forbidden, invalid_value, not_supported, required
-from framework.meta.field import GoText, go_quote
+from framework.apiserver.crd.values import (
+    EMBEDDED,
+    INT_OR_STRING,
+    PRESERVE,
+    has_rules,
+    join_path,
+    schema_type,
+)
 
 # apiextensions-apiserver's validation.go
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
@@ -28,7 +32,7 @@ STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
 SUPPORTED_REASONS = ["FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"]
 MAX_EVALUATED_MESSAGE_EXPRESSION_SIZE_BYTES = 5 * 1024
 
-_NEWLINES = re.compile(r"[\n\r]+")
+NEWLINES = re.compile(r"[\n\r]+")
 
 
 @dataclass
@@ -78,6 +82,14 @@ class Node:
     combined_rules: list[CompiledRule] = field(default_factory=list)
     # the fields of self/oldSelf the rules read, when they only select fields (None: all of it)
     reads: frozenset[str] | None = None
+    # the rules without oldSelf (those ``combined`` holds when there are two or more)
+    combinable: list[CompiledRule] = field(default_factory=list)
+    # on the root: the combinable rules of the root and of the objects below it through properties,
+    # as one program returning one list of results per member (``flat_members``: the node and its
+    # property path), so that an object's rules outside lists and maps take one evaluation
+    flat: cel.Program | None = None
+    flat_members: list[tuple[Node, tuple[str, ...]]] = field(default_factory=list)
+    flat_reads: frozenset[str] | None = None
 
     @property
     def type_name(self) -> str:
@@ -110,13 +122,15 @@ def decl_type(s: dict, is_resource_root: bool = False) -> ct.DeclType:
     stype = schema_type(s)
     if stype == "array":
         items: dict = s["items"] if isinstance(s.get("items"), dict) else {}
-        return ct.DeclType.list_of(decl_type(items, items.get(EMBEDDED) is True), _int(s.get("maxItems")))
+        return ct.DeclType.list_of(
+            decl_type(items, items.get(EMBEDDED) is True), int_or_none(s.get("maxItems"))
+        )
     if stype == "object" or (not stype and (s.get("properties") or is_resource_root)):
         props: dict = s["properties"] if isinstance(s.get("properties"), dict) else {}
         addl = s.get("additionalProperties")
         if isinstance(addl, dict) and not props:
             return ct.DeclType.map_of(
-                decl_type(addl, addl.get(EMBEDDED) is True), _int(s.get("maxProperties"))
+                decl_type(addl, addl.get(EMBEDDED) is True), int_or_none(s.get("maxProperties"))
             )
         if not props and s.get(PRESERVE) is True and not is_resource_root:
             return ct.DeclType(ct.DYN, min_serialized_size=2)
@@ -125,16 +139,16 @@ def decl_type(s: dict, is_resource_root: bool = False) -> ct.DeclType:
             fields["apiVersion"] = ct.STRING_TYPE
             fields["kind"] = ct.STRING_TYPE
             fields["metadata"] = _META_DECL
-        return ct.DeclType.object_of(fields, _int(s.get("maxProperties")))
+        return ct.DeclType.object_of(fields, int_or_none(s.get("maxProperties")))
     if stype == "string":
         fmt = s.get("format")
         if fmt == "byte":
-            return ct.DeclType(ct.BYTES, max_elements=_int(s.get("maxLength")), min_serialized_size=2)
+            return ct.DeclType(ct.BYTES, max_elements=int_or_none(s.get("maxLength")), min_serialized_size=2)
         if fmt == "duration":
             return ct.DURATION_TYPE
         if fmt in ("date", "date-time"):
             return ct.TIMESTAMP_TYPE
-        return ct.DeclType.string(_int(s.get("maxLength")))
+        return ct.DeclType.string(int_or_none(s.get("maxLength")))
     if stype == "integer":
         return ct.INT_TYPE
     if stype == "number":
@@ -144,7 +158,7 @@ def decl_type(s: dict, is_resource_root: bool = False) -> ct.DeclType:
     return ct.DYN_TYPE
 
 
-def _int(v: Any) -> int | None:
+def int_or_none(v: Any) -> int | None:
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
@@ -224,6 +238,7 @@ def _combine(node: Node) -> None:
         for cr in node.rules
         if cr.program is not None and not cr.uses_old_self and not cr.optional_old_self
     ]
+    node.combinable = rules
     if len(rules) < 2:
         return
     # each rule on lines of its own: a trailing // comment ends at its line
@@ -279,11 +294,54 @@ def rule_tree(schema: dict) -> Node | None:
     tree = build_tree(schema) if has_rules(schema) else None
     if tree is not None:
         tree.cost_bound = _cost_bound(tree, 1)
+        _flatten(tree)
     with _cache_lock:
         _cache[key] = (schema, tree)
         while len(_cache) > 256:
             _cache.popitem(last=False)
     return tree
+
+
+def _flat_members(node: Node, path: tuple[str, ...], out: list[tuple[Node, tuple[str, ...]]]) -> None:
+    if node.combinable:
+        out.append((node, path))
+    for name, child in node.properties.items():
+        # through objects only: list items and map values are many, an embedded resource is a root
+        if child.decl.name == ct.OBJECT and not child.is_resource_root:
+            _flat_members(child, (*path, name), out)
+
+
+def _flatten(root: Node) -> None:
+    members: list[tuple[Node, tuple[str, ...]]] = []
+    _flat_members(root, (), members)
+    if len(members) < 2:
+        return
+    parts = []
+    for node, path in members:
+        rules = "[" + ",".join(f"(\n{cr.rule}\n)" for cr in node.combinable) + "]"
+        if not path:
+            parts.append(rules)
+            continue
+        conds, access, decl = [], "self", root.decl
+        for name in path:
+            access += "." + decl.escapes.get(name, name)
+            decl = decl.fields[decl.escapes.get(name, name)]
+            conds.append(f"has({access}) && {access} != null")
+        parts.append(f"({' && '.join(conds)}) ? cel.bind(self, {access}, {rules}) : []")
+    try:
+        prog = cel.compile(
+            "[" + ",\n".join(parts) + "]",
+            variables={"self": root.decl, "oldSelf": root.decl},
+            cost_limit=None,
+        )
+    except cel.CompileError:
+        return
+    root.flat, root.flat_members = prog, members
+    root.flat_reads = prog.selected_fields("self")
+
+
+def mul_bound(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a * b
 
 
 def _cost_bound(node: Node, cardinality: int | None) -> int | None:
@@ -297,8 +355,8 @@ def _cost_bound(node: Node, cardinality: int | None) -> int | None:
                     return None  # unbounded, or one evaluation could pass the per-call limit
                 total += prog.estimated_cost.max * cardinality
     children: list[tuple[Node | None, int | None]] = [(n, cardinality) for n in node.properties.values()]
-    children.append((node.items, _mul(cardinality, _int(node.schema.get("maxItems")))))
-    children.append((node.additional, _mul(cardinality, _int(node.schema.get("maxProperties")))))
+    children.append((node.items, mul_bound(cardinality, int_or_none(node.schema.get("maxItems")))))
+    children.append((node.additional, mul_bound(cardinality, int_or_none(node.schema.get("maxProperties")))))
     for child, card in children:
         if child is None:
             continue
@@ -307,20 +365,6 @@ def _cost_bound(node: Node, cardinality: int | None) -> int | None:
             return None
         total += sub
     return total
-
-
-def has_rules(s: Any) -> bool:
-    if not isinstance(s, dict):
-        return False
-    if s.get("x-kubernetes-validations"):
-        return True
-    props = s.get("properties")
-    children = [
-        *(props.values() if isinstance(props, dict) else ()),
-        s.get("items"),
-        s.get("additionalProperties"),
-    ]
-    return any(has_rules(c) for c in children)
 
 
 # --- fieldPath (ValidFieldPath) ------------------------------------------------------------------------
@@ -399,204 +443,3 @@ def normalize_field_path(path: str) -> str | None:
     for name, bracketed in steps:
         text = text + f"[{name}]" if bracketed else join_path(text, name)
     return text
-
-
-# --- CRD validation of the rules -----------------------------------------------------------------------
-
-
-def rule_go_value(spec: dict) -> GoText:
-    """A rule as kube-apiserver prints the bad value (Go's ``%#v`` of the internal ValidationRule)."""
-
-    def s(key: str) -> str:
-        v = spec.get(key)
-        return go_quote(v if isinstance(v, str) else "")
-
-    reason = spec.get("reason")
-    reason_text = (
-        "(*apiextensions.FieldValueErrorReason)(nil)"
-        if reason is None
-        else "(*apiextensions.FieldValueErrorReason)(0xc000010000)"
-    )
-    oos = spec.get("optionalOldSelf")
-    oos_text = "(*bool)(nil)" if oos is None else "(*bool)(0xc000010008)"
-    return GoText(
-        f"apiextensions.ValidationRule{{Rule:{s('rule')}, Message:{s('message')}, "
-        f"MessageExpression:{s('messageExpression')}, Reason:{reason_text}, FieldPath:{s('fieldPath')}, "
-        f"OptionalOldSelf:{oos_text}}}"
-    )
-
-
-@dataclass
-class _Walk:
-    errs: list[FieldError]
-    total_cost: int = 0
-
-
-def validate_rules(schema: dict, path: str) -> list[FieldError]:
-    """The CRD errors of the rules in ``schema`` (found at ``path``, e.g.
-    ``spec.validation.openAPIV3Schema``): malformed rule entries, then compile errors, costs and
-    transition rules where old values cannot be correlated."""
-    walk = _Walk([])
-    _check_node(schema, path, walk, is_resource_root=True, cardinality=1, uncorrelatable=None)
-    if walk.total_cost > STATIC_ESTIMATED_CRD_COST_LIMIT:
-        walk.errs.append(
-            forbidden(
-                path,
-                cel.cost_error_message(
-                    "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
-                    walk.total_cost,
-                    STATIC_ESTIMATED_CRD_COST_LIMIT,
-                ),
-            )
-        )
-    return walk.errs
-
-
-def _mul(a: int | None, b: int | None) -> int | None:
-    return None if a is None or b is None else a * b
-
-
-def _check_node(
-    s: dict,
-    path: str,
-    walk: _Walk,
-    *,
-    is_resource_root: bool,
-    cardinality: int | None,
-    uncorrelatable: str | None,
-) -> None:
-    rules = s.get("x-kubernetes-validations")
-    if isinstance(rules, list) and rules:
-        _check_rules(s, rules, path, walk, is_resource_root, cardinality, uncorrelatable)
-    props = s.get("properties")
-    if isinstance(props, dict):
-        sub_uncorrelatable = uncorrelatable
-        if s.get("x-kubernetes-map-type") == "atomic" and sub_uncorrelatable is None:
-            sub_uncorrelatable = path
-        for k, v in props.items():
-            if isinstance(v, dict):
-                _check_node(
-                    v,
-                    f"{path}.properties[{k}]",
-                    walk,
-                    is_resource_root=v.get(EMBEDDED) is True,
-                    cardinality=cardinality,
-                    uncorrelatable=sub_uncorrelatable,
-                )
-    addl = s.get("additionalProperties")
-    if isinstance(addl, dict):
-        _check_node(
-            addl,
-            f"{path}.additionalProperties",
-            walk,
-            is_resource_root=addl.get(EMBEDDED) is True,
-            cardinality=_mul(cardinality, _int(s.get("maxProperties"))),
-            uncorrelatable=uncorrelatable,
-        )
-    items = s.get("items")
-    if isinstance(items, dict):
-        sub_uncorrelatable = uncorrelatable
-        if s.get("x-kubernetes-list-type") != "map" and sub_uncorrelatable is None:
-            sub_uncorrelatable = path
-        _check_node(
-            items,
-            f"{path}.items",
-            walk,
-            is_resource_root=items.get(EMBEDDED) is True,
-            cardinality=_mul(cardinality, _int(s.get("maxItems"))),
-            uncorrelatable=sub_uncorrelatable,
-        )
-
-
-def _check_rules(
-    s: dict,
-    rules: list,
-    path: str,
-    walk: _Walk,
-    is_resource_root: bool,
-    cardinality: int | None,
-    uncorrelatable: str | None,
-) -> None:
-    errs = walk.errs
-    base = f"{path}.x-kubernetes-validations"
-    schema_errs: list[FieldError] = []
-    for i, spec in enumerate(rules):
-        spec = spec if isinstance(spec, dict) else {}
-        p = f"{base}[{i}]"
-        rule: str = spec["rule"] if isinstance(spec.get("rule"), str) else ""
-        msg: str = spec["message"] if isinstance(spec.get("message"), str) else ""
-        if not rule.strip():
-            schema_errs.append(required(f"{p}.rule", "rule is not specified"))
-        elif msg and not msg.strip():
-            schema_errs.append(invalid_value(f"{p}.message", msg, "message must be non-empty if specified"))
-        elif _NEWLINES.search(msg.strip()):
-            schema_errs.append(invalid_value(f"{p}.message", msg, "message must not contain line breaks"))
-        elif _NEWLINES.search(rule.strip()) and not msg.strip():
-            schema_errs.append(
-                required(f"{p}.message", "message must be specified if rule contains line breaks")
-            )
-        mexpr = spec.get("messageExpression")
-        if isinstance(mexpr, str) and mexpr and not mexpr.strip():
-            schema_errs.append(
-                required(f"{p}.messageExpression", "messageExpression must be non-empty if specified")
-            )
-        reason = spec.get("reason")
-        if reason is not None and reason not in SUPPORTED_REASONS:
-            schema_errs.append(not_supported(f"{p}.reason", reason, SUPPORTED_REASONS))
-        fp = spec.get("fieldPath")
-        if isinstance(fp, str) and fp:
-            if not fp.strip():
-                schema_errs.append(
-                    invalid_value(f"{p}.fieldPath", fp, "fieldPath must be non-empty if specified")
-                )
-            if _NEWLINES.search(fp):
-                schema_errs.append(
-                    invalid_value(f"{p}.fieldPath", fp, "fieldPath must not contain line breaks")
-                )
-            if valid_field_path(fp, s) is None:
-                schema_errs.append(invalid_value(f"{p}.fieldPath", fp, "fieldPath must be a valid path"))
-    errs.extend(schema_errs)
-    if schema_errs:
-        return
-    decl = decl_type(s, is_resource_root)
-    for i, spec in enumerate(rules):
-        p = f"{base}[{i}]"
-        cr = compile_rule(i, spec, decl)
-        for prog, what, suffix in (
-            (cr.program, "estimated rule cost", "rule"),
-            (cr.message_program, "estimated messageExpression cost", "messageExpression"),
-        ):
-            if prog is None:
-                continue
-            cost = prog.estimated_cost.max
-            if cardinality is not None and cost:
-                cost *= cardinality
-            if cost > STATIC_ESTIMATED_COST_LIMIT:
-                errs.append(
-                    forbidden(
-                        f"{p}.{suffix}", cel.cost_error_message(what, cost, STATIC_ESTIMATED_COST_LIMIT)
-                    )
-                )
-            walk.total_cost += cost
-        if cr.error is not None:
-            errs.append(invalid_value(f"{p}.rule", rule_go_value(spec), cr.error))
-        if cr.message_error is not None:
-            errs.append(invalid_value(f"{p}.messageExpression", rule_go_value(spec), cr.message_error))
-        if cr.uses_old_self:
-            if uncorrelatable is not None:
-                errs.append(
-                    invalid_value(
-                        f"{p}.rule",
-                        cr.rule,
-                        "oldSelf cannot be used on the uncorrelatable portion of the schema within "
-                        + uncorrelatable,
-                    )
-                )
-        elif spec.get("optionalOldSelf") is not None:
-            errs.append(
-                invalid_value(
-                    f"{p}.optionalOldSelf",
-                    spec["optionalOldSelf"],
-                    "may not be set if oldSelf is not used in rule",
-                )
-            )

@@ -36,10 +36,6 @@ log = structlog.get_logger(__name__)
 
 _NO_FURTHER = "no further validation rules will be run"
 OUT_OF_BUDGET = "validation failed due to running out of cost budget, " + _NO_FURTHER
-BLOCKING_TEXT = (
-    "some validation rules were not checked because the object was invalid; correct the existing errors to"
-    " complete validation"
-)
 
 
 @dataclass
@@ -48,6 +44,7 @@ class _State:
     warnings: list[str] = field(default_factory=list)
     budget: int = cel.RUNTIME_COST_BUDGET
     metered: bool = True
+    flat_done: set[int] = field(default_factory=set)  # nodes whose combinable rules ran flat
     object_size: int = cel.MAX_REQUEST_SIZE_BYTES
     # evaluations charged their bound rather than their cost, settled when the budget runs short
     pending: list[tuple[cel.Program, Mapping[str, Any], int]] = field(default_factory=list)
@@ -76,6 +73,8 @@ def validate(schema: dict, obj: Any, old: Any | None) -> tuple[list[FieldError],
         # every list and string of the object is bounded by its size: each evaluation costs at most
         # its estimate for that size, which needs no walk of the values
         st.object_size = len(jsoncodec.dumps(obj))
+    if tree.flat is not None and not st.metered:
+        _validate_flat(tree, obj, old, st)
     try:
         _validate(tree, "", obj, old, old, True, False, st)
     except _OutOfBudget:
@@ -246,8 +245,8 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
     self_value = to_cel(_only(obj, node), node.decl)
     old_value = to_cel(_only(old, node), node.decl) if old is not None else None
     shared: Any = None  # the activation the node's rules share, converted once
-    done: set[int] = set()
-    if node.combined is not None and not st.metered:
+    done: set[int] = {cr.index for cr in node.combinable} if id(node) in st.flat_done else set()
+    if node.combined is not None and not st.metered and not done:
         shared = node.combined.prepare({"self": self_value, "oldSelf": old_value})
         try:
             results = node.combined.evaluate(shared, cost_limit=None)
@@ -299,6 +298,42 @@ def _validate_rules(node: Node, path: str, obj: Any, old: Any, st: _State, *, ra
             continue
         if result is not True:
             _failed(cr, path, fld, type_name, activation, st, ratchet)
+
+
+def _validate_flat(root: Node, obj: Any, old: Any, st: _State) -> None:
+    """The combinable rules of the root and the objects below it, in one evaluation; a rule that
+    fails to evaluate sends them all back to the per-node walk (which reports it)."""
+    assert root.flat is not None
+    reads = root.flat_reads
+    value = (
+        {k: v for k, v in obj.items() if k in reads} if reads is not None and isinstance(obj, dict) else obj
+    )
+    try:
+        results = root.flat.evaluate({"self": to_cel(value, root.decl), "oldSelf": None}, cost_limit=None)
+    except cel.EvaluationError:
+        return
+    for (node, path), node_results in zip(root.flat_members, results, strict=True):
+        st.flat_done.add(id(node))
+        if all(r is True for r in node_results):
+            continue
+        value, old_value = _at(obj, path), _at(old, path)
+        activation = {
+            "self": to_cel(value, node.decl),
+            "oldSelf": to_cel(old_value, node.decl) if old_value is not None else None,
+        }
+        ratchet = old_value is not None and old_value == value
+        fld = ".".join(path) or "<nil>"
+        for cr, result in zip(node.combinable, node_results, strict=True):
+            if result is not True:
+                _failed(cr, ".".join(path), fld, node.type_name, activation, st, ratchet)
+
+
+def _at(value: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(name)
+    return value
 
 
 def _only(value: Any, node: Node) -> Any:

@@ -9,10 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from framework.apiserver.crd.cel_rules import validate_rules
 from framework.apiserver.crd.definition import version_entries
 from framework.apiserver.crd.structural import validate_structural
-from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE
+from framework.apiserver.crd.values import EMBEDDED, INT_OR_STRING, PRESERVE, has_rules
 from framework.apiserver.machinery.errors import (
     FieldError,
     duplicate,
@@ -574,8 +573,11 @@ def _validate_crd_schema(validation: Any, status_enabled: bool, path: str) -> li
     if schema.get("nullable") is True:
         errs.append(forbidden(f"{root}.nullable", "nullable cannot be true at the root"))
     errs += validate_structural(schema, root)
-    if not errs:
-        # Rules are compiled only against a valid schema (their types come from it).
+    if not errs and has_rules(schema):
+        # Rules are compiled only against a valid schema (their types come from it); CEL is loaded
+        # by the first schema with rules.
+        from framework.apiserver.crd.cel_definition import validate_rules
+
         errs += validate_rules(schema, root)
     return errs
 

@@ -42,3 +42,18 @@ def schema_type(s: dict) -> str:
     """A schema node's ``type``, ``""`` when unset."""
     t = s.get("type")
     return t if isinstance(t, str) else ""
+
+
+def has_rules(s: Any) -> bool:
+    """Whether a schema has ``x-kubernetes-validations`` rules anywhere (CEL is loaded only then)."""
+    if not isinstance(s, dict):
+        return False
+    if s.get("x-kubernetes-validations"):
+        return True
+    props = s.get("properties")
+    children = [
+        *(props.values() if isinstance(props, dict) else ()),
+        s.get("items"),
+        s.get("additionalProperties"),
+    ]
+    return any(has_rules(c) for c in children)

@@ -117,6 +117,8 @@ def fails(expr: str, **variables) -> str:
         ("cidr('192.168.1.1/24').masked() == cidr('192.168.1.0/24')", True),
         ("cidr('192.168.0.1/24').ip() == ip('192.168.0.1')", True),
         ("cidr('::1/128').prefixLength()", 128),
+        ("string(ip('2001:db8::1')) == '2001:db8::1'", True),
+        ("string(cidr('10.1.2.3/8').masked())", "10.0.0.0/8"),
         # semver
         ("isSemver('1.0.0')", True),
         ("isSemver('v1.0')", False),
@@ -293,3 +295,10 @@ def test_undefined_fields_of_declared_objects() -> None:
     assert cel.compile("self.spec.dry__dash__run", variables={"self": t}).output_type == "dyn"
     with pytest.raises(cel.CompileError):
         cel.compile("self.spec.dry-run", variables={"self": t})
+
+
+def test_absent_fields_cost_nothing_at_run_time() -> None:
+    """A has() guard over an absent field: the guarded part, whose size is unknown, is not charged."""
+    prog = cel.compile("!has(self.l) || self.l.all(x, x.size() > 0)", variables={"self": None})
+    value, cost = prog.evaluate_with_cost({"self": {}})
+    assert value is True and cost < 100

@@ -557,3 +557,77 @@ def test_many_cheap_evaluations_fit_the_budget(apiserver) -> None:
     assert status["message"].endswith(
         "spec.tags[1]: Invalid value: \"string\": failed rule: self.matches('^[a-z]+$')"
     )
+
+
+def test_rules_at_every_level(apiserver) -> None:
+    """Rules on map values (``spec.limits[cpu]``), an embedded resource (its metadata holds only name
+    and generateName), an object preserving unknown fields, and reasons Required and Duplicate."""
+    crd = cronjob_crd()
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["limits"] = {
+        "type": "object",
+        "maxProperties": 4,
+        "additionalProperties": {
+            "x-kubernetes-int-or-string": True,
+            "x-kubernetes-validations": [
+                {"rule": "quantity(string(self)).sign() >= 0", "message": "negative"}
+            ],
+        },
+    }
+    spec["properties"]["template"] = {
+        "type": "object",
+        "x-kubernetes-embedded-resource": True,
+        "x-kubernetes-preserve-unknown-fields": True,
+        "x-kubernetes-validations": [
+            {"rule": "self.kind == 'Pod'", "message": "only Pods"},
+            {
+                "rule": "!has(self.metadata.name) || self.metadata.name.startsWith('t-')",
+                "reason": "FieldValueRequired",
+                "message": "names start with t-",
+            },
+        ],
+    }
+    spec["properties"]["extra"] = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.secret)", "message": "no secrets here", "reason": "FieldValueDuplicate"}
+        ],
+    }
+    apiserver.install_crds([crd])
+    co = client.CustomObjectsApi(apiserver.api_client())
+    good = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "t-1"}, "spec": {"containers": []}}
+    create(co, cronjob("ok", limits={"cpu": "1", "memory": 100}, template=good, extra={"a": 1}))
+    status = refused(create, co, cronjob("a", limits={"cpu": "-1"}))
+    assert status["message"].endswith('spec.limits[cpu]: Invalid value: "": negative')
+    status = refused(create, co, cronjob("b", template={**good, "kind": "Job"}))
+    assert status["message"].endswith('spec.template: Invalid value: "object": only Pods')
+    status = refused(create, co, cronjob("c", template={**good, "metadata": {"name": "x"}}))
+    assert status["message"].endswith("spec.template: Required value: names start with t-")
+    assert status["details"]["causes"][0]["reason"] == "FieldValueRequired"
+    status = refused(create, co, cronjob("d", extra={"secret": "x"}))
+    assert status["message"].endswith('spec.extra: Duplicate value: "object"')
+    assert status["details"]["causes"][0]["reason"] == "FieldValueDuplicate"
+
+
+def test_object_rules_ratchet_on_unchanged_objects(apiserver) -> None:
+    """A rule added to ``spec`` later: an update that leaves ``spec`` as it was passes with a warning,
+    one that changes ``spec`` fails."""
+    apiserver.install_crds([cronjob_crd()])
+    api = apiserver.api_client()
+    co = client.CustomObjectsApi(api)
+    create(co, cronjob(maxReplicas=50))
+    crd_api = client.ApiextensionsV1Api(api)
+    crd = crd_api.read_custom_resource_definition(f"cronjobs.{GROUP}")
+    spec = crd.spec.versions[0].schema.open_apiv3_schema.properties["spec"]
+    spec.x_kubernetes_validations.append(
+        client.V1ValidationRule(rule="self.maxReplicas <= 10", message="at most 10 replicas")
+    )
+    crd_api.replace_custom_resource_definition(f"cronjobs.{GROUP}", crd)
+    got, _, headers = co.patch_namespaced_custom_object_with_http_info(
+        GROUP, "v1", "default", "cronjobs", "nightly", {"metadata": {"labels": {"a": "b"}}}
+    )
+    assert got["metadata"]["labels"] == {"a": "b"}
+    assert headers.get("Warning") == '299 - "spec: Invalid value: \\"object\\": at most 10 replicas"'
+    status = refused(patch, co, "nightly", {"spec": {"suspend": True}})
+    assert status["message"].endswith('spec: Invalid value: "object": at most 10 replicas')

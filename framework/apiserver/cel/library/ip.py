@@ -2,13 +2,15 @@
 on an IP ``family``, ``isUnspecified``, ``isLoopback``, ``isLinkLocalMulticast``,
 ``isLinkLocalUnicast``, ``isGlobalUnicast``; ``cidr(string)``, ``isCIDR``, on a CIDR ``containsIP``,
 ``containsCIDR``, ``ip``, ``masked``, ``prefixLength``. As Kubernetes, zones and IPv4-mapped IPv6
-addresses are refused. (``string(ip)``/``string(cidr)`` need an overload of ``string`` that
-cel-expr-python cannot add; docs/apiserver.md lists it.)"""
+addresses are refused. ``string(ip)`` and ``string(cidr)`` need overloads of ``string``, which
+cel-expr-python cannot add: a compile that fails only for want of them is retried with those calls
+renamed to ``__kube_string`` (``string_conversions``)."""
 
 from __future__ import annotations
 
 import functools
 import ipaddress
+import re
 from typing import Any
 
 from cel_expr_python import cel
@@ -159,6 +161,31 @@ def prefix_length(c: Any) -> int:
     return _cidr(c)[1].prefixlen
 
 
+_STRING_OF = re.compile(
+    r"^ERROR: <input>:(\d+):(\d+): found no matching overload for 'string' applied to "
+    r"'\((net\.IP|net\.CIDR)\)'",
+    re.M,
+)
+_ANY_ERROR = re.compile(r"^ERROR: ", re.M)
+
+
+def string_conversions(source: str, report: str) -> str | None:
+    """``source`` with the ``string(...)`` calls the checker refused on an IP or CIDR renamed, or
+    None when the report has other errors too."""
+    found = _STRING_OF.findall(report)
+    if not found or len(found) != len(_ANY_ERROR.findall(report)):
+        return None
+    starts = [0] + [i + 1 for i, c in enumerate(source) if c == "\n"]
+    out = source
+    for line, column, _type in sorted(found, key=lambda f: (int(f[0]), int(f[1])), reverse=True):
+        paren = starts[int(line) - 1] + int(column) - 1
+        name_start = paren - len("string")
+        if out[name_start:paren] != "string":
+            return None
+        out = out[:name_start] + "__kube_string" + out[paren:]
+    return out
+
+
 def declarations() -> list[tuple[str, list[Any]]]:
     s, b, i = cel.Type.STRING, cel.Type.BOOL, cel.Type.INT
     m = True
@@ -194,4 +221,9 @@ def declarations() -> list[tuple[str, list[Any]]]:
         ),
         function("masked", overload("cidr_masked", CIDR, [CIDR], masked, member=m)),
         function("prefixLength", overload("cidr_prefix_length", i, [CIDR], prefix_length, member=m)),
+        function(
+            "__kube_string",
+            overload("ip_to_string", s, [IP], lambda v: v.value),
+            overload("cidr_to_string", s, [CIDR], lambda v: v.value),
+        ),
     ]

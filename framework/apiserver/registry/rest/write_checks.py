@@ -3,12 +3,11 @@ resource's schema (defaulting, pruning, validation) and the kind's validation.""
 
 from __future__ import annotations
 
-from framework.apiserver.crd import cel_validation
-from framework.apiserver.crd.cel_rules import has_rules
 from framework.apiserver.crd.defaulting import apply_defaults
 from framework.apiserver.crd.definition import version_entry
 from framework.apiserver.crd.object_validation import validate_object
 from framework.apiserver.crd.pruning import prune
+from framework.apiserver.crd.values import has_rules
 from framework.apiserver.machinery import errors, validation
 from framework.apiserver.machinery.errors import FieldError, invalid_value
 from framework.apiserver.registry.rest.body import BodyDecoding
@@ -16,6 +15,10 @@ from framework.apiserver.registry.rest.options import WriteOptions
 from framework.apiserver.registry.strategy import ResourceType
 from framework.meta import field
 
+BLOCKING_TEXT = (
+    "some validation rules were not checked because the object was invalid; correct the existing errors to"
+    " complete validation"
+)
 # apiextensions-apiserver's hasBlockingErr: schema failures after which rules are not run.
 _BLOCKING = frozenset(
     {
@@ -89,7 +92,9 @@ class WriteChecks(BodyDecoding):
             return errs
         if any(e.type in _BLOCKING for e in errs):
             # structural errors first: rules see only values of the declared types
-            return [*errs, invalid_value("<nil>", None, cel_validation.BLOCKING_TEXT)]
+            return [*errs, invalid_value("<nil>", None, BLOCKING_TEXT)]
+        from framework.apiserver.crd import cel_validation  # CEL is loaded by the first CRD with rules
+
         cel_errs, cel_warnings = cel_validation.validate(schema, obj, old)
         warnings.extend(cel_warnings)
         return errs + cel_errs
