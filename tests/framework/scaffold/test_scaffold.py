@@ -281,7 +281,7 @@ def forget_and_edit(project: Path) -> None:
         (
             lambda p: None,
             ["create", "webhook", *KIND],
-            "create webhook needs --defaulting and/or --validation",
+            "create webhook needs --defaulting, --validation and/or --conversion",
         ),
         (
             lambda p: (p / "config/crd/kustomization.yaml").write_text("resources: []\n"),
