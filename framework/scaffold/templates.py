@@ -64,8 +64,9 @@ pip install -e '.[test]'   # the framework comes with it
 python -m pytest           # the tests run against the framework's test API server, no cluster needed
 ```
 
-Add a kind with `python -m framework create api --group GROUP --version VERSION --kind KIND`, its
-webhooks with `python -m framework create webhook ... --defaulting --validation`, and after every change
+Add a kind with `python -m framework create api --group GROUP --version VERSION --kind KIND` (a further
+version of it with `--no-controller`), its webhooks with `python -m framework create webhook ...
+--defaulting --validation` (a conversion webhook with `--conversion --spoke VERSION`), and after every change
 to the types, RBAC markers or watches regenerate the CRDs, `config/rbac/role.yaml` and
 `config/webhook/manifests.yaml` with `python -m framework generate` (`--check` in CI).
 
