@@ -14,33 +14,27 @@ from pathlib import Path
 import pytest
 import yaml
 
-from framework.__main__ import main
 from framework.scaffold.files import LINE_LENGTH, import_block
 from framework.testing import Kubectl
+from tests.framework.scaffold.projects import ROOT, assert_refused, run, scaffold
 
-ROOT = Path(__file__).resolve().parents[3]
 V1 = ["--group", "batch", "--version", "v1", "--kind", "CronJob"]
 V2 = ["--group", "batch", "--version", "v2", "--kind", "CronJob"]
 V3 = ["--group", "batch", "--version", "v3", "--kind", "CronJob"]
 CRD = "config/crd/bases/batch.example.com_cronjobs.yaml"
 
 
-def run(monkeypatch, cwd: Path, *argv: str) -> int:
-    monkeypatch.chdir(cwd)
-    return main(list(argv))
-
-
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory) -> Path:
     """init, create api v1, create api v2 --no-controller, create webhook --conversion, generate."""
-    root = tmp_path_factory.mktemp("cronjob-operator")
-    with pytest.MonkeyPatch.context() as mp:
-        assert run(mp, root, "init", "--domain", "example.com", "--project", "cronjob-operator") == 0
-        assert run(mp, root, "create", "api", *V1) == 0
-        assert run(mp, root, "create", "api", *V2, "--no-controller") == 0
-        assert run(mp, root, "create", "webhook", *V1, "--conversion", "--spoke", "v2") == 0
-        assert run(mp, root, "generate") == 0
-    return root
+    return scaffold(
+        tmp_path_factory.mktemp("cronjob-operator"),
+        ["init", "--domain", "example.com", "--project", "cronjob-operator"],
+        ["create", "api", *V1],
+        ["create", "api", *V2, "--no-controller"],
+        ["create", "webhook", *V1, "--conversion", "--spoke", "v2"],
+        ["generate"],
+    )
 
 
 @pytest.fixture
@@ -215,11 +209,7 @@ def edit_v1_types(project: Path) -> None:
 def test_refusals_change_nothing(project, monkeypatch, capsys, prepare, argv, message):
     if prepare is not None:
         prepare(project)
-    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    capsys.readouterr()
-    assert run(monkeypatch, project, *argv) == 2
-    assert capsys.readouterr().err == f"error: {message}\n"
-    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    assert_refused(project, monkeypatch, capsys, argv, message)
 
 
 def test_a_project_with_several_kinds_and_webhooks_passes_ruff(project, monkeypatch):
