@@ -65,6 +65,18 @@ def test_the_second_version_is_served_and_the_first_stored(converted):
     assert "cronjob_conversion.setup," in (converted / "cronjob_operator/webhooks/__init__.py").read_text()
 
 
+def test_the_role_lets_the_manager_read_its_webhook_configurations(converted):
+    """A project with a conversion webhook only: the manager's webhook configurator still reads the
+    (empty) admission configurations, so the generated role grants it; no manifests.yaml is written."""
+    rules = yaml.safe_load((converted / "config/rbac/role.yaml").read_text())["rules"]
+    assert {
+        "apiGroups": ["admissionregistration.k8s.io"],
+        "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"],
+        "verbs": ["create", "get", "update"],
+    } in rules
+    assert not (converted / "config/webhook/manifests.yaml").exists()
+
+
 def test_the_kustomize_tree_turns_the_conversion_webhook_on(converted, apiserver, tmp_path):
     kubectl = Kubectl(apiserver.kubeconfig, tmp_path)
     built = list(yaml.safe_load_all(kubectl.ok("kustomize", str(converted / "config/default"))))
