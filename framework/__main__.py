@@ -2,9 +2,11 @@
 
 - ``init --domain DOMAIN [--project NAME] [--framework-path PATH]``: a new project in the current
   directory (named as the directory by default);
-- ``create api --group G --version V --kind K [--cluster-scoped]``: a kind's types, reconciler, sample
-  and test;
-- ``create webhook --group G --version V --kind K [--defaulting] [--validation]``: its webhooks;
+- ``create api --group G --version V --kind K [--cluster-scoped] [--no-resource] [--no-controller]
+  [--storage]``: a kind's types, reconciler, sample and test; a further version of a kind (served, not
+  stored unless ``--storage``) usually with ``--no-controller``;
+- ``create webhook --group G --version V --kind K [--defaulting] [--validation] [--conversion --spoke
+  V2]``: its admission webhooks, or its conversion webhook with V as the hub;
 - ``generate [--check]``: CRDs, RBAC role and webhook manifests from the code.
 
 Errors are one line on stderr with exit code 2 (``--check`` exits 1 for stale files); see
@@ -47,9 +49,38 @@ def _parser() -> argparse.ArgumentParser:
         c.add_argument("--kind", required=True, help="e.g. Memcached")
         if name == "api":
             c.add_argument("--cluster-scoped", action="store_true", help="a cluster-scoped kind")
+            c.add_argument(
+                "--resource",
+                action=argparse.BooleanOptionalAction,
+                default=True,
+                help="write the version's types (default: yes; --no-resource for a controller only)",
+            )
+            c.add_argument(
+                "--controller",
+                action=argparse.BooleanOptionalAction,
+                default=True,
+                help="write a controller (default: yes; --no-controller for a further version of a kind)",
+            )
+            c.add_argument(
+                "--storage",
+                action="store_true",
+                help="make this version the storage version (the first version of a kind is by default)",
+            )
         else:
             c.add_argument("--defaulting", action="store_true", help="a mutating (defaulting) webhook")
             c.add_argument("--validation", action="store_true", help="a validating webhook")
+            c.add_argument(
+                "--conversion",
+                action="store_true",
+                help="a CRD conversion webhook with --version as the hub (needs --spoke)",
+            )
+            c.add_argument(
+                "--spoke",
+                action="append",
+                default=[],
+                metavar="VERSION",
+                help="a version converted to and from the hub (repeatable, or comma-separated)",
+            )
 
     gen = sub.add_parser("generate", help="write CRDs, RBAC and webhook manifests from the code")
     gen.add_argument("--check", action="store_true", help="write nothing; exit 1 naming each stale file")
@@ -70,10 +101,26 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "init":
             written = commands.init(root, args.domain, args.project or root.name, args.framework_path)
         elif args.what == "api":
-            written = commands.create_api(root, args.group, args.version, args.kind, args.cluster_scoped)
+            written = commands.create_api(
+                root,
+                args.group,
+                args.version,
+                args.kind,
+                args.cluster_scoped,
+                resource=args.resource,
+                controller=args.controller,
+                storage=args.storage,
+            )
         else:
             written = commands.create_webhook(
-                root, args.group, args.version, args.kind, args.defaulting, args.validation
+                root,
+                args.group,
+                args.version,
+                args.kind,
+                args.defaulting,
+                args.validation,
+                conversion=args.conversion,
+                spokes=[v for given in args.spoke for v in given.split(",") if v],
             )
     except ProjectError as e:
         sys.stderr.write(f"error: {e}\n")

@@ -171,13 +171,16 @@ def issue_client_cert(ca: CertKeyPair, user: str, groups: Iterable[str] = ()) ->
 
 
 def self_signed_cert(
-    directory: str | os.PathLike[str], hosts: Iterable[str] = ("localhost", "127.0.0.1", "::1")
+    directory: str | os.PathLike[str],
+    hosts: Iterable[str] = ("localhost", "127.0.0.1", "::1"),
+    ca_name: str = "framework-webhook-ca",
 ) -> tuple[Path, Path, bytes]:
-    """Write ``tls.crt``/``tls.key`` for ``hosts`` (signed by a new CA) into ``directory``.
+    """Write ``tls.crt``/``tls.key`` for ``hosts`` (signed by a new CA whose common name is ``ca_name``,
+    the issuer a client sees: name what serves) into ``directory``.
 
     Returns ``(cert_path, key_path, ca_pem)``; trust ``ca_pem`` (e.g. a webhook's ``caBundle``, or
     ``ca_certs=`` in a client). For development and tests only: the CA key is thrown away.
     """
-    ca = generate_ca("framework-webhook-ca")
+    ca = generate_ca(ca_name)
     cert_path, key_path = issue_serving_cert(ca, hosts).write(directory, "tls")
     return cert_path, key_path, ca.cert_pem

@@ -96,7 +96,9 @@ def outputs(project: ProjectConfig) -> dict[str, str]:
     if recording.event_recorders:
         rules.append(rbac_gen.EVENT_RULE)
     webhooks = bool(recording.webhooks or webhook_markers)
-    if webhooks and project.managed_webhook_configuration:
+    # The manager runs its webhook configurator whenever it serves webhooks, conversions only included:
+    # it reads the configurations even when it has no admission webhook to write into them.
+    if (webhooks or recording.conversions) and project.managed_webhook_configuration:
         rules.append(rbac_gen.WEBHOOK_CONFIGURATION_RULE)
     out: dict[str, str] = {}
     if project.crd_dir is not None:

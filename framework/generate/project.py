@@ -279,6 +279,7 @@ class Recording:
 
     informers: list[Any] = field(default_factory=list)  # framework.cache InformerKey
     webhooks: dict[str, Any] = field(default_factory=dict)  # path -> admission handler
+    conversions: list[str] = field(default_factory=list)  # the paths of conversion webhooks
     event_recorders: list[str] = field(default_factory=list)
 
 
@@ -314,5 +315,6 @@ def record_setup(project: ProjectConfig) -> Recording:
                 raise ProjectError(f"{name}(mgr) failed: {_describe(e, project.root)}") from None
         recording.informers = sorted(mgr.cache.factory.informers(), key=lambda k: tuple(map(str, k)))
         recording.webhooks = dict(sorted(server.webhooks.items()))
+        recording.conversions = sorted(server.conversions)
     client.close()
     return recording

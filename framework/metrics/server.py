@@ -20,9 +20,12 @@ if TYPE_CHECKING:
     from framework.certwatcher import CertWatcher
     from framework.metrics.filters import DelegatingAuth
 
-__all__ = ["DEFAULT_BIND_ADDRESS", "MetricsServer", "metrics_handler"]
+__all__ = ["DEFAULT_BIND_ADDRESS", "SELF_SIGNED_CA_NAME", "MetricsServer", "metrics_handler"]
 
 DEFAULT_BIND_ADDRESS = ":8080"  # controller-runtime's default; "0" disables the server
+# The issuer of the self-signed certificate of secure serving without a cert_dir (controller-runtime's
+# names what it serves too: "localhost-ca@<time>"), so a scraper's error names the metrics server.
+SELF_SIGNED_CA_NAME = "framework-metrics-ca"
 
 
 def metrics_handler(registry: CollectorRegistry | None = None) -> RouteHandler:
@@ -103,7 +106,7 @@ class MetricsServer(HTTPServer):
             from framework.certs import self_signed_cert
 
             self._self_signed_dir = tempfile.mkdtemp(prefix="metrics-serving-certs-")
-            cert, key, self.ca_pem = self_signed_cert(self._self_signed_dir)
+            cert, key, self.ca_pem = self_signed_cert(self._self_signed_dir, ca_name=SELF_SIGNED_CA_NAME)
         else:
             cert, key = self.cert_dir / self._cert_name, self.cert_dir / self._key_name
         self.certs = CertWatcher(cert, key, registry=self.registry)

@@ -15,6 +15,7 @@ import framework
 from framework.generate.cli import ROLE_PATH, render_documents
 from framework.generate.project import ProjectError, check_domain, check_project_name
 from framework.generate.rbac import leader_election_role, roles
+from framework.meta.schema import version_priority
 from framework.scaffold import resource_templates as rt
 from framework.scaffold.files import Changes, ProjectFile
 from framework.scaffold.templates import INIT
@@ -120,56 +121,144 @@ def _names(project: ProjectFile, group: str, version: str, kind: str) -> dict[st
     }
 
 
-def create_api(root: Path, group: str, version: str, kind: str, cluster_scoped: bool = False) -> list[str]:
-    """Add a kind: its types, a reconciler wired into the manager, a sample and a test."""
+def _versions_of(project: ProjectFile, group: str, kind: str, but: str) -> list[dict[str, Any]]:
+    """The PROJECT resources of ``kind`` in ``group`` other than version ``but``."""
+    return [
+        r
+        for r in project.resources
+        if (r.get("group"), r.get("kind")) == (group, kind) and r.get("version") != but
+    ]
+
+
+_NOT_STORAGE = "    storage=False,\n"
+
+
+def _demote_storage(root: Path, project: ProjectFile, others: list[dict[str, Any]], changes: Changes) -> None:
+    """``storage=False`` into the ``@resource`` of the kind's current storage version (a module the
+    scaffold wrote and nobody changed since: :class:`Changes` refuses otherwise)."""
+    for other in others:
+        rel = str(other.get("path", "")).replace(".", "/") + ".py"
+        try:
+            text = (root / rel).read_text()
+        except FileNotFoundError:
+            raise ProjectError(f"{rel}: not found; --storage marks its @resource storage=False") from None
+        if _NOT_STORAGE in text:
+            continue
+        at = text.find("\n)\nclass ", text.find("@resource("))
+        if "@resource(" not in text or at < 0:
+            raise ProjectError(f"{rel}: no @resource(...) to mark storage=False; set it there yourself")
+        changes.add(rel, text[: at + 1] + _NOT_STORAGE + text[at + 1 :])
+
+
+def create_api(
+    root: Path,
+    group: str,
+    version: str,
+    kind: str,
+    cluster_scoped: bool = False,
+    *,
+    resource: bool = True,
+    controller: bool = True,
+    storage: bool = False,
+) -> list[str]:
+    """Add a kind or a version of it: its types (``resource``), a reconciler wired into the manager, a
+    sample and a test (``controller``). A further version of a kind is served but not stored unless
+    ``storage``, which moves the storage version to it (a kind has exactly one)."""
+    if not resource and not controller:
+        raise ProjectError("create api needs --resource and/or --controller")
     project = ProjectFile.read(root)
     names = _names(project, group, version, kind)
-    if project.find(group, version, kind) is not None:
-        raise ProjectError(f"PROJECT: the API {names['group']}/{version} {kind} exists already")
-    values = {**names, "scope": "Cluster" if cluster_scoped else "Namespaced"}
-    values["sample_namespace"] = "None" if cluster_scoped else '"default"'
+    existing = project.find(group, version, kind)
+    others = _versions_of(project, group, kind, version)
     package = project.package
-    api_dir = f"{package}/api/{names['group_module']}"
     changes = Changes(root, project)
-    for init_file, doc in (
-        (f"{api_dir}/__init__.py", f'"""The {names["group"]} API group."""\n'),
-        (f"{api_dir}/{version}/__init__.py", f'"""The {names["group"]}/{version} API."""\n'),
-    ):
-        if not (root / init_file).exists():
-            changes.add(init_file, doc)
-    changes.add(f"{api_dir}/{version}/{names['module']}.py", _render(rt.TYPES, values))
-    changes.add(f"{package}/controllers/{names['module']}.py", _render(rt.CONTROLLER, values))
-    changes.add(f"tests/test_{names['module']}_controller.py", _render(rt.CONTROLLER_TEST, values))
-    changes.add(f"config/samples/{names['sample']}", _render(rt.SAMPLE, values))
-    changes.insert(
-        f"{package}/controllers/__init__.py",
-        "imports",
-        f"from {package}.controllers import {names['module']}",
-    )
-    changes.insert(f"{package}/controllers/__init__.py", "setups", f"{names['module']}.setup,")
-    changes.insert(
-        "config/crd/kustomization.yaml", "crds", f"- bases/{names['group']}_{names['plural']}.yaml"
-    )
-    changes.insert("config/samples/kustomization.yaml", "samples", f"- {names['sample']}")
-    resource: dict[str, Any] = {
-        "group": group,
-        "version": version,
-        "kind": kind,
-        "domain": project.domain,
-        "path": names["api_module"],
-        "api": {"crdVersion": "v1", "namespaced": not cluster_scoped},
-        "controller": True,
-    }
-    project.resources.append(resource)
+    entry: dict[str, Any]
+    if resource:
+        if existing is not None:
+            raise ProjectError(f"PROJECT: the API {names['group']}/{version} {kind} exists already")
+        if others and bool((others[0].get("api") or {}).get("namespaced", True)) == cluster_scoped:
+            scope = "Cluster" if cluster_scoped else "Namespaced"
+            raise ProjectError(
+                f"PROJECT: {kind} is not {scope}-scoped in {names['group']}/{others[0].get('version')};"
+                " every version of a kind has the same scope"
+            )
+        if storage and others:
+            _demote_storage(root, project, others, changes)
+        elif storage is False and not others:
+            storage = True  # the first version of a kind is its storage version
+        values = {**names, "scope": "Cluster" if cluster_scoped else "Namespaced"}
+        values["storage"] = "" if storage else _NOT_STORAGE
+        api_dir = f"{package}/api/{names['group_module']}"
+        for init_file, doc in (
+            (f"{api_dir}/__init__.py", f'"""The {names["group"]} API group."""\n'),
+            (f"{api_dir}/{version}/__init__.py", f'"""The {names["group"]}/{version} API."""\n'),
+        ):
+            if not (root / init_file).exists():
+                changes.add(init_file, doc)
+        changes.add(f"{api_dir}/{version}/{names['module']}.py", _render(rt.TYPES, values))
+        changes.add(f"config/samples/{names['sample']}", _render(rt.SAMPLE, values))
+        changes.insert(
+            "config/crd/kustomization.yaml", "crds", f"- bases/{names['group']}_{names['plural']}.yaml"
+        )
+        changes.insert("config/samples/kustomization.yaml", "samples", f"- {names['sample']}")
+        entry = {
+            "group": group,
+            "version": version,
+            "kind": kind,
+            "domain": project.domain,
+            "path": names["api_module"],
+            "api": {"crdVersion": "v1", "namespaced": not cluster_scoped},
+            "controller": controller,
+        }
+        project.resources.append(entry)
+    else:
+        if existing is None:
+            raise ProjectError(
+                f"PROJECT: no API {names['group']}/{version} {kind}; create it with --resource first"
+            )
+        entry = existing
+        cluster_scoped = not bool((entry.get("api") or {}).get("namespaced", True))
+    if controller:
+        with_controller = [r for r in (existing, *others) if r is not None and r.get("controller")]
+        if with_controller:
+            raise ProjectError(
+                f"PROJECT: {kind} has a controller already ({names['group']}/"
+                f"{with_controller[0].get('version')}); add this version with --no-controller"
+            )
+        values = {**names, "sample_namespace": "None" if cluster_scoped else '"default"'}
+        changes.add(f"{package}/controllers/{names['module']}.py", _render(rt.CONTROLLER, values))
+        changes.add(f"tests/test_{names['module']}_controller.py", _render(rt.CONTROLLER_TEST, values))
+        changes.insert(
+            f"{package}/controllers/__init__.py",
+            "imports",
+            f"from {package}.controllers import {names['module']}",
+        )
+        changes.insert(f"{package}/controllers/__init__.py", "setups", f"{names['module']}.setup,")
+        entry["controller"] = True
     return changes.apply()
 
 
 def create_webhook(
-    root: Path, group: str, version: str, kind: str, defaulting: bool = False, validation: bool = False
+    root: Path,
+    group: str,
+    version: str,
+    kind: str,
+    defaulting: bool = False,
+    validation: bool = False,
+    *,
+    conversion: bool = False,
+    spokes: list[str] | None = None,
 ) -> list[str]:
-    """Add a kind's defaulting and/or validating webhook (the kind must exist: ``create api`` first)."""
-    if not defaulting and not validation:
-        raise ProjectError("create webhook needs --defaulting and/or --validation")
+    """Add a kind's defaulting and/or validating webhook, and/or its conversion webhook with ``version``
+    as the hub and ``spokes`` the versions converted to and from it (the versions must exist:
+    ``create api`` first)."""
+    spokes = sorted(set(spokes or ()))
+    if not defaulting and not validation and not conversion:
+        raise ProjectError("create webhook needs --defaulting, --validation and/or --conversion")
+    if conversion and not spokes:
+        raise ProjectError("create webhook --conversion needs --spoke VERSION (each version converted)")
+    if spokes and not conversion:
+        raise ProjectError("--spoke names the versions of a conversion webhook: add --conversion")
     project = ProjectFile.read(root)
     names = _names(project, group, version, kind)
     resource = project.find(group, version, kind)
@@ -177,8 +266,56 @@ def create_webhook(
         raise ProjectError(
             f"PROJECT: no API {names['group']}/{version} {kind}; run `create api` for it first"
         )
-    if resource.get("webhooks"):
-        raise ProjectError(f"PROJECT: the API {names['group']}/{version} {kind} has webhooks already")
+    others = _versions_of(project, group, kind, version)
+    hooks: dict[str, Any] = resource.get("webhooks") or {}
+    for other in (resource, *others):
+        done = other.get("webhooks") or {}
+        if ((defaulting or validation) and (done.get("defaulting") or done.get("validation"))) or (
+            conversion and done.get("conversion")
+        ):
+            raise ProjectError(
+                f"PROJECT: the API {names['group']}/{other.get('version')} {kind} has webhooks already"
+            )
+    changes = Changes(root, project)
+    if defaulting or validation:
+        _admission_webhooks(root, project, resource, names, defaulting, validation, changes)
+        hooks.update(defaulting=defaulting, validation=validation)
+    if conversion:
+        versions = {str(r.get("version")): r for r in others}
+        for spoke in spokes:
+            _names(project, group, spoke, kind)
+            if spoke == version:
+                raise ProjectError(f"--spoke {spoke}: the hub version (--version) cannot be a spoke too")
+            if spoke not in versions:
+                raise ProjectError(
+                    f"PROJECT: no API {names['group']}/{spoke} {kind}; add the version with "
+                    "`create api ... --no-controller` first"
+                )
+        _conversion_webhook(root, project, names, {v: versions[v] for v in spokes}, resource, changes)
+        hooks.update(conversion=True, spoke=spokes)
+    if not (root / "config/webhook/kustomization.yaml").exists():
+        changes.add("config/webhook/kustomization.yaml", rt.WEBHOOK_KUSTOMIZATION)
+        changes.add("config/webhook/service.yaml", _render(rt.WEBHOOK_SERVICE, names))
+        changes.insert("config/default/kustomization.yaml", "default", "- ../webhook")
+    hooks["webhookVersion"] = "v1"
+    resource["webhooks"] = hooks
+    return changes.apply()
+
+
+def _register_webhook_module(changes: Changes, package: str, module: str) -> None:
+    changes.insert(f"{package}/webhooks/__init__.py", "imports", f"from {package}.webhooks import {module}")
+    changes.insert(f"{package}/webhooks/__init__.py", "setups", f"{module}.setup,")
+
+
+def _admission_webhooks(
+    root: Path,
+    project: ProjectFile,
+    resource: dict[str, Any],
+    names: dict[str, str],
+    defaulting: bool,
+    validation: bool,
+    changes: Changes,
+) -> None:
     values = dict(names)
     functions, chain, tests = "", "", ""
     if defaulting:
@@ -198,7 +335,6 @@ def create_webhook(
         namespace_field=', "namespace": "default"' if namespaced else "",
     )
     package = project.package
-    changes = Changes(root, project)
     webhook_text = _render(rt.WEBHOOK, values)
     if not validation:  # no refusals to raise: keep the module free of unused imports
         webhook_text = webhook_text.replace("from framework.meta import field\n", "").replace(
@@ -212,13 +348,44 @@ def create_webhook(
             "from framework.client import APIError\n", ""
         )
     changes.add(f"tests/test_{names['module']}_webhook.py", test_text)
-    if not (root / "config/webhook/kustomization.yaml").exists():
-        changes.add("config/webhook/kustomization.yaml", rt.WEBHOOK_KUSTOMIZATION)
-        changes.add("config/webhook/service.yaml", _render(rt.WEBHOOK_SERVICE, values))
-        changes.insert("config/default/kustomization.yaml", "default", "- ../webhook")
-    changes.insert(
-        f"{package}/webhooks/__init__.py", "imports", f"from {package}.webhooks import {names['module']}"
+    _register_webhook_module(changes, package, names["module"])
+
+
+def _conversion_webhook(
+    root: Path,
+    project: ProjectFile,
+    names: dict[str, str],
+    spokes: dict[str, dict[str, Any]],
+    hub: dict[str, Any],
+    changes: Changes,
+) -> None:
+    """kubebuilder's ``create webhook --conversion --spoke``: the hub's marker module and each spoke's
+    ``convert_to``/``convert_from`` beside their types, the webhook module registering them, a test, and
+    the CRD patch that turns the conversion webhook on (config/crd/patches/webhook_in_<plural>.yaml)."""
+    package, module, kind = project.package, names["module"], names["kind"]
+    values = {**names, "hub": names["version"]}
+    changes.add(str(hub["path"]).replace(".", "/") + "_conversion.py", _render(rt.HUB, values))
+    imports = [f"from {names['api_module']} import API_VERSION, KIND"]
+    entries = ""
+    for version, spoke in spokes.items():
+        spoke_class = version[:1].upper() + version[1:]
+        spoke_module = f"{spoke['path']}_conversion"
+        changes.add(
+            spoke_module.replace(".", "/") + ".py",
+            _render(rt.SPOKE, {**values, "spoke": version, "spoke_class": spoke_class}),
+        )
+        imports.append(f"from {spoke_module} import {kind}{spoke_class}")
+        entries += f'    "{version}": {kind}{spoke_class}(),\n'
+    namespaced = bool((hub.get("api") or {}).get("namespaced", True))
+    values.update(
+        imports="".join(f"{line}\n" for line in sorted(imports)),
+        spokes=entries,
+        versions=", ".join(f'"{v}"' for v in sorted([names["version"], *spokes], key=version_priority)),
+        sample_namespace='"default"' if namespaced else "None",
     )
-    changes.insert(f"{package}/webhooks/__init__.py", "setups", f"{names['module']}.setup,")
-    resource["webhooks"] = {"defaulting": defaulting, "validation": validation, "webhookVersion": "v1"}
-    return changes.apply()
+    changes.add(f"{package}/webhooks/{module}_conversion.py", _render(rt.CONVERSION_WEBHOOK, values))
+    changes.add(f"tests/test_{module}_conversion.py", _render(rt.CONVERSION_TEST, values))
+    patch = f"patches/webhook_in_{names['plural']}.yaml"
+    changes.add(f"config/crd/{patch}", _render(rt.CRD_WEBHOOK_PATCH, values))
+    changes.insert("config/crd/kustomization.yaml", "crdkustomizewebhookpatch", f"- path: {patch}")
+    _register_webhook_module(changes, package, f"{module}_conversion")

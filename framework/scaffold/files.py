@@ -9,8 +9,10 @@ writes, so a refused command leaves the project as it was.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ import yaml
 
 from framework.generate.project import ProjectError
 
-__all__ = ["PROJECT_FILE", "Changes", "ProjectFile", "marker"]
+__all__ = ["LINE_LENGTH", "PROJECT_FILE", "Changes", "ProjectFile", "import_block", "marker"]
 
 PROJECT_FILE = "PROJECT"
 _HEADER = (
@@ -36,6 +38,44 @@ def _digest(text: str) -> str:
 def marker(name: str) -> str:
     """The comment a command extends a file at: ``# +framework:scaffold:<name>``."""
     return f"+framework:scaffold:{name}"
+
+
+LINE_LENGTH = 110
+"""The ``line-length`` of ruff in the projects ``init`` writes."""
+
+
+def import_block(lines: list[str], indent: str = "") -> list[str]:
+    """The import statements of ``lines`` as ruff's isort (I001) and ``ruff format`` write them: plain
+    ``import`` statements first, then one ``from`` statement per module with its names sorted, each
+    sorted by module name, a ``from`` statement longer than :data:`LINE_LENGTH` one name a line in
+    parentheses. Lines that are not a block of imports are returned sorted, as they were."""
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return sorted(lines)
+    plain: set[str] = set()
+    members: dict[str, set[str]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            members.setdefault(module, set()).update(
+                f"{a.name} as {a.asname}" if a.asname else a.name for a in node.names
+            )
+        elif isinstance(node, ast.Import):
+            plain.update(ast.unparse(ast.Import(names=[a])) for a in node.names)
+        else:
+            return sorted(lines)
+    out = [f"{indent}{statement}\n" for statement in sorted(plain, key=lambda s: s.lower())]
+    for module in sorted(members, key=str.lower):
+        names = sorted(members[module], key=lambda n: (not n.isupper(), not n[:1].isupper(), n.lower()))
+        one_line = f"{indent}from {module} import {', '.join(names)}"
+        if len(one_line) <= LINE_LENGTH:
+            out.append(one_line + "\n")
+        else:
+            out.append(f"{indent}from {module} import (\n")
+            out.extend(f"{indent}    {n},\n" for n in names)
+            out.append(f"{indent})\n")
+    return out
 
 
 @dataclass
@@ -105,7 +145,7 @@ class Changes:
 
     def insert(self, rel: str, name: str, line: str) -> None:
         """``line`` before the ``# +framework:scaffold:<name>`` line of ``rel``, indented as it is; for a
-        marker named ``imports``, into the sorted run of lines right after it (an import block)."""
+        marker named ``imports``, into the import block right after it (:func:`import_block`)."""
         self._inserts.append((rel, name, line))
 
     def _extended(self, texts: dict[str, str]) -> dict[str, str]:
@@ -133,7 +173,7 @@ class Changes:
                 end = at + 1
                 while end < len(lines) and lines[end].strip():
                     end += 1
-                lines[at + 1 : end] = sorted([*lines[at + 1 : end], new])
+                lines[at + 1 : end] = import_block([*lines[at + 1 : end], new], indent)
             else:
                 lines.insert(at, new)
             out[rel] = "".join(lines)

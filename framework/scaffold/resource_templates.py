@@ -37,7 +37,7 @@ class ${kind}Status(TypedDict):
     kind="${kind}",
     plural="${plural}",
     scope="${scope}",
-)
+${storage})
 class ${kind}(TypedDict):
     """${kind} is the Schema for the ${plural} API."""
 
@@ -273,4 +273,116 @@ spec:
   selector:
     control-plane: controller-manager
     app.kubernetes.io/name: ${project}
+"""
+
+# -- create webhook --conversion ---------------------------------------------------------------------
+# Names: those above plus ``hub`` (the hub version), ``spoke`` (one spoke version, in SPOKE), ``spokes``
+# (the SPOKES entries), ``spoke_imports``, ``versions`` (every version, for the test).
+
+HUB = '''\
+"""${kind} ${hub} is the hub of the ${kind} conversions: every other version converts itself to ${hub}
+and back (its ``${module}_conversion.py``), so the hub has no conversion code of its own (kubebuilder's
+``Hub()`` marker)."""
+
+HUB = "${hub}"
+'''
+
+SPOKE = '''\
+"""${kind} ${spoke} to the hub version ${hub} and back, for the conversion webhook (served at
+``/convert`` by ``${package}/webhooks/${module}_conversion.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ${kind}${spoke_class}:
+    """The ${spoke} spoke of ${kind}. Each function gets its own copy of the object and returns the
+    converted one; the framework sets its ``apiVersion``. Only labels and annotations of the metadata
+    may change."""
+
+    def convert_to(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """A ${spoke} ${kind} as ${hub} has it. The versions' fields are the same so far: map each field
+        that differs here."""
+        return obj
+
+    def convert_from(self, hub: dict[str, Any]) -> dict[str, Any]:
+        """A ${hub} ${kind} as ${spoke} has it."""
+        return hub
+'''
+
+CONVERSION_WEBHOOK = '''\
+"""The CRD conversion webhook of ${group} ${kind}: ${hub} is the hub, the other versions convert
+through it. The CRD calls it through config/crd/patches/webhook_in_${plural}.yaml."""
+
+from __future__ import annotations
+
+from framework import Manager
+from framework.webhook import WebhookBuilder
+
+${imports}
+SPOKES = {
+${spokes}}
+
+
+def setup(mgr: Manager) -> None:
+    """Serve the ${kind} conversions at ``/convert`` of the manager's webhook server."""
+    hooks = WebhookBuilder(mgr).for_(API_VERSION, KIND)
+    hooks.with_conversion(hub="${hub}", spokes=SPOKES)
+    hooks.complete()
+'''
+
+CONVERSION_TEST = '''\
+"""The ${kind} conversion webhook, called by the test API server through the manager's webhook server
+(the ``manager`` fixture points the CRD's conversion at it): an object reads the same in every version."""
+
+from __future__ import annotations
+
+from framework.testing import eventually
+
+from ${api_module} import API_VERSION, KIND
+
+GROUP = API_VERSION.split("/")[0]
+VERSIONS = [${versions}]
+CRD = "${plural}.${group}"
+
+
+def test_an_object_reads_the_same_in_every_version(manager):
+    crd = manager.api_reader.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD)
+    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    namespace = ${sample_namespace}
+    for written in VERSIONS:
+        name = f"${module}-from-{written}"
+        metadata = {"name": name, "namespace": namespace} if namespace else {"name": name}
+        obj = {"apiVersion": f"{GROUP}/{written}", "kind": KIND, "metadata": metadata}
+        manager.api_reader.create({**obj, "spec": {"foo": written}})
+        for read in VERSIONS:
+
+            def converted(read: str = read, name: str = name, written: str = written) -> bool:
+                got = manager.api_reader.get(f"{GROUP}/{read}", KIND, name, namespace)
+                return got["apiVersion"] == f"{GROUP}/{read}" and got["spec"] == {"foo": written}
+
+            eventually(converted, message=f"the {written} ${kind} reads the same in {read}")
+'''
+
+CRD_WEBHOOK_PATCH = """\
+# The conversion webhook of ${kind}: the API server calls /convert of the webhook Service (the manager)
+# to show a ${kind} stored in one version in another. The Service's certificate authority goes into
+# clientConfig.caBundle: cert-manager's CA injector writes it, or yourself (see the framework's
+# docs/extension-guide.md, "Conversion webhooks").
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: ${plural}.${group}
+spec:
+  conversion:
+    strategy: Webhook
+    webhook:
+      clientConfig:
+        service:
+          namespace: system
+          name: webhook-service
+          path: /convert
+      conversionReviewVersions:
+      - v1
 """

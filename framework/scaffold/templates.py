@@ -38,6 +38,14 @@ package = "${package}"
 # when cert-manager and config/webhook/manifests.yaml configure the webhooks instead.
 managed-webhook-configuration = true
 
+# The code python -m framework writes passes ruff check and ruff format --check with these settings.
+[tool.ruff]
+line-length = 110  # framework.scaffold.files.LINE_LENGTH
+target-version = "py311"
+
+[tool.ruff.lint]
+select = ["E", "F", "W", "I", "B", "UP"]
+
 [tool.pytest.ini_options]
 testpaths = ["tests"]
 # The tests import the package from the project root, installed or not.
@@ -56,8 +64,9 @@ pip install -e '.[test]'   # the framework comes with it
 python -m pytest           # the tests run against the framework's test API server, no cluster needed
 ```
 
-Add a kind with `python -m framework create api --group GROUP --version VERSION --kind KIND`, its
-webhooks with `python -m framework create webhook ... --defaulting --validation`, and after every change
+Add a kind with `python -m framework create api --group GROUP --version VERSION --kind KIND` (a further
+version of it with `--no-controller`), its webhooks with `python -m framework create webhook ...
+--defaulting --validation` (a conversion webhook with `--conversion --spoke VERSION`), and after every change
 to the types, RBAC markers or watches regenerate the CRDs, `config/rbac/role.yaml` and
 `config/webhook/manifests.yaml` with `python -m framework generate` (`--check` in CI).
 
@@ -294,17 +303,46 @@ envtest) comes with the framework's pytest plugin."""
 
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from framework.testing import free_port
+import yaml
+from framework import Manager
+from framework.testing import eventually, free_port
 
 from ${package}.__main__ import build_manager, parse_args
 
 ROOT = Path(__file__).resolve().parents[1]
 CRDS = ROOT / "config" / "crd" / "bases"
+CONVERSIONS = ROOT / "config" / "crd" / "patches"
+
+
+def serve_conversions(mgr: Manager, url: str) -> None:
+    """Point each CRD that config/crd/patches/webhook_in_*.yaml converts with a webhook at the manager's
+    webhook server (``url``), trusting the CA of its self-signed certificate (in a cluster, the patch
+    names the webhook Service and the CA is injected)."""
+    patches = sorted(CONVERSIONS.glob("webhook_in_*.yaml"))
+    if not patches:
+        return
+    configurator = mgr.webhook_configurator
+    eventually(lambda: configurator.ca_bundle() is not None, message="the webhook certificate is issued")
+    ca_bundle = base64.b64encode(configurator.ca_bundle()).decode()
+    for path in patches:
+        patch = yaml.safe_load(path.read_text())
+        webhook = patch["spec"]["conversion"]["webhook"]
+        convert = webhook["clientConfig"]["service"]["path"]
+        crd = mgr.api_reader.get(
+            "apiextensions.k8s.io/v1", "CustomResourceDefinition", patch["metadata"]["name"]
+        )
+        client_config = {"url": url + convert, "caBundle": ca_bundle}
+        crd["spec"]["conversion"] = {
+            "strategy": "Webhook",
+            "webhook": {**webhook, "clientConfig": client_config},
+        }
+        mgr.api_reader.update(crd)
 
 
 @pytest.fixture
@@ -333,6 +371,7 @@ def manager(apiserver, tmp_path) -> Iterator:
     thread = threading.Thread(target=mgr.start, name="manager", daemon=True)
     thread.start()
     try:
+        serve_conversions(mgr, f"https://127.0.0.1:{port}")
         yield mgr
     finally:
         mgr.stop()
@@ -583,6 +622,33 @@ INIT["config/crd/kustomization.yaml"] = """\
 # The CRDs `python -m framework generate` writes to bases/ (create api adds each here).
 resources:
 # +framework:scaffold:crds
+
+# create webhook --conversion adds patches/webhook_in_<plural>.yaml here: the CRD's conversion webhook.
+patches:
+# +framework:scaffold:crdkustomizewebhookpatch
+
+configurations:
+- kustomizeconfig.yaml
+"""
+
+INIT["config/crd/kustomizeconfig.yaml"] = """\
+# Tells kustomize that a CRD's conversion webhook names a Service, so that config/default's namePrefix
+# and namespace reach it as they reach the Service.
+nameReference:
+- kind: Service
+  version: v1
+  fieldSpecs:
+  - kind: CustomResourceDefinition
+    version: v1
+    group: apiextensions.k8s.io
+    path: spec/conversion/webhook/clientConfig/service/name
+
+namespace:
+- kind: CustomResourceDefinition
+  version: v1
+  group: apiextensions.k8s.io
+  path: spec/conversion/webhook/clientConfig/service/namespace
+  create: false
 """
 
 INIT["config/samples/kustomization.yaml"] = """\

