@@ -50,7 +50,7 @@ def test_the_per_call_limit_cancels_and_charges_the_limit() -> None:
 def test_match_conditions_evaluate_all_before_deciding() -> None:
     # a false condition does not save the budget: kube-apiserver's filter evaluates every condition
     conditions = [{"expression": "false"}] + [{"expression": EXPENSIVE}] * 3
-    assert 3 * 883_600 > MATCH_CONDITIONS_BUDGET
+    assert MATCH_CONDITIONS_BUDGET < 3 * 883_600
     assert expressions.match_conditions(conditions, POLICY_VARIABLES, activation()) == (True, OUT_OF_BUDGET)
     assert expressions.match_conditions(conditions[:3], POLICY_VARIABLES, activation()) == (False, None)
 
@@ -66,7 +66,9 @@ def test_variables_are_charged_once_per_pass_with_what_they_read() -> None:
     act = activation()
     variables = policy_validator.Variables(spec, act)
     assert act["variables"] == {"big": True, "both": True}
-    assert variables.errors == {"broken": 'composited variable "broken" fails to evaluate: no such key: missing'}
+    assert variables.errors == {
+        "broken": 'composited variable "broken" fails to evaluate: no such key: missing'
+    }
     budget = Budget(cel.RUNTIME_COST_BUDGET)
     reads_both = expressions.compiled("variables.both", POLICY_VARIABLES)
     first = variables.cost(reads_both, budget)
