@@ -16,14 +16,26 @@ fit (:class:`OutOfBudget`). Costs are the engine's, computed from the values (do
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 from framework.apiserver import cel
+from framework.apiserver.auth.authenticator import MASTERS, UserInfo
+from framework.apiserver.auth.authorizer import Attributes as AuthorizationAttributes
+from framework.apiserver.auth.authorizer import RBACAuthorizer
+from framework.apiserver.cel.library import authz
 
-# The variables each context declares (``authorizer`` is not offered: see docs/apiserver.md).
-WEBHOOK_VARIABLES = ("object", "oldObject", "request")
-POLICY_VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables")
+if TYPE_CHECKING:
+    from framework.apiserver.admission.review import Attributes
+    from framework.apiserver.server import APIServer
+
+# The variables each context declares (``compile.go``); a policy's messageExpressions have no
+# ``authorizer`` (``plugin.go``'s ``expressionOptionalVars``).
+WEBHOOK_VARIABLES = ("object", "oldObject", "request", "authorizer")
+MESSAGE_VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables")
+POLICY_VARIABLES = (*MESSAGE_VARIABLES, "authorizer")
+AUTHORIZER_TYPE = cel.DeclType(authz.AUTHORIZER_NAME)
 
 # k8s.io/apiserver/pkg/apis/cel/config.go: the budget of a webhook's or a binding's match conditions
 # (validations and audit annotations have ``cel.RUNTIME_COST_BUDGET`` each).
@@ -36,7 +48,8 @@ _CANCELLED_COST = cel.PER_CALL_LIMIT + 1
 @functools.lru_cache(maxsize=4096)
 def compiled(expression: str, variables: tuple[str, ...]) -> cel.Program:
     """The program of ``expression`` with ``variables`` declared (``dyn``); raises ``cel.CompileError``."""
-    return cel.compile(expression, variables=dict.fromkeys(variables), cost_limit=cel.PER_CALL_LIMIT)
+    declared = {name: AUTHORIZER_TYPE if name == "authorizer" else None for name in variables}
+    return cel.compile(expression, variables=declared, cost_limit=cel.PER_CALL_LIMIT)
 
 
 def compile_problem(expression: str, variables: tuple[str, ...]) -> str | None:
@@ -146,3 +159,60 @@ def match_conditions(
     if problems:
         return True, problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
     return True, None
+
+
+# --- the authorizer (k8s.io/apiserver/pkg/cel/library/authz.go) ------------------------------------
+
+
+def authorizer(a: Attributes) -> Any:
+    """The ``authorizer`` variable: checks for the requester of ``a``; ``authorizer.requestResource``
+    is the request's resource."""
+    user = a.user
+    who = {"name": user.name, "uid": user.uid, "groups": list(user.groups), "extra": dict(user.extra)}
+    resource = {
+        "group": a.rt.group,
+        "resource": a.rt.resource,
+        "subresource": a.subresource,
+        "namespace": a.namespace,
+        "name": a.name,
+    }
+    return authz.authorizer_value(who, resource)
+
+
+@contextmanager
+def authorizing(server: APIServer) -> Iterator[None]:
+    """Answer the ``authorizer``'s checks of the evaluations inside as the server authorizes requests
+    (``RBAC``, or ``AlwaysAllow``: every check allowed, without a reason)."""
+    rbac = server.authorizer if server.authorization == "RBAC" else None
+    token = authz.AUTHORIZE.set(functools.partial(_authorize, rbac))
+    try:
+        yield
+    finally:
+        authz.AUTHORIZE.reset(token)
+
+
+def _authorize(rbac: RBACAuthorizer | None, user: dict, attributes: dict) -> tuple[bool, str]:
+    """(allowed, reason) as kube-apiserver's authorizers answer: ``RBAC: allowed by ...``; no reason
+    for ``system:masters`` (the privileged group authorizer) nor for a denial."""
+    groups = tuple(user.get("groups") or ())
+    who = UserInfo(user["name"], user.get("uid") or "", groups, user.get("extra") or {})
+    a = AuthorizationAttributes(
+        who,
+        attributes.get("verb") or "",
+        bool(attributes.get("resourceRequest")),
+        attributes.get("group") or "",
+        attributes.get("version") or "",
+        attributes.get("resource") or "",
+        attributes.get("subresource") or "",
+        attributes.get("name") or "",
+        attributes.get("namespace") or "",
+        attributes.get("path") or "",
+    )
+    if rbac is None:
+        return True, ""
+    if not rbac.allowed(a):
+        return False, ""
+    if MASTERS in who.groups:
+        return True, ""
+    source = rbac.allowed_by(a)
+    return True, f"RBAC: allowed by {source}" if source else ""

@@ -21,6 +21,7 @@ from typing import Any
 
 from framework.apiserver import cel
 from framework.apiserver.admission.expressions import (
+    MESSAGE_VARIABLES,
     POLICY_VARIABLES,
     Budget,
     ExpressionError,
@@ -103,10 +104,16 @@ class Variables:
         return message
 
 
-def evaluate(expression: str, activation: dict[str, Any], budget: Budget, variables: Variables) -> Any:
+def evaluate(
+    expression: str,
+    activation: dict[str, Any],
+    budget: Budget,
+    variables: Variables,
+    declared: tuple[str, ...] = POLICY_VARIABLES,
+) -> Any:
     """The value of a policy expression; raises ``ExpressionError`` and ``OutOfBudget``."""
     try:
-        program = compiled(expression, POLICY_VARIABLES)
+        program = compiled(expression, declared)
         return run(program, activation, budget, variables.cost(program, budget))
     except cel.CompileError as e:  # only for policies stored before their expressions were checked
         raise ExpressionError(f"compilation failed: {e.message}") from None
@@ -174,7 +181,9 @@ def _messages(
         for i, validation in enumerate(validations):
             if validation.get("messageExpression"):
                 try:
-                    values[i] = evaluate(validation["messageExpression"], activation, budget, variables)
+                    values[i] = evaluate(
+                        validation["messageExpression"], activation, budget, variables, MESSAGE_VARIABLES
+                    )
                 except ExpressionError:
                     continue
     except OutOfBudget as e:

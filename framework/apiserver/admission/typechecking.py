@@ -19,6 +19,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from framework.apiserver import cel
+from framework.apiserver.admission.expressions import AUTHORIZER_TYPE
 from framework.apiserver.cel import types as ct
 from framework.apiserver.encoding.typed_decoding import model_types
 from framework.apiserver.machinery.jsonvalues import as_dict, as_list
@@ -70,6 +71,7 @@ def _problem(expression: str, object_type: ct.DeclType, params: ct.DeclType | No
         "params": params,
         "namespaceObject": None,
         "variables": None,
+        "authorizer": AUTHORIZER_TYPE,
     }
     try:
         cel.compile(expression, variables=variables, cost_limit=None)

@@ -26,6 +26,7 @@ import structlog
 
 from framework.apiserver.admission.client import admission_request
 from framework.apiserver.admission.configuration import rule_matches
+from framework.apiserver.admission.expressions import authorizer, authorizing
 from framework.apiserver.admission.plugins import AdmissionPlugin
 from framework.apiserver.admission.policy_validator import Decision, validate
 from framework.apiserver.admission.review import DELETE_REQUESTER, Attributes
@@ -111,6 +112,30 @@ def run(server: APIServer, a: Attributes, warnings: list[str]) -> None:
     bindings = _objects(server, BINDINGS)
     if not policies or not bindings:
         return
+    with authorizing(server):
+        denied = _decide(server, a, policies, bindings, warnings)
+    if not denied:
+        return
+    first = denied[0]
+    message = (
+        f"ValidatingAdmissionPolicy '{first.policy}' with binding '{first.binding}' denied request: "
+        f"{first.message}"
+    )
+    refusal = errors.forbidden_error(a.rt.resource, a.rt.group, a.name, message)
+    code = REASON_CODES.get(first.reason, 422)
+    details = dict(refusal.details or {})
+    details["causes"] = [{"message": message}]
+    raise StatusError(code, first.reason or "Invalid", refusal.message, details)
+
+
+def _decide(
+    server: APIServer,
+    a: Attributes,
+    policies: dict[str, dict],
+    bindings: dict[str, dict],
+    warnings: list[str],
+) -> list[Decision]:
+    """The decisions to deny with; ``Warn`` decisions appended to ``warnings``, ``Audit`` ones logged."""
     denied: list[Decision] = []
     for binding in sorted(bindings.values(), key=lambda b: b["metadata"]["name"]):
         spec = as_dict(binding.get("spec"))
@@ -133,17 +158,7 @@ def run(server: APIServer, a: Attributes, warnings: list[str]) -> None:
                     binding=decision.binding,
                     message=decision.message,
                 )
-    if denied:
-        first = denied[0]
-        message = (
-            f"ValidatingAdmissionPolicy '{first.policy}' with binding '{first.binding}' denied request: "
-            f"{first.message}"
-        )
-        refusal = errors.forbidden_error(a.rt.resource, a.rt.group, a.name, message)
-        code = REASON_CODES.get(first.reason, 422)
-        details = dict(refusal.details or {})
-        details["causes"] = [{"message": message}]
-        raise StatusError(code, first.reason or "Invalid", refusal.message, details)
+    return denied
 
 
 def _objects(server: APIServer, table_name: str) -> dict[str, dict]:
@@ -184,6 +199,7 @@ def _evaluate(server: APIServer, policy: dict, binding: dict, a: Attributes) -> 
         "request": admission_request(server.api, matched, a, False),
         "namespaceObject": _namespace_object(server, a),
         "variables": {},
+        "authorizer": authorizer(a),
     }
     out: list[Decision] = []
     for param in params:
