@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from framework.apiserver import cel
 from framework.apiserver.auth.authenticator import MASTERS, UserInfo
-from framework.apiserver.auth.authorizer import Attributes as AuthorizationAttributes
-from framework.apiserver.auth.authorizer import RBACAuthorizer
+from framework.apiserver.auth.authorizer import RBACAuthorizer, attributes_of
 from framework.apiserver.cel.library import authz
 
 if TYPE_CHECKING:
@@ -196,18 +195,7 @@ def _authorize(rbac: RBACAuthorizer | None, user: dict, attributes: dict) -> tup
     for ``system:masters`` (the privileged group authorizer) nor for a denial."""
     groups = tuple(user.get("groups") or ())
     who = UserInfo(user["name"], user.get("uid") or "", groups, user.get("extra") or {})
-    a = AuthorizationAttributes(
-        who,
-        attributes.get("verb") or "",
-        bool(attributes.get("resourceRequest")),
-        attributes.get("group") or "",
-        attributes.get("version") or "",
-        attributes.get("resource") or "",
-        attributes.get("subresource") or "",
-        attributes.get("name") or "",
-        attributes.get("namespace") or "",
-        attributes.get("path") or "",
-    )
+    a = attributes_of(who, attributes if attributes.get("resourceRequest") else None, attributes)
     if rbac is None:
         return True, ""
     if not rbac.allowed(a):

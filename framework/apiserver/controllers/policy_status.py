@@ -54,7 +54,7 @@ class PolicyStatusController:
             type_checking["expressionWarnings"] = warnings
         body = {
             "apiVersion": f"{GROUP}/v1",
-            "kind": "ValidatingAdmissionPolicy",
+            "kind": rt.kind,
             "metadata": {"name": name},
             "status": {"observedGeneration": generation, "typeChecking": type_checking},
         }

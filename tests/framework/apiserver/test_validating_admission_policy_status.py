@@ -10,6 +10,8 @@ from kubernetes import client
 from framework.apiserver.admission import typechecking
 from framework.testing import eventually
 
+from .test_crd import GROUP, widget_crd
+
 G = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 DEPLOYMENTS = {
     "resourceRules": [
@@ -133,32 +135,7 @@ def test_kinds_with_wildcards_or_without_schema_are_not_checked(raw) -> None:
 
 
 def test_custom_resources_are_checked_with_their_schema_and_object_meta(apiserver) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}
-                            },
-                        }
-                    },
-                }
-            ],
-        },
-    }
-    apiserver.install_crds([crd])
+    apiserver.install_crds([widget_crd()])
     policy = {
         "spec": {
             "matchConstraints": {
@@ -177,14 +154,14 @@ def test_custom_resources_are_checked_with_their_schema_and_object_meta(apiserve
         ("example.com", "v1", "Widget")
     ]
     policy["spec"]["validations"] = [
-        {"expression": "object.spec.size < 3 && object.metadata.labels.size() < 3"},
+        {"expression": "object.spec.size < 3 && object.spec.free.x == 1 && size(object.metadata.labels) < 3"},
         {"expression": "object.spec.colour == 'red'"},
     ]
     assert typechecking.check(apiserver.registry, policy) == [
         {
             "fieldRef": "spec.validations[1].expression",
             "warning": (
-                "example.com/v1, Kind=Widget: ERROR: <input>:1:12: undefined field 'colour'\n"
+                f"{GROUP}/v1, Kind=Widget: ERROR: <input>:1:12: undefined field 'colour'\n"
                 " | object.spec.colour == 'red'\n"
                 " | ...........^\n"
             ),
