@@ -15,7 +15,12 @@ from framework.apiserver.admission.configuration import (
     compile_webhooks,
     rule_matches,
 )
-from framework.apiserver.admission.expressions import WEBHOOK_VARIABLES, match_conditions
+from framework.apiserver.admission.expressions import (
+    WEBHOOK_VARIABLES,
+    authorizer,
+    authorizing,
+    match_conditions,
+)
 from framework.apiserver.admission.review import Attributes
 from framework.apiserver.machinery import errors
 from framework.apiserver.machinery.errors import StatusError
@@ -130,8 +135,14 @@ class WebhookMatcher:
         skips it; an error skips it under ``failurePolicy: Ignore`` and refuses the request under
         ``Fail`` (``matchconditions.Matcher``, the dispatchers' ``failed calling webhook``)."""
         request = admission_request(self.server.api, rt, a, hook.mutating)
-        activation = {"object": request["object"], "oldObject": request["oldObject"], "request": request}
-        matches, problem = match_conditions(hook.match_conditions, WEBHOOK_VARIABLES, activation)
+        activation = {
+            "object": request["object"],
+            "oldObject": request["oldObject"],
+            "request": request,
+            "authorizer": authorizer(a),
+        }
+        with authorizing(self.server):
+            matches, problem = match_conditions(hook.match_conditions, WEBHOOK_VARIABLES, activation)
         if problem is None:
             return matches
         if hook.failure_policy == "Ignore":

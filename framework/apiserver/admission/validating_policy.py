@@ -7,31 +7,28 @@ For each binding whose policy exists: the policy's ``matchConstraints`` and the 
 ``matchResources`` must match the request (rules, exclusions, resource names, namespace and object
 selectors, ``matchPolicy``), then the params are resolved (``paramKind``/``paramRef``), the
 ``matchConditions`` filter, and ``variables``, ``validations`` and ``auditAnnotations`` are evaluated
-per param. A failed validation is handled by the binding's ``validationActions``: ``Deny`` refuses the
-request (``<resource> "name" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied
-request: <message>``, code from ``reason``, 422 ``Invalid`` by default), ``Warn`` adds a ``Warning``
-header, ``Audit`` records it (this server keeps no audit log, so nothing shows). An expression error
-is a failure under ``failurePolicy`` (``Fail``: handled like a failed validation; ``Ignore``: none).
+per param, with their cost budgets (``policy_validator``). A failed validation is handled by the
+binding's ``validationActions``: ``Deny`` refuses the request (``<resource> "name" is forbidden:
+ValidatingAdmissionPolicy 'p' with binding 'b' denied request: <message>``, code from ``reason``, 422
+``Invalid`` by default), ``Warn`` adds a ``Warning`` header, ``Audit`` records it (this server keeps
+no audit log, so nothing shows). An expression error is a failure under ``failurePolicy`` (``Fail``:
+handled like a failed validation; ``Ignore``: none); a configuration error (params, selectors) and an
+audit annotation's error refuse the request under ``Fail`` whatever the actions (the dispatcher's
+``addConfigError``).
 Policies and bindings are read from storage on each request, so changes apply at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from framework.apiserver.admission.client import admission_request
 from framework.apiserver.admission.configuration import rule_matches
-from framework.apiserver.admission.expressions import (
-    POLICY_VARIABLES,
-    ExpressionError,
-    evaluate,
-    evaluate_bool,
-    match_conditions,
-)
+from framework.apiserver.admission.expressions import authorizer, authorizing
 from framework.apiserver.admission.plugins import AdmissionPlugin
+from framework.apiserver.admission.policy_validator import Decision, validate
 from framework.apiserver.admission.review import DELETE_REQUESTER, Attributes
 from framework.apiserver.machinery import errors
 from framework.apiserver.machinery.errors import StatusError
@@ -61,16 +58,6 @@ EXEMPT = frozenset(
     }
 )
 REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413, "Invalid": 422}
-
-
-@dataclass
-class Decision:
-    """A failed validation or an expression failure of one policy under one binding."""
-
-    policy: str
-    binding: str
-    message: str
-    reason: str = "Invalid"
 
 
 class ValidatingAdmissionPolicy(AdmissionPlugin):
@@ -125,6 +112,30 @@ def run(server: APIServer, a: Attributes, warnings: list[str]) -> None:
     bindings = _objects(server, BINDINGS)
     if not policies or not bindings:
         return
+    with authorizing(server):
+        denied = _decide(server, a, policies, bindings, warnings)
+    if not denied:
+        return
+    first = denied[0]
+    message = (
+        f"ValidatingAdmissionPolicy '{first.policy}' with binding '{first.binding}' denied request: "
+        f"{first.message}"
+    )
+    refusal = errors.forbidden_error(a.rt.resource, a.rt.group, a.name, message)
+    code = REASON_CODES.get(first.reason, 422)
+    details = dict(refusal.details or {})
+    details["causes"] = [{"message": message}]
+    raise StatusError(code, first.reason or "Invalid", refusal.message, details)
+
+
+def _decide(
+    server: APIServer,
+    a: Attributes,
+    policies: dict[str, dict],
+    bindings: dict[str, dict],
+    warnings: list[str],
+) -> list[Decision]:
+    """The decisions to deny with; ``Warn`` decisions appended to ``warnings``, ``Audit`` ones logged."""
     denied: list[Decision] = []
     for binding in sorted(bindings.values(), key=lambda b: b["metadata"]["name"]):
         spec = as_dict(binding.get("spec"))
@@ -133,31 +144,21 @@ def run(server: APIServer, a: Attributes, warnings: list[str]) -> None:
             continue
         actions = [x for x in as_list(spec.get("validationActions")) if isinstance(x, str)]
         for decision in _evaluate(server, policy, binding, a):
-            if "Deny" in actions:
+            if decision.deny or "Deny" in actions:
                 denied.append(decision)
-            if "Warn" in actions:
+            if "Warn" in actions and not decision.deny:
                 warnings.append(
                     f"Validation failed for ValidatingAdmissionPolicy '{decision.policy}' with binding "
                     f"'{decision.binding}': {decision.message}"
                 )
-            if "Audit" in actions:
+            if "Audit" in actions and not decision.deny:
                 log.info(
                     "validating admission policy audit",
                     policy=decision.policy,
                     binding=decision.binding,
                     message=decision.message,
                 )
-    if denied:
-        first = denied[0]
-        message = (
-            f"ValidatingAdmissionPolicy '{first.policy}' with binding '{first.binding}' denied request: "
-            f"{first.message}"
-        )
-        refusal = errors.forbidden_error(a.rt.resource, a.rt.group, a.name, message)
-        code = REASON_CODES.get(first.reason, 422)
-        details = dict(refusal.details or {})
-        details["causes"] = [{"message": message}]
-        raise StatusError(code, first.reason or "Invalid", refusal.message, details)
+    return denied
 
 
 def _objects(server: APIServer, table_name: str) -> dict[str, dict]:
@@ -184,11 +185,12 @@ def _evaluate(server: APIServer, policy: dict, binding: dict, a: Attributes) -> 
         ):
             return []
     except StatusError as e:
-        return [Decision(pname, bname, f"failed to configure binding: {e.message}")] if fail_closed else []
+        message = f"failed to configure binding: {e.message}"
+        return [Decision(pname, bname, message, deny=True)] if fail_closed else []
     try:
         params = _params(server, pspec.get("paramKind"), bspec.get("paramRef"), a)
     except _ConfigError as e:
-        return [Decision(pname, bname, f"failed to configure binding: {e}")] if fail_closed else []
+        return [Decision(pname, bname, f"failed to configure binding: {e}", deny=True)] if fail_closed else []
     if params is None:
         return []
     activation: dict[str, Any] = {
@@ -197,70 +199,12 @@ def _evaluate(server: APIServer, policy: dict, binding: dict, a: Attributes) -> 
         "request": admission_request(server.api, matched, a, False),
         "namespaceObject": _namespace_object(server, a),
         "variables": {},
+        "authorizer": authorizer(a),
     }
     out: list[Decision] = []
     for param in params:
-        out += _evaluate_with(pspec, pname, bname, fail_closed, {**activation, "params": param})
+        out += validate(pspec, pname, bname, {**activation, "params": param})
     return out
-
-
-def _evaluate_with(
-    pspec: dict, pname: str, bname: str, fail_closed: bool, activation: dict[str, Any]
-) -> list[Decision]:
-    def failure(message: str) -> list[Decision]:
-        return [Decision(pname, bname, message)] if fail_closed else []
-
-    conditions = [as_dict(c) for c in as_list(pspec.get("matchConditions"))]
-    if conditions:
-        matches, problem = match_conditions(conditions, POLICY_VARIABLES, activation)
-        if not matches:
-            return []
-        if problem is not None:
-            return failure(problem)
-    variables: dict[str, Any] = {}
-    activation["variables"] = variables
-    for var in as_list(pspec.get("variables")):
-        var = as_dict(var)
-        try:  # a variable that fails is missing for the expressions that use it (their error)
-            variables[var.get("name") or ""] = evaluate(
-                var.get("expression") or "", POLICY_VARIABLES, activation
-            )
-        except ExpressionError:
-            continue
-    out: list[Decision] = []
-    for validation in as_list(pspec.get("validations")):
-        validation = as_dict(validation)
-        expression = validation.get("expression") or ""
-        try:
-            if evaluate_bool(expression, POLICY_VARIABLES, activation):
-                continue
-        except ExpressionError as e:
-            out += failure(e.message)
-            continue
-        out.append(
-            Decision(pname, bname, _message(validation, activation), validation.get("reason") or "Invalid")
-        )
-    for annotation in as_list(pspec.get("auditAnnotations")):
-        try:
-            evaluate(as_dict(annotation).get("valueExpression") or "", POLICY_VARIABLES, activation)
-        except ExpressionError as e:
-            out += failure(e.message)
-    return out
-
-
-def _message(validation: dict, activation: dict[str, Any]) -> str:
-    """``messageExpression`` when it gives a usable string, else ``message``, else the expression."""
-    message_expression = validation.get("messageExpression")
-    if message_expression:
-        try:
-            value = evaluate(message_expression, POLICY_VARIABLES, activation)
-        except ExpressionError:
-            value = None
-        if isinstance(value, str) and value.strip() and "\n" not in value.strip():
-            return value.strip()
-    if validation.get("message"):
-        return str(validation["message"])
-    return f"failed expression: {str(validation.get('expression') or '').strip()}"
 
 
 def _versioned(server: APIServer, rt: ResourceType, stored: dict | None) -> dict | None:

@@ -197,6 +197,25 @@ def _review_user(spec: dict) -> UserInfo:
     )
 
 
+def attributes_of(user: UserInfo, res: dict | None, nonres: dict | None) -> Attributes:
+    """What a review's ``resourceAttributes`` (when set) or ``nonResourceAttributes`` ask (also the
+    admission ``authorizer``'s checks, which use the same keys)."""
+    if res:
+        return Attributes(
+            user,
+            res.get("verb") or "",
+            True,
+            res.get("group") or "",
+            res.get("version") or "",
+            res.get("resource") or "",
+            res.get("subresource") or "",
+            res.get("name") or "",
+            res.get("namespace") or "",
+        )
+    nonres = nonres or {}
+    return Attributes(user, nonres.get("verb") or "", False, path=nonres.get("path") or "")
+
+
 def access_review(
     kind: str,
     body: dict,
@@ -239,21 +258,7 @@ def access_review(
         )
     if errs:
         raise errors.invalid(kind, "authorization.k8s.io", "", errs)
-    if res:
-        a = Attributes(
-            user,
-            res.get("verb") or "",
-            True,
-            res.get("group") or "",
-            res.get("version") or "",
-            res.get("resource") or "",
-            res.get("subresource") or "",
-            res.get("name") or "",
-            res.get("namespace") or "",
-        )
-    else:
-        assert nonres is not None  # exactly one of the two is set (checked above)
-        a = Attributes(user, nonres.get("verb") or "", False, path=nonres.get("path") or "")
+    a = attributes_of(user, res, nonres)
     allowed = bool(decide(a))
     meta = dict(get_metadata(body))
     if url_namespace:

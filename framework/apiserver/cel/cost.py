@@ -50,6 +50,8 @@ class _Cost:
 
 
 _ZERO = _Cost(0, 0)
+# library/cost.go: an authorizer check costs enough that an expression can make only two
+_AUTHZ_CHECK = _Cost(350_000, 350_000)
 _ONE = _Cost(1, 1)
 _UNKNOWN_SIZE = (0, U64)
 
@@ -293,6 +295,8 @@ class _Estimator:
             subject = args[0]  # the string a format validates
         if fn == "size":
             return _ONE, _Shape(decl=ct.INT_TYPE)
+        if fn == "check" and target is not None:
+            return _AUTHZ_CHECK, _UNKNOWN
         if fn == "_[_]" and len(args) == 2:
             return _ONE, _elem(args[0], self.runtime) if not args[0].has_value else _index(args[0], args[1])
         if fn in ("startsWith", "endsWith") and args:

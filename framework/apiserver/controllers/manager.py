@@ -3,6 +3,7 @@
 - CRD controller: names check, establishment, finalizer-driven cleanup (16-2, 16-3, 16-9);
 - namespace controller: content deletion, conditions, finalization (12-6, 12-7), plus the default
   ServiceAccount and ``kube-root-ca.crt`` ConfigMap of every new namespace (12-9);
+- ValidatingAdmissionPolicy status: ``observedGeneration`` and type checking (``policy_status``);
 - garbage collector: ownerReferences with background, foreground and orphan propagation (as
   kube-controller-manager's ``pkg/controller/garbagecollector``).
 
@@ -85,7 +86,12 @@ class Controllers:
         self.ns_defaults_queue = WorkQueue("namespace-defaults", self.namespace_defaults)
         self.gc_queue = WorkQueue("garbage-collector", self.sync_gc)
         self.aggregation_queue = WorkQueue("clusterrole-aggregation", self.aggregate_cluster_roles)
+        # imported here: the controller's module takes its WorkQueue from this one
+        from framework.apiserver.controllers.policy_status import PolicyStatusController
+
+        self.policy_status = PolicyStatusController(storage, registry, api)
         self.queues = [
+            self.policy_status.queue,
             self.crd_queue,
             self.ns_queue,
             self.ns_defaults_queue,

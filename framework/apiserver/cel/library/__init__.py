@@ -2,7 +2,7 @@
 checker and implemented in Python. cel-cpp brings the CEL standard library, the strings extension
 (charAt, indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join,
 quote, format), optional types and ``cel.bind``; this package adds what Kubernetes adds on top:
-lists, sets, regex, urls, quantity, IP/CIDR, semver and named formats.
+lists, sets, regex, urls, quantity, IP/CIDR, semver, named formats and the authorizer of admission.
 
 Library objects (a Quantity, a URL, ...) are protobuf messages of a small descriptor pool so that
 the checker knows their types (``type(quantity('1'))`` is ``kubernetes.Quantity``)."""
@@ -25,7 +25,7 @@ def descriptor_pool() -> Any:
     return objects.pool()
 
 
-_LIBRARIES = ("strings", "lists", "sets", "regex", "quantity", "urls", "ip", "semver", "format")
+_LIBRARIES = ("strings", "lists", "sets", "regex", "quantity", "urls", "ip", "semver", "format", "authz")
 
 
 @functools.cache

@@ -16,7 +16,15 @@ TYPES = {
     "kubernetes.NamedFormat": ("kubernetes", "NamedFormat"),
     "net.IP": ("net", "IP"),
     "net.CIDR": ("net", "CIDR"),
+    "kubernetes.authorization.Authorizer": ("kubernetes.authorization", "Authorizer"),
+    "kubernetes.authorization.PathCheck": ("kubernetes.authorization", "PathCheck"),
+    "kubernetes.authorization.GroupCheck": ("kubernetes.authorization", "GroupCheck"),
+    "kubernetes.authorization.ResourceCheck": ("kubernetes.authorization", "ResourceCheck"),
+    "kubernetes.authorization.Decision": ("kubernetes.authorization", "Decision"),
 }
+# Message fields beyond ``value``: ``authorizer.requestResource`` is a field select (cel-go declares
+# a variable of that dotted name).
+MESSAGE_FIELDS = {"Authorizer": [("requestResource", ".kubernetes.authorization.ResourceCheck")]}
 
 
 @functools.cache
@@ -37,6 +45,14 @@ def pool() -> Any:
                 type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
                 label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
             )
+            for number, (field_name, type_name) in enumerate(MESSAGE_FIELDS.get(name, []), start=2):
+                m.field.add(
+                    name=field_name,
+                    number=number,
+                    type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                    type_name=type_name,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+                )
         p.Add(fdp)
     return p
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from framework.apiserver.admission.expressions import POLICY_VARIABLES
+from framework.apiserver.admission.expressions import MESSAGE_VARIABLES, POLICY_VARIABLES
 from framework.apiserver.catalog.generic import reset_status, strategy
 from framework.apiserver.machinery.errors import FieldError
 from framework.apiserver.machinery.jsonvalues import as_dict, as_list
@@ -82,7 +82,7 @@ def _validate_validation(v: dict, path: str) -> list[FieldError]:
                 )
             )
         else:
-            errs += expression_errors(message_expression, f"{path}.messageExpression", POLICY_VARIABLES)
+            errs += expression_errors(message_expression, f"{path}.messageExpression", MESSAGE_VARIABLES)
     message = v.get("message")
     if isinstance(message, str) and message:
         if not message.strip():
