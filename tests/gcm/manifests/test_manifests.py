@@ -28,6 +28,8 @@ from kubernetes.client.rest import ApiException
 
 from framework.testing import APIServer
 from framework.testing.kubectl import KUBECTL, TIMEOUT, Kubectl
+from gcm.controllers.project.project.reconciler import controller_reference
+from gcm.controllers.project.rbac import owner_reference
 
 REPO = Path(__file__).resolve().parents[3]
 MANIFESTS = REPO / "manifests"
@@ -817,34 +819,14 @@ def test_sa_real_requests(gcm_cluster, gcm_sa):
             "metadata": {
                 "name": "garden-rbac-dev",
                 "labels": {"gardener.cloud/role": "project", "project.gardener.cloud/name": "rbac-dev"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": f"{CORE}/v1beta1",
-                        "kind": "Project",
-                        "name": "rbac-dev",
-                        "uid": project["metadata"]["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [controller_reference(project)],
             }
         }
     )
     assert ns.metadata.name == "garden-rbac-dev"
     # the member RBAC objects gcm writes have the Project as their one controller (the admission policy
     # refuses them otherwise)
-    owned = {
-        "ownerReferences": [
-            {
-                "apiVersion": f"{CORE}/v1beta1",
-                "kind": "Project",
-                "name": "rbac-dev",
-                "uid": project["metadata"]["uid"],
-                "controller": True,
-                "blockOwnerDeletion": False,
-            }
-        ]
-    }
+    owned = {"ownerReferences": [owner_reference(project)]}
     core.create_namespaced_resource_quota(
         "garden-rbac-dev", {"metadata": {"name": "gardener"}, "spec": {"hard": {"count/secrets": "10"}}}
     )
