@@ -23,6 +23,7 @@ from kubernetes.client.rest import ApiException
 
 from gcm import embedded
 from gcm.controllers.project.project.reconciler import controller_reference, project_labels
+from gcm.controllers.project.rbac import extension_objects as rbac_extension_objects
 from gcm.controllers.project.rbac import standard_objects
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -38,8 +39,10 @@ class Garden:
     alpha and beta and their namespaces, a namespace ``plain`` and an unrelated ClusterRole and
     ClusterRoleBinding ``ops-view``, written by the admin."""
 
-    def __init__(self, tmp: Path) -> None:
-        self.embedded = embedded.start(0, tmp / "admin.kubeconfig", ephemeral=True)
+    def __init__(self, tmp: Path, extension_roles: bool = False) -> None:
+        self.embedded = embedded.start(
+            0, tmp / "admin.kubeconfig", ephemeral=True, extension_roles=extension_roles
+        )
         self.admin = self.embedded.server.api_client()
         self.gcm = config.new_client_from_config(config_file=self.embedded.gcm_kubeconfig)
         self.project = self.project_with_namespace("alpha")
@@ -379,3 +382,63 @@ def test_what_gcm_writes_passes(garden):
         {"metadata": {"annotations": {"confirmation.gardener.cloud/deletion": "true"}}},
     )
     projects.delete_cluster_custom_object(CORE, "v1beta1", "projects", "gamma")
+
+
+def test_extension_roles_opt_in_is_confined_to_what_gcm_writes(tmp_path):
+    """With manifests/extension-roles (escalate and bind on every ClusterRole) RBAC lets gcm write any
+    rules and bind anything; the policy still admits only extension roles as gcm writes them."""
+    g = Garden(tmp_path, extension_roles=True)
+    try:
+        rbac = client.RbacAuthorizationV1Api(g.gcm)
+        name = "gardener.cloud:extension:project:alpha:ops"
+        role, binding = extension_objects(g.project, name)
+        message = (
+            f"extension ClusterRole {name} must be labelled gardener.cloud/role=extension-project-role and "
+            "project.gardener.cloud/name=alpha, aggregate exactly the ClusterRoles labelled "
+            "rbac.gardener.cloud/aggregate-to-extension-role=<role> of its name, and get its rules only "
+            "from that aggregation"
+        )
+        member_rules = copy.deepcopy(role)
+        member_rules["aggregationRule"]["clusterRoleSelectors"] = [
+            {"matchLabels": {"rbac.gardener.cloud/aggregate-to-project-member": "true"}}
+        ]
+        any_rules = copy.deepcopy(role)
+        any_rules["rules"] = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+        for body in (member_rules, any_rules):
+            refused(
+                lambda body=body: rbac.create_cluster_role(body, dry_run="All"),
+                "clusterroles.rbac.authorization.k8s.io",
+                name,
+                message,
+            )
+        rbac.create_cluster_role(role)
+        rbac.create_namespaced_role_binding("garden-alpha", binding)
+        refused(
+            lambda: rbac.patch_cluster_role(name, {"rules": any_rules["rules"]}),
+            "clusterroles.rbac.authorization.k8s.io",
+            name,
+            message,
+        )
+        admin_binding = {
+            "metadata": {"name": "gcm-admin"},
+            "roleRef": role_ref("cluster-admin"),
+            "subjects": [GCM_SUBJECT],
+        }
+        refused(
+            lambda: rbac.create_cluster_role_binding(admin_binding, dry_run="All"),
+            "clusterrolebindings.rbac.authorization.k8s.io",
+            "gcm-admin",
+            CRB_NOT_MEMBER.format("gcm-admin"),
+        )
+        rbac.delete_namespaced_role_binding(name, "garden-alpha")
+        rbac.delete_cluster_role(name)
+    finally:
+        g.close()
+
+
+def extension_objects(project: dict, name: str) -> list[dict]:
+    """gcm's extension ClusterRole and RoleBinding ``name`` of ``project``, as ProjectRBAC writes them."""
+    role = name.rsplit(":", 1)[1]
+    member = {"apiGroup": RBAC_GROUP, "kind": "User", "name": "erin", "role": f"extension:{role}"}
+    with_member = {**project, "spec": {**project["spec"], "members": [member]}}
+    return rbac_extension_objects(with_member)
