@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 import traceback
 from functools import partial
@@ -40,7 +41,7 @@ from gcm.cmd.options import (
     resolve_kubeconfig,
 )
 from gcm.config import API_VERSION, ConfigError, IgnoredField, log_ignored_fields
-from gcm.config.types import DEFAULT_WEBHOOK_PORT
+from gcm.config.types import DEFAULT_WEBHOOK_PORT, ControllerManagerConfiguration
 from gcm.log import LEVELS, configure_logging
 
 log = structlog.get_logger("gcm")
@@ -193,6 +194,7 @@ def run(args: argparse.Namespace) -> int:
         from gcm import embedded as embedded_mode
         from gcm.embedded import admission
 
+        _log_ignored_kubeconfigs(cfg)
         offset = args.embedded_port_offset
         try:
             embedded = embedded_mode.start(
@@ -278,6 +280,26 @@ def run(args: argparse.Namespace) -> int:
             embedded.stop(discard=failed_start)
     log.info("gcm stopped")
     return EXIT_OK
+
+
+def _log_ignored_kubeconfigs(cfg: ControllerManagerConfiguration) -> None:
+    """One info line when a garden kubeconfig is set that ``--embedded`` does not use ($KUBECONFIG,
+    ``gardenClientConnection.kubeconfig``): without it an operator may believe gcm runs against the
+    cluster that kubeconfig names. (``--kubeconfig`` with ``--embedded`` is refused instead: a flag
+    given on this command line is a contradiction, an environment variable usually is not.)"""
+    ignored = {
+        source: path
+        for source, path in (
+            ("$KUBECONFIG", os.environ.get("KUBECONFIG", "")),
+            ("gardenClientConnection.kubeconfig", cfg.garden_client_connection.kubeconfig),
+        )
+        if path
+    }
+    if ignored:
+        log.info(
+            "gcm --embedded runs against its own API server; the garden kubeconfig is ignored",
+            ignored=ignored,
+        )
 
 
 COMMANDS = ("run", "stale-report")

@@ -1,8 +1,9 @@
 """``--embedded``: gcm against the built-in API server, with gcm's own least-privilege RBAC.
 
-The server runs with RBAC authorization; the CRDs, the cluster-wide objects and gcm's RBAC from
-``manifests/`` are installed, and gcm runs as its ServiceAccount ``garden/gardener-controller-manager``,
-so every end-to-end run exercises the permissions a real deployment gets.
+The server runs with RBAC authorization; the CRDs, the cluster-wide objects, gcm's RBAC and the
+ValidatingAdmissionPolicy narrowing it (``manifests/deploy/policy.yaml``) from ``manifests/`` are
+installed, and gcm runs as its ServiceAccount ``garden/gardener-controller-manager``, so every
+end-to-end run exercises the permissions a real deployment gets.
 
 ``enable_webhooks`` makes gcm serve its admission webhooks to the embedded server: a self-signed
 certificate (the only place gcm makes one) unless the configuration names certificates, the
@@ -51,8 +52,18 @@ log = structlog.get_logger("gcm.embedded")
 NAMESPACE = "garden"
 SERVICE_ACCOUNT = "gardener-controller-manager"
 SERVICE = "gardener-controller-manager"  # in front of gcm's webhook listener
-# From manifests/deploy, only what makes gcm's identity and permissions; workloads are not run here.
-IDENTITY_KINDS = {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+# From manifests/deploy, only what makes gcm's identity and permissions, and the admission policy that
+# narrows them (policy.yaml, docs/rbac.md); workloads are not run here.
+IDENTITY_KINDS = {
+    "Namespace",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+}
 DEFAULT_DATA_DIR = ".gcm/data"
 # What embedded mode writes into its data directory (anything else there: refuse to start).
 DATA_ENTRIES = frozenset(

@@ -438,36 +438,47 @@ class ProjectRBAC:
 
         RoleBindings are listed in the namespace, ClusterRoles cluster-wide (they are cluster-scoped).
         A list or delete error aborts and is raised. Without ``extension_roles`` no role is wanted.
+
+        Only objects named ``gardener.cloud:extension:project:<p>:<r>`` are deleted: Gardener deletes
+        whatever carries the labels, so anyone who may label a ClusterRole could have it deleted by the
+        controller; gcm's admission policy (``manifests/deploy/policy.yaml``) refuses such deletes, and
+        the Project would fail on every reconcile.
         """
         if wanted is None:
             wanted = extension_role_names(self.project) if self.extension_roles else set()
+        for kind, name, namespace in self._extension_objects():
+            if name[len(self._extension_prefix) :] in wanted:
+                continue
+            try:
+                self.client.delete(RBAC_API_VERSION, kind, name, namespace)
+            except NotFound:
+                pass
+
+    @property
+    def _extension_prefix(self) -> str:
+        return f"{NAME_PREFIX_EXTENSION}:{self.name}:"
+
+    def _extension_objects(self, reader: Reader | None = None) -> list[tuple[str, str, str | None]]:
+        """(kind, name, namespace) of the extension RoleBindings and ClusterRoles of this Project: those
+        with its extension labels and a name of its extension prefix."""
         labels = extension_labels(self.project)
-        prefix = f"{NAME_PREFIX_EXTENSION}:{self.name}:"
+        out: list[tuple[str, str, str | None]] = []
         for kind, namespace in (("RoleBinding", self.namespace), ("ClusterRole", None)):
-            for obj in self.client.list(RBAC_API_VERSION, kind, namespace, label_selector=labels)["items"]:
-                name = obj["metadata"]["name"]
-                role = name[len(prefix) :] if name.startswith(prefix) else name
-                if role in wanted:
-                    continue
-                try:
-                    self.client.delete(RBAC_API_VERSION, kind, name, namespace)
-                except NotFound:
-                    pass
+            listed = (reader or self.client).list(RBAC_API_VERSION, kind, namespace, label_selector=labels)
+            for obj in listed["items"]:
+                if obj["metadata"]["name"].startswith(self._extension_prefix):
+                    out.append((kind, obj["metadata"]["name"], namespace))
+        return out
 
     # -- destroy (as Gardener's Destroy; tests only) -------------------------------------------------------
 
     def destroy(self) -> None:
         """Delete every extension object and the 11 standard objects (NotFound is fine)."""
-        labels = extension_labels(self.project)
         targets = [
             (o["kind"], o["metadata"]["name"], o["metadata"].get("namespace"))
             for o in standard_objects(self.project)
         ]
-        for kind, namespace in (("RoleBinding", self.namespace), ("ClusterRole", None)):
-            for obj in self.api_reader.list(RBAC_API_VERSION, kind, namespace, label_selector=labels)[
-                "items"
-            ]:
-                targets.append((kind, obj["metadata"]["name"], namespace))
+        targets += self._extension_objects(self.api_reader)
         for kind, name, namespace in targets:
             try:
                 self.client.delete(RBAC_API_VERSION, kind, name, namespace)

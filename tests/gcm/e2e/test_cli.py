@@ -46,8 +46,9 @@ def config(tmp_path: Path, embedded: bool = False, **extra) -> tuple[Path, int, 
     return path, probes, metrics
 
 
-def gcm(*args: str, cwd: Path, log: Path) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(cwd)}
+def gcm(*args: str, cwd: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """``python -m gcm ARGS`` without the caller's KUBE* variables (``env`` adds variables)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBE")} | {"HOME": str(cwd)} | (env or {})
     return subprocess.Popen(
         [sys.executable, "-m", "gcm", *args],
         cwd=cwd,
@@ -133,6 +134,7 @@ def test_embedded_comes_up_and_shuts_down(tmp_path):
         lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
         events = [entry["event"] for entry in lines]
         assert "gcm --embedded ready" in events and "released the lease" in events
+        assert not [e for e in events if "kubeconfig is ignored" in e]  # none was set
         ready = next(entry for entry in lines if entry["event"] == "gcm --embedded ready")
         assert ready["hint"].startswith("try: kubectl --kubeconfig .gcm/kubeconfig")
         assert ready["kubeconfig"] == ".gcm/kubeconfig" and ready["data_dir"] == ".gcm/data"
@@ -142,6 +144,38 @@ def test_embedded_comes_up_and_shuts_down(tmp_path):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_embedded_says_once_that_it_ignores_a_garden_kubeconfig(tmp_path):
+    """$KUBECONFIG and gardenClientConnection.kubeconfig name a garden that --embedded does not use: one
+    info line says so (and gcm runs against its own API server, which the ready line names)."""
+    elsewhere = tmp_path / "elsewhere.kubeconfig"  # never read: its content does not matter
+    cfg, _, _ = config(
+        tmp_path, embedded=True, gardenClientConnection={"kubeconfig": str(tmp_path / "garden.kubeconfig")}
+    )
+    log = tmp_path / "gcm.log"
+    args = ["--embedded", "--embedded-port", "0", "--embedded-ephemeral", "--config", str(cfg)]
+    proc = gcm(*args, cwd=tmp_path, log=log, env={"KUBECONFIG": str(elsewhere)})
+    try:
+        wait_for(lambda: "gcm --embedded ready" in log.read_text(), proc=proc)
+        assert stop(proc) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    ignored = [entry for entry in lines if "kubeconfig is ignored" in entry["event"]]
+    assert len(ignored) == 1, ignored
+    (entry,) = ignored
+    assert entry["level"] == "info"
+    assert (
+        entry["event"] == "gcm --embedded runs against its own API server; the garden kubeconfig is ignored"
+    )
+    assert entry["ignored"] == {
+        "$KUBECONFIG": str(elsewhere),
+        "gardenClientConnection.kubeconfig": str(tmp_path / "garden.kubeconfig"),
+    }
+    starting = next(entry for entry in lines if entry["event"] == "starting gcm")
+    assert starting["kubeconfig"].endswith("gcm.kubeconfig")  # gcm's ServiceAccount in the embedded garden
 
 
 def test_bad_config_exits_2_naming_fields(tmp_path):

@@ -1,8 +1,9 @@
 """gcm's RBAC is exactly what gcm uses (issue 31): every controller, the namespace-deletion webhook and
 ``gcm stale-report`` run as gcm's ServiceAccount against an RBAC-enforcing API server bootstrapped from
-``manifests/`` (``gcm.embedded``), with the configuration of ``manifests/deploy/configmap.yaml``. The
-server records every request (``APIServer.record_requests``); the test fails on any 403 for gcm's
-ServiceAccount and on any (rule, resource, verb) of gcm's ClusterRole and Role that no recorded request
+``manifests/`` (``gcm.embedded``), with the configuration of ``manifests/deploy/configmap.yaml`` and the
+admission policy of ``manifests/deploy/policy.yaml`` in force. The server records every request
+(``APIServer.record_requests``); the test fails on any 403 for gcm's ServiceAccount (RBAC's or the
+policy's) and on any (rule, resource, verb) of gcm's ClusterRole and Role that no recorded request
 used.
 
 A request "uses" every rule piece that authorizes it. kube-apiserver also authorizes two things the
@@ -46,6 +47,8 @@ CORE = "core.gardener.cloud/v1beta1"
 RBAC = "rbac.authorization.k8s.io/v1"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 EVENTS = "events.k8s.io/v1"
+ADMISSION = "admissionregistration.k8s.io/v1"
+POLICY = "gardener-controller-manager-writes"  # manifests/deploy/policy.yaml
 PROJECT_LABELS = {"gardener.cloud/role": "project"}
 SKIP_STALE = {"project.gardener.cloud/skip-stale-check": "true"}
 KEEP = {"namespace.gardener.cloud/keep-after-project-deletion": "true"}
@@ -485,7 +488,17 @@ def test_gcm_rbac_is_what_gcm_uses(garden):
     )
     assert records, "no request of gcm recorded"
     denied = sorted({r for r in records if not r.allowed})
-    assert denied == [], "gcm's ServiceAccount was refused"
+    assert denied == [], "gcm's ServiceAccount was refused (by RBAC or by the admission policy)"
+    # The policy was in force all along (installed by embedded.start, never removed) and applies to
+    # gcm's ServiceAccount: a write its RBAC allows but gcm never makes is refused.
+    assert (
+        garden.admin.get(ADMISSION, "ValidatingAdmissionPolicyBinding", POLICY)["spec"]["policyName"]
+        == POLICY
+    )
+    gcm = Client.from_kubeconfig(garden.embedded.gcm_kubeconfig, qps=0)
+    with pytest.raises(Forbidden, match=f"ValidatingAdmissionPolicy '{POLICY}'"):
+        gcm.delete(RBAC, "ClusterRole", "gardener.cloud:system:project-member")
+    gcm.close()
 
     assert_uses_every_piece(garden, written, records, gcm_pieces())
 
@@ -530,6 +543,15 @@ def test_extension_roles_opt_in(tmp_path):
             assert g.admin.get(RBAC, "RoleBinding", name, "garden-ext")["roleRef"]["name"] == name
         assert not g.events("ExtensionRolesDisabled")
         written = objects_gcm_owns(g.admin)
+        g.stop_gcm()
+        records = g.server.recorded_requests(GCM_USER)
+        assert sorted({r for r in records if not r.allowed}) == []
+        opt_in = gcm_pieces(ROOT / "manifests" / "extension-roles")
+        # escalate and bind are used by the implied checks of the extension objects
+        assert_uses_every_piece(g, written, records, gcm_pieces() + opt_in, required=opt_in)
+
+        # The price: RBAC lets the opt-in bind cluster-admin; the admission policy refuses it, and where
+        # the policy is missing (a cluster older than Kubernetes 1.30) nothing does.
         risk = {
             "apiVersion": RBAC,
             "kind": "ClusterRoleBinding",
@@ -537,12 +559,13 @@ def test_extension_roles_opt_in(tmp_path):
             "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "cluster-admin"},
             "subjects": [{"kind": "ServiceAccount", "name": embedded.SERVICE_ACCOUNT, "namespace": "garden"}],
         }
-        assert g.gcm.create(risk, dry_run=True)["roleRef"]["name"] == "cluster-admin"
-        g.stop_gcm()
-        records = g.server.recorded_requests(GCM_USER)
-        assert sorted({r for r in records if not r.allowed}) == []
-        opt_in = gcm_pieces(ROOT / "manifests" / "extension-roles")
-        # escalate and bind are used by the implied checks of the extension objects
-        assert_uses_every_piece(g, written, records, gcm_pieces() + opt_in, required=opt_in)
+        gcm = Client.from_kubeconfig(g.embedded.gcm_kubeconfig, qps=0)
+        with pytest.raises(Forbidden) as refused:
+            gcm.create(risk, dry_run=True)
+        assert f"ValidatingAdmissionPolicy '{POLICY}'" in str(refused.value)
+        assert "ClusterRoleBinding gcm-escalation is not one" in str(refused.value)
+        g.admin.delete(ADMISSION, "ValidatingAdmissionPolicyBinding", POLICY)
+        assert gcm.create(risk, dry_run=True)["roleRef"]["name"] == "cluster-admin"
+        gcm.close()
     finally:
         g.close()

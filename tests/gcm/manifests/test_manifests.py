@@ -26,6 +26,8 @@ from kubernetes.client.rest import ApiException
 
 from framework.testing import APIServer
 from framework.testing.kubectl import KUBECTL, TIMEOUT, Kubectl
+from gcm.controllers.project.project.reconciler import controller_reference
+from gcm.controllers.project.rbac import owner_reference
 from tests.hadolint import assert_hadolint_clean
 
 REPO = Path(__file__).resolve().parents[3]
@@ -379,6 +381,8 @@ def test_deploy_renders_with_consistent_references(rendered_deploy):
         "Deployment",
         "Service",
         "ValidatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
     }
     assert ("Namespace", GCM_NS) in objs and ("ServiceAccount", GCM_SA) in objs
     dep = objs["Deployment", GCM_SA]
@@ -475,6 +479,16 @@ def test_deploy_renders_with_consistent_references(rendered_deploy):
         assert binding["subjects"] == sa_subject
         role_kind = "ClusterRole" if kind == "ClusterRoleBinding" else "Role"
         assert (role_kind, binding["roleRef"]["name"]) in objs
+
+    # The admission policy narrowing the ServiceAccount (policy.yaml): matched for it alone, bound to Deny.
+    (policy,) = [o for (k, _), o in objs.items() if k == "ValidatingAdmissionPolicy"]
+    (policy_binding,) = [o for (k, _), o in objs.items() if k == "ValidatingAdmissionPolicyBinding"]
+    assert policy_binding["spec"] == {"policyName": policy["metadata"]["name"], "validationActions": ["Deny"]}
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    assert [c["expression"] for c in policy["spec"]["matchConditions"]] == [
+        f"request.userInfo.username == '{GCM_USER}'"
+    ]
+    assert all(v["reason"] == "Forbidden" and v["messageExpression"] for v in policy["spec"]["validations"])
 
     # Scrapers of the secure /metrics: kubebuilder's metrics_reader_role, bound by the operator.
     reader = objs["ClusterRole", "gardener-controller-manager-metrics-reader"]
@@ -731,13 +745,18 @@ def test_sa_cannot_escalate(gcm_cluster, gcm_sa):
     assert listed["not-for-gcm"].data == {"token": "czNjcmV0"}
 
 
-def test_sa_residual_bind_at_cluster_scope(gcm_sa):
-    """The residual of `bind` on the global project roles (docs/rbac.md): kube authorizes `bind` with the
-    binding's namespace, and a ClusterRole's grant covers every namespace and the cluster scope, so gcm
-    could also bind them in a ClusterRoleBinding. Asserted so that a change here is seen."""
+def test_sa_bind_at_cluster_scope_is_left_to_the_policy(gcm_sa):
+    """`bind` on the global project roles (docs/rbac.md): kube authorizes `bind` with the binding's
+    namespace, and a ClusterRole's grant covers every namespace and the cluster scope, so RBAC lets gcm
+    bind them in a ClusterRoleBinding too; the admission policy (policy.yaml) refuses that."""
+    rbac = client.RbacAuthorizationV1Api(gcm_sa)
     for role in ("project-member", "project-viewer", "project-serviceaccountmanager"):
         name = f"gardener.cloud:system:{role}"
         assert _ssar(gcm_sa, "bind", "rbac.authorization.k8s.io", "clusterroles", "", "", name)
+        crb = {"metadata": {"name": f"gcm-{role}"}, "roleRef": _role_ref(name), "subjects": [SA_SUBJECT]}
+        message = _forbidden(lambda crb=crb: rbac.create_cluster_role_binding(crb, dry_run="All"))
+        assert "ValidatingAdmissionPolicy 'gardener-controller-manager-writes'" in message
+        assert message.endswith(f"ClusterRoleBinding gcm-{role} is not one")
 
 
 @contextlib.contextmanager
@@ -799,20 +818,14 @@ def test_sa_real_requests(gcm_cluster, gcm_sa):
             "metadata": {
                 "name": "garden-rbac-dev",
                 "labels": {"gardener.cloud/role": "project", "project.gardener.cloud/name": "rbac-dev"},
-                "ownerReferences": [
-                    {
-                        "apiVersion": f"{CORE}/v1beta1",
-                        "kind": "Project",
-                        "name": "rbac-dev",
-                        "uid": project["metadata"]["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [controller_reference(project)],
             }
         }
     )
     assert ns.metadata.name == "garden-rbac-dev"
+    # the member RBAC objects gcm writes have the Project as their one controller (the admission policy
+    # refuses them otherwise)
+    owned = {"ownerReferences": [owner_reference(project)]}
     core.create_namespaced_resource_quota(
         "garden-rbac-dev", {"metadata": {"name": "gardener"}, "spec": {"hard": {"count/secrets": "10"}}}
     )
@@ -823,7 +836,7 @@ def test_sa_real_requests(gcm_cluster, gcm_sa):
     rbac = client.RbacAuthorizationV1Api(gcm_sa)
     rbac.create_cluster_role(
         {
-            "metadata": {"name": "gardener.cloud:system:project:rbac-dev"},
+            "metadata": {"name": "gardener.cloud:system:project:rbac-dev", **owned},
             "rules": [
                 {
                     "apiGroups": [""],
@@ -858,7 +871,7 @@ def test_sa_real_requests(gcm_cluster, gcm_sa):
     )
     rbac.create_cluster_role_binding(
         {
-            "metadata": {"name": "gardener.cloud:system:project:rbac-dev"},
+            "metadata": {"name": "gardener.cloud:system:project:rbac-dev", **owned},
             "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io",
                 "kind": "ClusterRole",
@@ -871,7 +884,7 @@ def test_sa_real_requests(gcm_cluster, gcm_sa):
         rbac.create_namespaced_role_binding(
             "garden-rbac-dev",
             {
-                "metadata": {"name": f"gardener.cloud:system:{role}"},
+                "metadata": {"name": f"gardener.cloud:system:{role}", **owned},
                 "roleRef": {
                     "apiGroup": "rbac.authorization.k8s.io",
                     "kind": "ClusterRole",
@@ -937,7 +950,14 @@ def test_sa_real_requests(gcm_cluster, gcm_sa):
         f'secrets "creds" is forbidden: User "{GCM_USER}" cannot get resource "secrets" in API group "" '
         'in the namespace "garden-rbac-dev"'
     )
-    # stale auto-deletion: confirmation annotation, then DELETE
+    # stale auto-deletion: the auto-delete timestamp, the confirmation annotation, then DELETE
+    objs.patch_cluster_custom_object_status(
+        CORE,
+        "v1beta1",
+        "projects",
+        "rbac-dev",
+        {"status": {"staleAutoDeleteTimestamp": "2024-01-01T00:00:00Z"}},
+    )
     objs.patch_cluster_custom_object(
         CORE,
         "v1beta1",

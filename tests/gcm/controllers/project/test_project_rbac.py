@@ -376,6 +376,33 @@ def test_d37_only_unused_extension_roles_are_deleted(live):
     assert _names(client, "ClusterRole", None, selector) == {"gardener.cloud:extension:project:foobar:foo"}
 
 
+def test_only_extension_objects_named_so_are_deleted(live):
+    """An object with the extension labels but not named gardener.cloud:extension:project:<p>:<r> is not
+    deleted (Gardener would delete it; gcm's admission policy refuses it, docs/rbac.md)."""
+    _, client, project = live
+    labels = {"gardener.cloud/role": "extension-project-role", "project.gardener.cloud/name": "foobar"}
+    role_ref = {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": "view"}
+    client.create(
+        {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": {"name": "labelled", "labels": labels}}
+    )
+    client.create(
+        {
+            "apiVersion": RBAC,
+            "kind": "RoleBinding",
+            "metadata": {"name": "labelled", "namespace": "garden-foobar", "labels": labels},
+            "roleRef": role_ref,
+        }
+    )
+    rbac = ProjectRBAC(client, project)
+    rbac.deploy()
+    rbac.delete_stale_extension_roles(wanted=set())
+    selector = "gardener.cloud/role=extension-project-role,project.gardener.cloud/name=foobar"
+    assert _names(client, "ClusterRole", None, selector) == {"labelled"}
+    assert _names(client, "RoleBinding", "garden-foobar", selector) == {"labelled"}
+    rbac.destroy()
+    assert _names(client, "ClusterRole", None, selector) == {"labelled"}
+
+
 def test_deploy_collects_every_error(live):
     server, client, project = live
     server.inject_failure("create", "rolebindings.rbac.authorization.k8s.io", 500, count=None)
