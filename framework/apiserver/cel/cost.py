@@ -220,7 +220,10 @@ class _Estimator:
                 total += c
                 shapes.append(s)
             n = len(e.args)
-            return total, _Shape(size=(n, n), variable=any(s.variable for s in shapes))
+            # Its elements are as large as its largest (cel-go's union of the items' sizes): a
+            # comprehension over a literal list sees its items, not an unknown element.
+            elem = max(shapes, key=lambda s: _size(s, self.request_size)[1]) if shapes else None
+            return total, _Shape(size=(n, n), variable=any(s.variable for s in shapes), elem=elem)
         if k == "struct":
             total = _Cost(MAP_CREATE, MAP_CREATE) if e.keys else _Cost(STRUCT_CREATE, STRUCT_CREATE)
             for a in (*e.keys, *e.args):

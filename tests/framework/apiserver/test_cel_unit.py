@@ -302,3 +302,18 @@ def test_absent_fields_cost_nothing_at_run_time() -> None:
     prog = cel.compile("!has(self.l) || self.l.all(x, x.size() > 0)", variables={"self": None})
     value, cost = prog.evaluate_with_cost({"self": {}})
     assert value is True and cost < 100
+
+
+def test_a_comprehension_over_a_literal_list_costs_what_its_items_cost() -> None:
+    # gcm's admission policy builds its role names this way; the items of a literal list are known,
+    # so the runtime cost follows the actual strings (cel-go's tracked cost), not an unbounded size.
+    prog = cel.compile(
+        "['project', 'project-member'].map(r, 'gardener.cloud:system:' + r + ':' + p)",
+        variables={"p": None},
+        cost_limit=cel.PER_CALL_LIMIT,
+    )
+    value, cost = prog.evaluate_with_cost({"p": "dev"})
+    assert value == ["gardener.cloud:system:project:dev", "gardener.cloud:system:project-member:dev"]
+    assert 0 < cost < 100
+    # ... while the estimate still assumes a `p` as large as a request allows.
+    assert prog.estimated_cost.max > 100_000
