@@ -155,15 +155,21 @@ def decode_error(
     sent (its summary); without it the body is re-encoded.
     """
     if patched is not None:
-        value = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
-        cause = errors.invalid_value("patch", value, text)
-        return StatusError(422, "Invalid", f'"" is invalid: {cause.message()}', {"causes": [cause.cause()]})
+        return patch_invalid(patched, text)
     if unrecognized:
         data = raw if raw is not None else orjson.dumps(body)
         return errors.bad_request(
             f"the object provided is unrecognized (must be of type {kind}): {text} ({summarize(data)})"
         )
     return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {text}')
+
+
+def patch_invalid(patched: Any, text: str) -> StatusError:
+    """The patch handler's 422 for a patch whose result does not decode (``text``), quoting the result
+    (compact JSON, keys sorted; see the deviations in docs/apiserver.md)."""
+    value = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+    cause = errors.invalid_value("patch", value, text)
+    return StatusError(422, "Invalid", f'"" is invalid: {cause.message()}', {"causes": [cause.cause()]})
 
 
 def _sorted(value: Any) -> Any:

@@ -276,7 +276,9 @@ class Handler:
             raw = await read_raw(request)
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
             if ctype == "application/apply-patch+yaml":
-                raw = await apply_body_as_json(raw)  # YAML is decoded off the loop
+                repeated: list[str] | None = None if opts.field_validation == "Ignore" else []
+                raw = await apply_body_as_json(raw, repeated)  # YAML is decoded off the loop
+                opts.apply_duplicates = repeated or []
             elif raw and ctype in (PATCH_TYPES_CUSTOM if rt.smp is None else PATCH_TYPES_BUILTIN):
                 # The patch is decoded by the synchronous patch code; a malformed one is worded here,
                 # off the loop (Go's words come from a Python walk of the text).
@@ -344,7 +346,10 @@ def fresh(opts: WriteOptions) -> WriteOptions:
     """A copy of ``opts`` whose lists a run of the operation may extend (a conversion scope may run a
     write more than once)."""
     return replace(
-        opts, decode_warnings=list(opts.decode_warnings), unknown_metadata=list(opts.unknown_metadata)
+        opts,
+        decode_warnings=list(opts.decode_warnings),
+        unknown_metadata=list(opts.unknown_metadata),
+        pending_strict=list(opts.pending_strict),
     )
 
 
