@@ -258,17 +258,17 @@ class Handler:
         opts = write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user
         admission = self.server.admission
-        duplicates: list[str] = []  # repeated keys of a JSON body (read_body)
+        duplicates: list[str] = []  # what the strict decoder says of repeated keys (read_body)
         if verb == "create" and (not rt.persisted or t.subresource == "token"):
             body = check_type_meta(request, rt, await read_body(request, rt), t.subresource)
             res = create_review(self.server, rt, t.namespace, t.name, body, opts.user)
         elif verb == "create":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
-            opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
+            opts.strict_decoding(duplicates)
             res = await self._converting(rt, lambda: admission.create(rt, t.namespace, body, fresh(opts)))
         elif verb == "update":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
-            opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
+            opts.strict_decoding(duplicates)
             res = await self._converting(
                 rt, lambda: admission.update(rt, t.namespace, t.name or "", body, fresh(opts), t.subresource)
             )

@@ -130,3 +130,40 @@ def test_a_json_patch_names_its_operations_repeated_keys(raw, core):
 def test_a_patch_of_a_missing_object_is_not_found_before_its_keys_are_checked(raw):
     r = _patch(raw, "dup-none", b'{"data":{"a":"1","a":"2"}}', "application/merge-patch+json", "Strict")
     assert r.status == 404, r.data
+
+
+YAML_CM = b"""apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: NAME
+data:
+  a: "1"
+  a: "2"
+  b: x
+  b: y
+"""
+YAML_LINES = ['line 7: key "a" already set in map', 'line 9: key "b" already set in map']
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT"])
+def test_a_yaml_body_that_repeats_keys_gets_goyamls_lines(raw, core, method):
+    """sigs.k8s.io/yaml's strict conversion: one ``yaml: unmarshal errors:`` error naming each repeated
+    key's line, one warning per line under Warn (the handlers' parseYAMLWarnings)."""
+    name = f"yaml-{method.lower()}"
+    path = CM if method == "POST" else f"{CM}/{name}"
+    if method == "PUT":
+        core.create_namespaced_config_map("default", {"metadata": {"name": name}})
+    body = YAML_CM.replace(b"NAME", name.encode())
+    headers = {"Content-Type": "application/yaml"}
+    r = raw.request(method, path + "?fieldValidation=Strict", raw=body, headers=headers)
+    assert r.status == 400, r.data
+    assert json.loads(r.data)["message"] == (
+        "strict decoding error: yaml: unmarshal errors:\n  " + "\n  ".join(YAML_LINES)
+    )
+    r = raw.request(method, path, raw=body, headers=headers)
+    assert r.status in (200, 201), r.data
+    warnings = [w.split('"', 1)[1].rsplit('"', 1)[0] for w in r.headers["Warning"].split(", 299")]
+    assert [w.replace('\\"', '"') for w in warnings] == YAML_LINES
+    assert json.loads(r.data)["data"] == {"a": "2", "b": "y"}  # the last value wins
+    r = raw.request("PUT", f"{CM}/{name}?fieldValidation=Ignore", raw=body, headers=headers)
+    assert r.status == 200 and "Warning" not in r.headers

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from framework.apiserver.encoding import envelope
+from framework.apiserver.endpoints.negotiation import YAML_DUPLICATES
 from framework.apiserver.machinery import errors
 
 
@@ -59,7 +60,13 @@ class WriteOptions:
             if self.patched is not None:
                 raise envelope.patch_invalid(self.patched, text)
             raise errors.bad_request(text)
-        (self.decode_warnings if warnings is None else warnings).extend(texts)
+        out = self.decode_warnings if warnings is None else warnings
+        for t in texts:
+            # goyaml.v2's one error for a YAML body's repeated keys warns once per key, as the handlers'
+            # parseYAMLWarnings splits it
+            out.extend(
+                t.removeprefix(YAML_DUPLICATES).split("\n  ") if t.startswith(YAML_DUPLICATES) else [t]
+            )
 
 
 @dataclass
