@@ -18,6 +18,8 @@ from kubernetes.client.rest import ApiException
 
 from framework.apiserver import APIServer
 
+from .test_crd import widget, widget_crd
+
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 MERGE = "application/merge-patch+json"
 SMP = "application/strategic-merge-patch+json"
@@ -176,11 +178,9 @@ def test_the_official_client_gets_the_422(server):
 
 
 def test_a_custom_resource_patch_is_refused_with_its_schemas_unknown_fields(server, http):
-    server.install_crds([WIDGETS])
+    server.install_crds([widget_crd()])
     base = "/apis/example.com/v1/namespaces/default/widgets"
-    body = json.dumps(
-        {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}}
-    )
+    body = json.dumps(widget("w", size=1))
     assert send(server, http, "POST", base, body, "application/json").status == 201
     patch = '{"metadata":{"bogus":1},"spec":{"size":2,"size":3,"extra":true}}'
     r = send(server, http, "PATCH", f"{base}/w?fieldValidation=Strict", patch, MERGE)
@@ -190,39 +190,12 @@ def test_a_custom_resource_patch_is_refused_with_its_schemas_unknown_fields(serv
         'unknown field "spec.extra"'
     )
     r = send(server, http, "PATCH", f"{base}/w", patch, MERGE)
-    assert r.status == 200 and json.loads(r.data)["spec"] == {"size": 3}
+    assert r.status == 200 and json.loads(r.data)["spec"] == {"size": 3, "color": "red"}
     assert warnings(r) == [
         'duplicate field "spec.size"',
         'unknown field "metadata.bogus"',
         'unknown field "spec.extra"',
     ]
-
-
-WIDGETS = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "widgets.example.com"},
-    "spec": {
-        "group": "example.com",
-        "scope": "Namespaced",
-        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
 
 
 APPLY_BODY = """apiVersion: apps/v1
