@@ -21,7 +21,7 @@ kube-apiserver reads a body in two steps, and each step has its own error text:
    ``fieldValidation``. Either way: ``400 K in version "V" cannot be handled as a K: ...``.
 
 A patch's result is decoded the same way, but a failure there is the patch handler's ``422``:
-``"" is invalid: patch: Invalid value: "<patched object>": <decoder error>`` (k8s.io/apiserver
+`` "" is invalid: patch: Invalid value: "<patched object>": <decoder error>`` (k8s.io/apiserver
 ``handlers/patch.go``, ``jsonPatcher.applyPatchToCurrentObject``).
 
 Metadata times (``creationTimestamp``, ``deletionTimestamp``, ``managedFields[].time``) are parsed
@@ -169,7 +169,8 @@ def patch_invalid(patched: Any, text: str) -> StatusError:
     (compact JSON, keys sorted; see the deviations in docs/apiserver.md)."""
     value = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
     cause = errors.invalid_value("patch", value, text)
-    return StatusError(422, "Invalid", f'"" is invalid: {cause.message()}', {"causes": [cause.cause()]})
+    # NewInvalid with an empty GroupKind: "%s %q is invalid" begins with the empty kind's space
+    return StatusError(422, "Invalid", f' "" is invalid: {cause.message()}', {"causes": [cause.cause()]})
 
 
 def _sorted(value: Any) -> Any:

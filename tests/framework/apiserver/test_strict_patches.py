@@ -132,7 +132,7 @@ def test_strict_is_one_422_quoting_the_patched_object(server, http, ctype, body,
     status = json.loads(r.data)
     text = "strict decoding error: " + ", ".join(expected)
     assert status["reason"] == "Invalid" and status["message"].startswith(
-        '"" is invalid: patch: Invalid value: "{'
+        ' "" is invalid: patch: Invalid value: "{'
     )
     assert status["message"].endswith('": ' + text)
     [cause] = status["details"]["causes"]
