@@ -264,11 +264,11 @@ class Handler:
             res = create_review(self.server, rt, t.namespace, t.name, body, opts.user)
         elif verb == "create":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
-            opts.strict_decoding(duplicates)
+            report_duplicates(opts, rt, duplicates)
             res = await self._converting(rt, lambda: admission.create(rt, t.namespace, body, fresh(opts)))
         elif verb == "update":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
-            opts.strict_decoding(duplicates)
+            report_duplicates(opts, rt, duplicates)
             res = await self._converting(
                 rt, lambda: admission.update(rt, t.namespace, t.name or "", body, fresh(opts), t.subresource)
             )
@@ -340,6 +340,17 @@ def check_type_meta(request: web.Request, rt: ResourceType, body: Any, subresour
             raw=request.get(RAW_BODY),
         ) from None
     return body
+
+
+def report_duplicates(opts: WriteOptions, rt: ResourceType, duplicates: list[str]) -> None:
+    """What the strict decoder found of a body's repeated keys: warnings now, or under Strict for a
+    built-in kind refused together with its unknown fields once its typed decoding has found them (one
+    strict decoding error, as kube-apiserver's decoder reports both). A custom resource's unknown fields
+    are found with its schema, after the mutating webhooks: its repeated keys are refused at once."""
+    if opts.field_validation == "Strict" and not rt.is_custom:
+        opts.pending_strict = list(duplicates)
+    else:
+        opts.strict_decoding(duplicates)
 
 
 def fresh(opts: WriteOptions) -> WriteOptions:

@@ -167,3 +167,18 @@ def test_a_yaml_body_that_repeats_keys_gets_goyamls_lines(raw, core, method):
     assert json.loads(r.data)["data"] == {"a": "2", "b": "y"}  # the last value wins
     r = raw.request("PUT", f"{CM}/{name}?fieldValidation=Ignore", raw=body, headers=headers)
     assert r.status == 200 and "Warning" not in r.headers
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT"])
+def test_strict_names_repeated_and_unknown_fields_together(raw, core, method):
+    """One strict decoding error for a built-in kind, as kube-apiserver's decoder reports both."""
+    name = f"both-{method.lower()}"
+    if method == "PUT":
+        core.create_namespaced_config_map("default", {"metadata": {"name": name}})
+    body = _body(name).replace(b'"data"', b'"bogus":1,"data"')
+    path = (CM if method == "POST" else f"{CM}/{name}") + "?fieldValidation=Strict"
+    r = raw.request(method, path, raw=body, headers={"Content-Type": "application/json"})
+    assert r.status == 400, r.data
+    assert json.loads(r.data)["message"] == (
+        'strict decoding error: duplicate field "data.a", unknown field "bogus"'
+    )

@@ -92,9 +92,7 @@ class Patch(Apply):
         if subresource == "scale":
             self._decode_scale(rt, patched, opts, patched=True)
             return self._write_scale(rt, ns, name, patched, opts)
-        obj = self._type_meta(rt, patched, opts, patched=True)
-        if not rt.is_custom:  # a custom resource's unknown fields are found with its schema (_update)
-            opts.strict_decoding([])
+        obj = self._type_meta(rt, patched, opts, patched=True)  # a CR's unknown fields: in _update
         meta = obj["metadata"]
         if meta.get("name") != name:
             raise errors.bad_request(
