@@ -17,8 +17,10 @@ has the same defaults. What aiohttp gives and what is built here:
   a plain-text 400 beyond them. Here a head (request line and headers) may have ``max_header_bytes``
   plus the 4096 bytes of slack Go's server reads beyond ``MaxHeaderBytes``; a larger one is answered
   431 (Go's code for it) and its connection closed. Lines and header counts have no limit of their own,
-  as in Go, so a 70 KB query string is served. Other malformed heads get 400; the server's
-  ``answer`` words both (plain text like Go's, or a ``Status`` for the API server).
+  as in Go, so a 70 KB query string is served. A request line whose method is a token aiohttp's
+  parser does not know (``FOO``; Go hands any token method to the handler) gets 405, other malformed
+  heads get 400; the server's ``answer`` words them (plain text like Go's, or a ``Status`` for the API
+  server).
 - Open connections: Go's server has no bound (kube-apiserver limits requests in flight instead). Here
   a server keeps at most ``max_connections``; a connection accepted beyond that is answered once, on
   its first request, with the server's ``refusal_status`` (with ``Retry-After: 1``) and closed, so it
