@@ -17,8 +17,10 @@ has the same defaults. What aiohttp gives and what is built here:
   a plain-text 400 beyond them. Here a head (request line and headers) may have ``max_header_bytes``
   plus the 4096 bytes of slack Go's server reads beyond ``MaxHeaderBytes``; a larger one is answered
   431 (Go's code for it) and its connection closed. Lines and header counts have no limit of their own,
-  as in Go, so a 70 KB query string is served. Other malformed heads get 400; the server's
-  ``answer`` words both (plain text like Go's, or a ``Status`` for the API server).
+  as in Go, so a 70 KB query string is served. A request line whose method is a token aiohttp's
+  parser does not know (``FOO``; Go hands any token method to the handler) gets 405, other malformed
+  heads get 400; the server's ``answer`` words them (plain text like Go's, or a ``Status`` for the API
+  server).
 - Open connections: Go's server has no bound (kube-apiserver limits requests in flight instead). Here
   a server keeps at most ``max_connections``; a connection accepted beyond that is answered once, on
   its first request, with the server's ``refusal_status`` (with ``Retry-After: 1``) and closed, so it
@@ -32,8 +34,10 @@ keep-alive close time); ``tests/framework/server/test_connection_limits.py`` and
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -41,7 +45,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError, LineTooLong
+from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooLong
 from aiohttp.streams import StreamReader
 from aiohttp.web_protocol import RequestHandler
 
@@ -65,6 +69,31 @@ HEADER_SLACK = 4096
 # before closing, so the close is not a reset that destroys the answer on its way (Go's
 # rstAvoidanceDelay is 500 ms too).
 _LINGER = 0.5
+
+# What a server answers for a request whose method is a valid token no route serves (``FOO /x``):
+# kube-apiserver's router (go-restful through ``NewGenericServerResponse``) says this with a 405.
+METHOD_NOT_ALLOWED = "the server does not allow this method on the requested resource"
+
+# An HTTP token (RFC 9110 section 5.6.2): what Go's server takes as a method.
+_TOKEN = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+
+
+def _unknown_method(exc: HttpProcessingError) -> bool:
+    """Whether aiohttp's C parser refused a request line only for its method: llhttp knows a fixed list
+    of methods and refuses any other before a handler could see it, where Go's server hands every
+    token method to its handler. The refused line is in the error's text (``b'FOO /path HTTP/1.1'``)."""
+    if not isinstance(exc, BadHttpMethod):
+        return False
+    match = re.search(r"b(['\"]).*?\1", exc.message or "")
+    if match is None:
+        return False
+    try:
+        line = ast.literal_eval(match.group(0))
+    except (ValueError, SyntaxError):
+        return False
+    method, _, rest = line.partition(b" ")
+    return bool(_TOKEN.fullmatch(method)) and rest.startswith(b"/")
+
 
 Answer = Callable[[int, str, int | None], tuple[str, bytes]]
 """How a server words an answer its protocol gives on its own: ``(status, message, retry_after)`` to
@@ -305,6 +334,8 @@ class _GuardedProtocol(RequestHandler):
                 431,
                 f"the request line and headers exceed {self._guard.limits.max_header_bytes} bytes",
             )
+        elif _unknown_method(exc):
+            code, text = 405, METHOD_NOT_ALLOWED
         else:
             code, text = 400, " ".join((exc.message or "malformed HTTP request").split())
         log.debug("answering a malformed request", server=self._guard.name, code=code, error=text)

@@ -8,6 +8,7 @@ tokens), then anonymous when enabled. Authorization is in ``authorizer.py``.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,18 +71,29 @@ class Authenticator:
     def token_user(self, token: str) -> UserInfo | None:
         return self.check_token(token)[0]
 
-    def check_token(self, token: str) -> tuple[UserInfo | None, str]:
-        """The token's user, or None and why not (kube-apiserver's union of authenticator errors)."""
+    def check_token(
+        self, token: str, audiences: Sequence[str] = tokens.API_AUDIENCES
+    ) -> tuple[UserInfo | None, str, list[str]]:
+        """The token's user, or None and why not (kube-apiserver's union of authenticator errors), and
+        the ``audiences`` it is good for. A request to the API asks for the API's audiences; a
+        TokenReview for those it names. A static token is good for the API's audiences only
+        (``WrapAudienceAgnosticToken``): asked for none of them, it does not authenticate."""
         user = self.tokens.get(token)
         if user is not None:
-            return user.with_authenticated(), ""
+            good = [a for a in audiences if a in tokens.API_AUDIENCES]
+            if not good:
+                return None, "invalid bearer token", []
+            return user.with_authenticated(), "", good
         claims = self.sa_tokens.get(token)
         if claims is None:
-            return None, "invalid bearer token"
+            return None, "invalid bearer token", []
+        good = claims.audiences_for(audiences)
+        if not good:  # checked before the token's validity, as pkg/serviceaccount/jwt.go does
+            return None, f"[invalid bearer token, {claims.audience_error(audiences)}]", []
         sa, err = tokens.validate(claims, self._get)
         if sa is None:
             # Tokens die with their ServiceAccount and with the object they are bound to.
-            return None, f"[invalid bearer token, {err}]"
+            return None, f"[invalid bearer token, {err}]", []
         ns = sa["namespace"]
         info = UserInfo(
             f"system:serviceaccount:{ns}:{sa['name']}",
@@ -89,7 +101,7 @@ class Authenticator:
             ("system:serviceaccounts", f"system:serviceaccounts:{ns}"),
             dict(sorted(sa["extra"].items())),  # Go's JSON writes map keys sorted
         )
-        return info.with_authenticated(), ""
+        return info.with_authenticated(), "", good
 
     def _get(self, resource: str, namespace: str, name: str) -> dict | None:
         return self.storage.get(resource, (namespace, name))

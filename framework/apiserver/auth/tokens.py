@@ -23,7 +23,7 @@ import hashlib
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,6 +33,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from framework.meta.strconv import quote
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 API_AUDIENCES = (ISSUER,)  # --api-audiences defaults to the issuer
@@ -55,14 +57,29 @@ def _b64(data: bytes) -> str:
 
 @dataclass
 class TokenClaims:
-    """What the server keeps of a token it issued: the private ``kubernetes.io`` claim, ``jti``, ``exp``."""
+    """What the server keeps of a token it issued: the private ``kubernetes.io`` claim, ``jti``, ``exp``
+    and ``aud``."""
 
     private: dict[str, Any]
     jti: str = ""
     exp: int = 0  # 0: no expiry known (tokens stored by an older server)
+    # The token's audiences; empty for tokens stored by an older server, which count as the API's
+    # (kube-apiserver treats a token without ``aud`` as a legacy token for the API audiences).
+    aud: tuple[str, ...] = ()
 
     def as_stored(self) -> dict[str, Any]:
-        return {"private": self.private, "jti": self.jti, "exp": self.exp}
+        return {"private": self.private, "jti": self.jti, "exp": self.exp, "aud": list(self.aud)}
+
+    def audiences_for(self, requested: Sequence[str]) -> list[str]:
+        """The requested audiences this token is good for, in the order requested
+        (``authenticator.Audiences.Intersect`` in ``pkg/serviceaccount/jwt.go``)."""
+        good = self.aud or API_AUDIENCES
+        return [a for a in requested if a in good]
+
+    def audience_error(self, requested: Sequence[str]) -> str:
+        """The JWT authenticator's error for a token none of whose audiences was requested."""
+        have = go_quoted(self.aud or API_AUDIENCES)
+        return f"token audiences {have} is invalid for the target audiences {go_quoted(requested)}"
 
     @classmethod
     def from_stored(cls, value: object) -> TokenClaims:
@@ -70,7 +87,17 @@ class TokenClaims:
             ns, name, uid = value[0], value[1], value[2]
             return cls({"namespace": ns, "serviceaccount": {"name": name, "uid": uid}})
         assert isinstance(value, dict)
-        return cls(dict(value.get("private") or {}), value.get("jti") or "", int(value.get("exp") or 0))
+        return cls(
+            dict(value.get("private") or {}),
+            value.get("jti") or "",
+            int(value.get("exp") or 0),
+            tuple(value.get("aud") or ()),
+        )
+
+
+def go_quoted(values: Sequence[str]) -> str:
+    """A list of strings as Go's ``%q`` prints a ``[]string``: ``["a" "b"]``."""
+    return "[" + " ".join(quote(v) for v in values) + "]"
 
 
 def ref(obj: dict) -> dict[str, str]:
@@ -119,7 +146,7 @@ class TokenSigner:
         signing_input = f"{_b64(orjson.dumps(header))}.{_b64(orjson.dumps(claims))}".encode()
         r, s = decode_dss_signature(key.sign(signing_input, ec.ECDSA(hashes.SHA256())))
         signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")  # JWS: raw R || S
-        return f"{signing_input.decode()}.{_b64(signature)}", TokenClaims(private, jti, exp)
+        return f"{signing_input.decode()}.{_b64(signature)}", TokenClaims(private, jti, exp, tuple(audiences))
 
 
 def _deleting_too_long(obj: dict, now: float) -> bool:

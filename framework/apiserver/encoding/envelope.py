@@ -21,7 +21,7 @@ kube-apiserver reads a body in two steps, and each step has its own error text:
    ``fieldValidation``. Either way: ``400 K in version "V" cannot be handled as a K: ...``.
 
 A patch's result is decoded the same way, but a failure there is the patch handler's ``422``:
-``"" is invalid: patch: Invalid value: "<patched object>": <decoder error>`` (k8s.io/apiserver
+`` "" is invalid: patch: Invalid value: "<patched object>": <decoder error>`` (k8s.io/apiserver
 ``handlers/patch.go``, ``jsonPatcher.applyPatchToCurrentObject``).
 
 Metadata times (``creationTimestamp``, ``deletionTimestamp``, ``managedFields[].time``) are parsed
@@ -155,15 +155,22 @@ def decode_error(
     sent (its summary); without it the body is re-encoded.
     """
     if patched is not None:
-        value = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
-        cause = errors.invalid_value("patch", value, text)
-        return StatusError(422, "Invalid", f'"" is invalid: {cause.message()}', {"causes": [cause.cause()]})
+        return patch_invalid(patched, text)
     if unrecognized:
         data = raw if raw is not None else orjson.dumps(body)
         return errors.bad_request(
             f"the object provided is unrecognized (must be of type {kind}): {text} ({summarize(data)})"
         )
     return errors.bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {text}')
+
+
+def patch_invalid(patched: Any, text: str) -> StatusError:
+    """The patch handler's 422 for a patch whose result does not decode (``text``), quoting the result
+    (compact JSON, keys sorted; see the deviations in docs/apiserver.md)."""
+    value = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+    cause = errors.invalid_value("patch", value, text)
+    # NewInvalid with an empty GroupKind: "%s %q is invalid" begins with the empty kind's space
+    return StatusError(422, "Invalid", f' "" is invalid: {cause.message()}', {"causes": [cause.cause()]})
 
 
 def _sorted(value: Any) -> Any:

@@ -56,6 +56,7 @@ from yaml.nodes import ScalarNode
 from framework.meta.field import go_float
 from framework.meta.jsoncodec import MAX_DEPTH
 from framework.meta.jsoncodec import copy as copy_value
+from framework.meta.strconv import quote
 
 __all__ = ["YAMLDecodeError", "decode", "decode_async"]
 
@@ -143,6 +144,15 @@ def _key_text(key: Any) -> str:
     raise YAMLDecodeError(f"unsupported map key: {key!r}")
 
 
+def _go_value(key: Any) -> str:
+    """A decoded map key as Go's ``%#v`` prints it in goyaml.v2's errors."""
+    if isinstance(key, str):
+        return quote(key)
+    if key is None:
+        return "<nil>"
+    return _key_text(key)
+
+
 def _is_merge(event: ScalarEvent) -> bool:
     return event.value == "<<" and (event.implicit[0] or event.tag == _TAG + "merge")
 
@@ -155,15 +165,19 @@ class _Frame:
     """A mapping or sequence being built. ``decodes``: the nodes goyaml.v2 decodes for it, itself and
     everything in it with aliases expanded (what an alias to it adds)."""
 
-    __slots__ = ("anchor", "decodes", "key", "merge", "merge_list", "value")
+    __slots__ = ("anchor", "decodes", "key", "key_value", "line", "merge", "merge_list", "value")
 
-    def __init__(self, value: dict | list, anchor: str | None, merge_list: bool = False) -> None:
+    def __init__(
+        self, value: dict | list, anchor: str | None, merge_list: bool = False, line: int = 0
+    ) -> None:
         self.value = value
+        self.line = line  # where the node starts (1-based), as goyaml.v2 reports a node's line
         self.anchor = anchor
         # A sequence that is the value of ``<<`` is not decoded as a node, only its mappings are.
         self.decodes = 0 if merge_list else 1
         self.merge_list = merge_list
         self.key: str | None = None  # a mapping's key waiting for its value
+        self.key_value: Any = None  # that key as decoded (named in a duplicate key's error)
         self.merge = False  # a mapping's ``<<`` waiting for its value
 
 
@@ -173,7 +187,10 @@ _OPEN = object()  # an anchor whose node is still being read (an alias to it wou
 class _Builder:
     """One document's value from its parse events, with goyaml.v2's alias budget and the depth cap."""
 
-    def __init__(self) -> None:
+    def __init__(self, duplicates: list[str] | None = None) -> None:
+        # Keys a mapping repeats, as goyaml.v2's strict mode words them (``line 3: key "a" already set
+        # in map``, the line of the repeated key's value); None: not looked for.
+        self.duplicates = duplicates
         self.decodes = 0
         self.alias_decodes = 0
         self.anchors: dict[str, Any] = {}
@@ -210,7 +227,7 @@ class _Builder:
                 frame = self.stack.pop()
                 if frame.anchor is not None:
                     self.anchors[frame.anchor] = (frame.value, frame.decodes)
-                self._add(frame.value, frame.decodes, is_mapping=isinstance(frame.value, dict))
+                self._add(frame.value, frame.decodes, isinstance(frame.value, dict), frame.line)
         return self.root
 
     def _on_scalar(self, event: ScalarEvent) -> None:
@@ -224,7 +241,7 @@ class _Builder:
         value = _scalar(event)
         if event.anchor is not None:
             self.anchors[event.anchor] = (value, 1)
-        self._add(value, 1, is_mapping=False)
+        self._add(value, 1, False, event.start_mark.line + 1)
 
     def _on_start(self, event: MappingStartEvent | SequenceStartEvent) -> None:
         top = self.stack[-1] if self.stack else None
@@ -244,7 +261,7 @@ class _Builder:
             self._count(1, False)
         if event.anchor is not None:
             self.anchors[event.anchor] = _OPEN
-        self.stack.append(_Frame({} if mapping else [], event.anchor, merge_list))
+        self.stack.append(_Frame({} if mapping else [], event.anchor, merge_list, event.start_mark.line + 1))
 
     def _on_alias(self, event: AliasEvent) -> None:
         name = event.anchor
@@ -258,10 +275,11 @@ class _Builder:
         self._count(decodes, True)  # its target, decoded again
         if isinstance(value, dict | list):
             value = copy_value(value)
-        self._add(value, 1 + decodes, is_mapping=isinstance(value, dict))
+        self._add(value, 1 + decodes, isinstance(value, dict), event.start_mark.line + 1)
 
-    def _add(self, value: Any, decodes: int, is_mapping: bool) -> None:
-        """Put a finished value where it belongs: the root, a list, a key, a value or a merge."""
+    def _add(self, value: Any, decodes: int, is_mapping: bool, line: int) -> None:
+        """Put a finished value (starting on ``line``) where it belongs: the root, a list, a key, a
+        value or a merge."""
         if not self.stack:
             self.root = value
             return
@@ -285,7 +303,10 @@ class _Builder:
             if isinstance(value, dict | list):  # an alias to a collection used as a key
                 raise YAMLDecodeError("yaml: invalid map key")
             top.key = _key_text(value)
+            top.key_value = value
         else:
+            if self.duplicates is not None and top.key in top.value:
+                self.duplicates.append(f"line {line}: key {_go_value(top.key_value)} already set in map")
             top.value[top.key] = value
             top.key = None
 
@@ -328,11 +349,12 @@ def _allow_libyaml_nesting() -> bool:
     return _libyaml_nesting
 
 
-def decode(raw: bytes) -> Any:
-    """The JSON value of a YAML document (None for an empty one). Raises :class:`YAMLDecodeError`."""
+def decode(raw: bytes, duplicates: list[str] | None = None) -> Any:
+    """The JSON value of a YAML document (None for an empty one). Raises :class:`YAMLDecodeError`.
+    Keys a mapping repeats (the last value wins) are appended to ``duplicates`` when it is given."""
     deep_in_c = _allow_libyaml_nesting()
     try:
-        return _Builder().build(_events(raw, yaml.CSafeLoader))
+        return _Builder(duplicates).build(_events(raw, yaml.CSafeLoader))
     except yaml.YAMLError as e:
         if getattr(e, "problem", None) != "exceeded maximum nesting depth":
             raise YAMLDecodeError(_go_text(e)) from None
@@ -342,7 +364,9 @@ def decode(raw: bytes) -> Any:
             raise YAMLDecodeError(f"yaml: {where}exceeded max depth of {MAX_DEPTH}") from None
     # libyaml's default limit (1,000 levels) is below Go's: read it again with the Python parser.
     try:
-        return _Builder().build(_events(raw, yaml.SafeLoader))
+        if duplicates is not None:
+            del duplicates[:]  # found again by the second reading
+        return _Builder(duplicates).build(_events(raw, yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise YAMLDecodeError(_go_text(e)) from None
 

@@ -258,17 +258,17 @@ class Handler:
         opts = write_options(request, patch=verb == "patch")
         opts.user = request[REQUEST_INFO].user
         admission = self.server.admission
-        duplicates: list[str] = []  # repeated keys of a JSON body (read_body)
+        duplicates: list[str] = []  # what the strict decoder says of repeated keys (read_body)
         if verb == "create" and (not rt.persisted or t.subresource == "token"):
             body = check_type_meta(request, rt, await read_body(request, rt), t.subresource)
             res = create_review(self.server, rt, t.namespace, t.name, body, opts.user)
         elif verb == "create":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
-            opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
+            report_duplicates(opts, rt, duplicates)
             res = await self._converting(rt, lambda: admission.create(rt, t.namespace, body, fresh(opts)))
         elif verb == "update":
             body = check_type_meta(request, rt, await read_body(request, rt, duplicates), t.subresource)
-            opts.strict_decoding([f'duplicate field "{p}"' for p in duplicates])
+            report_duplicates(opts, rt, duplicates)
             res = await self._converting(
                 rt, lambda: admission.update(rt, t.namespace, t.name or "", body, fresh(opts), t.subresource)
             )
@@ -276,7 +276,9 @@ class Handler:
             raw = await read_raw(request)
             ctype = request.headers.get("Content-Type", "").split(";")[0].strip()
             if ctype == "application/apply-patch+yaml":
-                raw = await apply_body_as_json(raw)  # YAML is decoded off the loop
+                repeated: list[str] | None = None if opts.field_validation == "Ignore" else []
+                raw = await apply_body_as_json(raw, repeated)  # YAML is decoded off the loop
+                opts.apply_duplicates = repeated or []
             elif raw and ctype in (PATCH_TYPES_CUSTOM if rt.smp is None else PATCH_TYPES_BUILTIN):
                 # The patch is decoded by the synchronous patch code; a malformed one is worded here,
                 # off the loop (Go's words come from a Python walk of the text).
@@ -340,11 +342,25 @@ def check_type_meta(request: web.Request, rt: ResourceType, body: Any, subresour
     return body
 
 
+def report_duplicates(opts: WriteOptions, rt: ResourceType, duplicates: list[str]) -> None:
+    """What the strict decoder found of a body's repeated keys: warnings now, or under Strict for a
+    built-in kind refused together with its unknown fields once its typed decoding has found them (one
+    strict decoding error, as kube-apiserver's decoder reports both). A custom resource's unknown fields
+    are found with its schema, after the mutating webhooks: its repeated keys are refused at once."""
+    if opts.field_validation == "Strict" and not rt.is_custom:
+        opts.pending_strict = list(duplicates)
+    else:
+        opts.strict_decoding(duplicates)
+
+
 def fresh(opts: WriteOptions) -> WriteOptions:
     """A copy of ``opts`` whose lists a run of the operation may extend (a conversion scope may run a
     write more than once)."""
     return replace(
-        opts, decode_warnings=list(opts.decode_warnings), unknown_metadata=list(opts.unknown_metadata)
+        opts,
+        decode_warnings=list(opts.decode_warnings),
+        unknown_metadata=list(opts.unknown_metadata),
+        pending_strict=list(opts.pending_strict),
     )
 
 

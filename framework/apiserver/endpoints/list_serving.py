@@ -80,7 +80,7 @@ def validate_list_options(q: Any, rt: ResourceType, for_watch: bool) -> tuple[st
     query.query_int(q, "timeoutSeconds")  # a list ignores it, but it must decode (400 otherwise)
     if rv is not None and rv != "0":
         try:
-            if int(rv) < 0:
+            if not 0 <= int(rv) < 1 << 64:  # a uint64, as the storage parses it (ParseUint)
                 raise ValueError
         except ValueError:
             raise errors.options_invalid(

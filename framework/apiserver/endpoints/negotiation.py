@@ -139,14 +139,17 @@ async def read_raw(request: web.Request) -> bytes:
 
 async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str] | None = None) -> Any:
     """The request body decoded by its ``Content-Type`` (JSON, YAML, protobuf where decodable); 415 else.
-    A JSON body's repeated keys are appended to ``duplicates`` when it is given (their last value wins)."""
+    What the strict decoder says of the keys the body repeats (their last value wins) is appended to
+    ``duplicates`` when it is given: ``duplicate field "data.a"`` for JSON, for YAML goyaml.v2's one
+    error (:data:`YAML_DUPLICATES`, then ``line 3: key "a" already set in map`` a line each)."""
     raw = await read_raw(request)
     request[RAW_BODY] = raw
     ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
     if ctype in ("", "application/json", "*/*", "application/yaml", "application/x-yaml"):
         is_yaml = ctype.endswith("yaml")
+        lines: list[str] | None = [] if is_yaml and duplicates is not None else None
         try:
-            body = await decode_body(raw, is_yaml)
+            body = await decode_body(raw, is_yaml, lines)
         except BodyError as e:
             # transformDecodeError: no kind could be read, so the object is "unrecognized".
             cause = str(e) if is_yaml else f"couldn't get version/kind; json parse error: {e}"
@@ -154,7 +157,9 @@ async def read_body(request: web.Request, rt: ResourceType, duplicates: list[str
                 f"the object provided is unrecognized (must be of type {rt.kind}): {cause} ({summarize(raw)})"
             ) from None
         if duplicates is not None and isinstance(body, dict) and not is_yaml:
-            duplicates.extend(gojson.duplicate_fields(raw, body))
+            duplicates.extend(f'duplicate field "{p}"' for p in gojson.duplicate_fields(raw, body))
+        if duplicates is not None and lines:
+            duplicates.append(YAML_DUPLICATES + "\n  ".join(lines))
         return body
     from framework.apiserver.encoding import (
         protobuf,  # local: protobuf's tables load only when a protobuf body arrives
@@ -173,7 +178,11 @@ class BodyError(ValueError):
     beginning of value``, ``yaml: document contains excessive aliasing``)."""
 
 
-async def decode_body(raw: bytes, is_yaml: bool) -> Any:
+# How sigs.k8s.io/yaml's strict conversion begins its error for repeated keys (one line each follows).
+YAML_DUPLICATES = "yaml: unmarshal errors:\n  "
+
+
+async def decode_body(raw: bytes, is_yaml: bool, duplicates: list[str] | None = None) -> Any:
     """A JSON or YAML request body, decoded within kube-apiserver's bounds without stalling the loop.
 
     JSON is read by orjson on the loop (a few milliseconds per megabyte); what orjson refuses (its
@@ -183,7 +192,7 @@ async def decode_body(raw: bytes, is_yaml: bool) -> Any:
     jsoncodec.allow_deep_values()  # again: a test tool (hypothesis) may have put the limit back
     loop = asyncio.get_running_loop()
     if is_yaml:
-        return await loop.run_in_executor(None, _decode_yaml, raw)
+        return await loop.run_in_executor(None, _decode_yaml, raw, duplicates)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError as e:
@@ -201,9 +210,9 @@ async def json_error(raw: bytes) -> str | None:
     return None
 
 
-def _decode_yaml(raw: bytes) -> Any:
+def _decode_yaml(raw: bytes, duplicates: list[str] | None = None) -> Any:
     try:
-        return yaml_decoding.decode(raw)
+        return yaml_decoding.decode(raw, duplicates)
     except yaml_decoding.YAMLDecodeError as e:
         raise BodyError(str(e)) from None
 

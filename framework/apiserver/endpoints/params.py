@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from framework.apiserver.encoding import gojson
+from framework.apiserver.encoding import envelope, gojson
 from framework.apiserver.endpoints.negotiation import BodyError, decode_body
 from framework.apiserver.machinery import errors
 
@@ -61,11 +61,39 @@ _DELETE_FIELDS = {
 }
 
 
-def _type_error(value: Any, field: str, go_type: str) -> errors.StatusError:
-    got = gojson.json_type(value)
+# Preconditions' fields (``preconditions.uid`` is a ``types.UID``, a string).
+_PRECONDITION_FIELDS = {"uid": "types.UID", "resourceVersion": "string"}
+
+
+def _type_error(value: Any, field: str, go_type: str, struct: str = "DeleteOptions") -> errors.StatusError:
+    """encoding/json's ``UnmarshalTypeError`` as a 400; a number an int64 cannot hold is named with its
+    literal (``number 1.5``), as ``literalStore`` names it."""
+    got = "number" if isinstance(value, _NumberLiteral) else gojson.json_type(value)
+    if got == "number" and go_type == "int64":
+        got = f"number {value!r}"
     return errors.bad_request(
-        f"json: cannot unmarshal {got} into Go struct field DeleteOptions.{field} of type {go_type}"
+        f"json: cannot unmarshal {got} into Go struct field {struct}.{field} of type {go_type}"
     )
+
+
+class _NumberLiteral(str):
+    """A JSON number as written in the body (Go's error quotes the literal)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _literal(body: bytes, key: str) -> str | None:
+    """The number literal ``key`` has in a JSON ``body``, if it can be found."""
+    m = re.search(rb'"' + re.escape(key.encode()) + rb'"\s*:\s*(-?[0-9][0-9.eE+-]*)', body)
+    return m.group(1).decode() if m else None
+
+
+def _check_preconditions(value: dict) -> None:
+    for key, go_type in _PRECONDITION_FIELDS.items():
+        got = value.get(key)
+        if got is not None and not isinstance(got, str):
+            raise _type_error(got, f"preconditions.{key}", go_type, "Preconditions")
 
 
 async def delete_options(body: bytes, content_type: str, q: Any) -> dict:
@@ -79,7 +107,7 @@ async def delete_options(body: bytes, content_type: str, q: Any) -> dict:
             raw = await decode_body(body, ctype in ("application/yaml", "application/x-yaml"))
         except BodyError as e:
             raise errors.bad_request(f"couldn't get version/kind; json parse error: {e}") from None
-        return _body_delete_options(raw)
+        return _body_delete_options(raw, body)
     options: dict[str, Any] = {}
     if "gracePeriodSeconds" in q:
         options["gracePeriodSeconds"] = query_int(q, "gracePeriodSeconds")
@@ -92,11 +120,13 @@ async def delete_options(body: bytes, content_type: str, q: Any) -> dict:
     return options
 
 
-def _body_delete_options(raw: Any) -> dict:
-    if not isinstance(raw, dict):
-        raise errors.bad_request(
-            f"json: cannot unmarshal {gojson.json_type(raw)} into Go value of type v1.DeleteOptions"
-        )
+def _body_delete_options(raw: Any, body: bytes = b"") -> dict:
+    try:  # the serializer reads apiVersion/kind first (SimpleMetaFactory.Interpret)
+        envelope.check_type_meta(raw)
+    except envelope.EnvelopeError as e:
+        raise errors.bad_request(str(e)) from None
+    if raw is None:
+        return {}  # null decodes into the options as nothing
     kind = raw.get("kind")
     if kind not in (None, "", "DeleteOptions"):
         raise errors.bad_request("decoded object cannot be converted to DeleteOptions")
@@ -107,11 +137,17 @@ def _body_delete_options(raw: Any) -> dict:
             continue
         go_type, py_type = spec
         ok = isinstance(value, py_type) and not (py_type is int and isinstance(value, bool))
-        if py_type is int and isinstance(value, float) and value.is_integer():
-            value, ok = int(value), True
-        if key == "dryRun" and ok and not all(isinstance(v, str) for v in value):
-            ok = False
-        if not ok:
+        if py_type is int and isinstance(value, float) and value.is_integer() and abs(value) <= INT64_MAX:
+            value, ok = int(value), True  # YAML's 1.0 reaches the decoder as JSON's 1
+        if not ok or (py_type is int and not -INT64_MAX - 1 <= value <= INT64_MAX):
+            if py_type is int and isinstance(value, int | float) and not isinstance(value, bool):
+                value = _NumberLiteral(_literal(body, key) or repr(value))
             raise _type_error(value, key, go_type)
+        if key == "dryRun":
+            for item in value:
+                if not isinstance(item, str):  # the element's error names the element's type
+                    raise _type_error(item, key, "string")
+        if key == "preconditions":
+            _check_preconditions(value)
         options[key] = value
     return options

@@ -33,6 +33,7 @@ def create_review(
         decoding.decode(rt.null_shape, body)
         decode_builtin(rt, body)
     if rt.resource == "serviceaccounts":
+        _check_token_request_meta(body, namespace or "", name or "")
         sa = server.api.get_stored(rt, namespace, name or "")
         spec = dict(body.get("spec") or {})
         seconds = spec.get("expirationSeconds")
@@ -116,3 +117,24 @@ def _bound_claims(server: APIServer, namespace: str, sa_name: str, ref: Any) -> 
             "The object might have been deleted and then recreated",
         )
     return claims
+
+
+SA_NAME_MISMATCH = "must match the service account name if specified"
+
+
+def _check_token_request_meta(body: dict, namespace: str, name: str) -> None:
+    """A TokenRequest's own name and namespace, when it gives them, are the URL's: a namespace that
+    differs is the create handler's 400 (``EnsureObjectNamespaceMatchesRequestNamespace``), a name that
+    differs the TokenREST's 422 (``pkg/registry/core/serviceaccount/storage/token.go``)."""
+    meta = body.get("metadata") or {}
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        raise errors.bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request"
+        )
+    if meta.get("name") and meta["name"] != name:
+        raise errors.invalid(
+            "TokenRequest",
+            "authentication.k8s.io",
+            name,
+            [errors.invalid_value("metadata.name", meta["name"], SA_NAME_MISMATCH)],
+        )

@@ -194,6 +194,26 @@ def test_a_malformed_head_gets_400_status(server: APIServer) -> None:
     assert status["message"]
 
 
+@pytest.mark.parametrize("method", [b"FOO", b"BREW", b"X-CUSTOM"])
+def test_a_method_the_router_does_not_know_gets_405_status(server: APIServer, method: bytes) -> None:
+    """Go hands any token method to the router, which answers 405 MethodNotAllowed; aiohttp's parser
+    refuses methods it does not know before a handler sees them, and is answered the same way."""
+    with _connect(server) as conn:
+        conn.sendall(_get(server, "/api/v1/namespaces").replace(b"GET", method, 1))
+        closed = read_until_closed(conn)
+    assert closed.status == 405
+    status = _status(closed)
+    assert (status["code"], status["reason"], status["details"]) == (405, "MethodNotAllowed", {})
+    assert status["message"] == "the server does not allow this method on the requested resource"
+
+
+def test_a_method_that_is_no_token_is_a_malformed_head(server: APIServer) -> None:
+    with _connect(server) as conn:
+        conn.sendall(b"G(T /api/v1/namespaces HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        closed = read_until_closed(conn)
+    assert closed.status == 400 and _status(closed)["reason"] == "BadRequest"
+
+
 def test_connections_over_the_bound_are_refused_with_429() -> None:
     limits = ConnectionLimits(idle_timeout=30.0, read_header_timeout=30.0, max_connections=2)
     with APIServer(connection_limits=limits) as server:

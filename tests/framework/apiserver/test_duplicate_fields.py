@@ -1,6 +1,7 @@
 """A JSON body that repeats a key, as kube-apiserver's strict decoder (sigs.k8s.io/json) reports it: the
 last value wins, with ``Warning: 299 - "duplicate field \\"metadata.name\\""`` (fieldValidation=Warn, the
-default), a 400 ``strict decoding error: duplicate field ...`` under Strict, silently under Ignore (4-5)."""
+default), a 400 ``strict decoding error: duplicate field ...`` under Strict (for a patch the patch
+handler's 422), silently under Ignore (4-5)."""
 
 from __future__ import annotations
 
@@ -109,8 +110,8 @@ def test_a_patch_that_repeats_a_key_warns_and_strict_refuses(raw, core, ctype):
     assert 'duplicate field \\"data.a\\"' in r.headers.get("Warning", "")
     assert core.read_namespaced_config_map(name, "default").data == {"a": "2"}  # the last value won
     r = _patch(raw, name, b'{"data":{"a":"3","a":"4"}}', ctype, "Strict")
-    assert r.status == 400, r.data
-    assert json.loads(r.data)["message"] == 'strict decoding error: duplicate field "data.a"'
+    assert r.status == 422, r.data  # the patch handler's Invalid on "patch", quoting the result
+    assert json.loads(r.data)["message"].endswith('": strict decoding error: duplicate field "data.a"')
     assert core.read_namespaced_config_map(name, "default").data == {"a": "2"}  # unchanged
     r = _patch(raw, name, b'{"data":{"a":"5","a":"6"}}', ctype, "Ignore")
     assert r.status == 200 and "Warning" not in r.headers
@@ -129,3 +130,55 @@ def test_a_json_patch_names_its_operations_repeated_keys(raw, core):
 def test_a_patch_of_a_missing_object_is_not_found_before_its_keys_are_checked(raw):
     r = _patch(raw, "dup-none", b'{"data":{"a":"1","a":"2"}}', "application/merge-patch+json", "Strict")
     assert r.status == 404, r.data
+
+
+YAML_CM = b"""apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: NAME
+data:
+  a: "1"
+  a: "2"
+  b: x
+  b: y
+"""
+YAML_LINES = ['line 7: key "a" already set in map', 'line 9: key "b" already set in map']
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT"])
+def test_a_yaml_body_that_repeats_keys_gets_goyamls_lines(raw, core, method):
+    """sigs.k8s.io/yaml's strict conversion: one ``yaml: unmarshal errors:`` error naming each repeated
+    key's line, one warning per line under Warn (the handlers' parseYAMLWarnings)."""
+    name = f"yaml-{method.lower()}"
+    path = CM if method == "POST" else f"{CM}/{name}"
+    if method == "PUT":
+        core.create_namespaced_config_map("default", {"metadata": {"name": name}})
+    body = YAML_CM.replace(b"NAME", name.encode())
+    headers = {"Content-Type": "application/yaml"}
+    r = raw.request(method, path + "?fieldValidation=Strict", raw=body, headers=headers)
+    assert r.status == 400, r.data
+    assert json.loads(r.data)["message"] == (
+        "strict decoding error: yaml: unmarshal errors:\n  " + "\n  ".join(YAML_LINES)
+    )
+    r = raw.request(method, path, raw=body, headers=headers)
+    assert r.status in (200, 201), r.data
+    warnings = [w.split('"', 1)[1].rsplit('"', 1)[0] for w in r.headers["Warning"].split(", 299")]
+    assert [w.replace('\\"', '"') for w in warnings] == YAML_LINES
+    assert json.loads(r.data)["data"] == {"a": "2", "b": "y"}  # the last value wins
+    r = raw.request("PUT", f"{CM}/{name}?fieldValidation=Ignore", raw=body, headers=headers)
+    assert r.status == 200 and "Warning" not in r.headers
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT"])
+def test_strict_names_repeated_and_unknown_fields_together(raw, core, method):
+    """One strict decoding error for a built-in kind, as kube-apiserver's decoder reports both."""
+    name = f"both-{method.lower()}"
+    if method == "PUT":
+        core.create_namespaced_config_map("default", {"metadata": {"name": name}})
+    body = _body(name).replace(b'"data"', b'"bogus":1,"data"')
+    path = (CM if method == "POST" else f"{CM}/{name}") + "?fieldValidation=Strict"
+    r = raw.request(method, path, raw=body, headers={"Content-Type": "application/json"})
+    assert r.status == 400, r.data
+    assert json.loads(r.data)["message"] == (
+        'strict decoding error: duplicate field "data.a", unknown field "bogus"'
+    )

@@ -190,7 +190,7 @@ def test_a_patch_whose_result_does_not_decode_is_a_422(raw, path: str) -> None:
         status, answer = _send(raw, "PATCH", f"{path}/pt", patch, ctype)
         assert status == 422, answer
         assert answer["reason"] == "Invalid"
-        assert answer["message"].startswith('"" is invalid: patch: Invalid value: "{')
+        assert answer["message"].startswith(' "" is invalid: patch: Invalid value: "{')
         assert answer["message"].endswith(
             f"json: cannot unmarshal number into Go struct field {field} of type string"
         )

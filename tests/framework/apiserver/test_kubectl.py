@@ -498,10 +498,12 @@ def test_unknown_field_strict_validation(kubectl, widgets):
     )
     assert kubectl.fails("get", "wd", "unk").startswith("Error from server (NotFound)")
 
-    # on an existing object apply is a patch, with the same strict validation
+    # on an existing object apply is a merge patch, refused by the patch handler: a 422 quoting the
+    # patched object, which kubectl prints as it prints any Invalid without a kind
     kubectl.ok("apply", "-f", kubectl.write("w.yaml", widget("w1", {"size": 1})))
     err = kubectl.fails("apply", "-f", kubectl.write("w.yaml", widget("w1", {"size": 2, "foo": "bar"})))
-    assert 'error when patching "w.yaml": strict decoding error: unknown field "spec.foo"' in err
+    assert err.startswith('The request is invalid: patch: Invalid value: "{')
+    assert err.endswith('": strict decoding error: unknown field "spec.foo"\n')
     assert kubectl.json("get", "wd", "w1")["spec"] == {"size": 1}
 
     # kubectl patch sends no fieldValidation: the field is pruned and kubectl prints the server's warning

@@ -132,6 +132,15 @@ def test_future_resource_version_is_504(apiserver, raw):
     assert body["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
 
 
+@pytest.mark.parametrize("rv", ["18446744073709551616", "99999999999999999999999", "-1", "x"])
+def test_a_resource_version_no_uint64_holds_is_invalid_not_a_timeout(raw, rv):
+    """The storage parses resourceVersion as a uint64: what does not parse is a malformed request (422),
+    not a version from the future waited for (504)."""
+    code, body = raw.json("GET", f"/api/v1/namespaces/default/configmaps?resourceVersion={rv}")
+    assert (code, body["reason"]) == (422, "Invalid"), body
+    assert body["details"]["causes"][0]["field"] == "resourceVersion"
+
+
 def _stream(raw, path: str, stop_after: int, timeout: float = 5.0) -> list[dict]:
     r = raw.stream(path, timeout=timeout)
     assert r.status == 200

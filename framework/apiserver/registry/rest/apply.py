@@ -102,6 +102,7 @@ class Apply(Update):
                 f"failed to create typed patch object ({ns + '/' if ns else ''}{name}; "
                 f"{rt.group}/{rt.version}, Kind={rt.kind}): {e}",
             ) from None
+        self._apply_duplicates(opts)
         if manager == mf.KUBECTL_MANAGER:
             # lastAppliedUpdater: keep a client-side apply annotation in step with kubectl's applies.
             annotations = get_metadata(merged).get("annotations")
@@ -114,3 +115,17 @@ class Apply(Update):
         if old is None:
             return self._create(rt, ns, obj, opts, applied=entries)  # upsert (9-2)
         return self._update(rt, ns, name, obj, old, opts, subresource, applied=entries)
+
+    def _apply_duplicates(self, opts: WriteOptions) -> None:
+        """The keys the apply body repeats, checked once the apply has succeeded (the apply patcher of
+        ``handlers/patch.go`` decodes it again with ``yaml.UnmarshalStrict``): a 400 under Strict, one
+        warning each under Warn."""
+        found = opts.apply_duplicates
+        if not found or opts.field_validation == "Ignore":
+            return
+        if opts.field_validation == "Strict":
+            raise errors.bad_request(
+                "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n  "
+                + "\n  ".join(found)
+            )
+        opts.decode_warnings.extend(found)

@@ -70,6 +70,8 @@ class BodyDecoding(RESTBase):
         # A null is decoded as Go would (mostly: like an absent field) before anything reads the body.
         decoding.decode(rt.null_shape, body, custom=rt.is_custom)
         self._decode_typed(rt, body, opts, original)
+        if opts is not None and not rt.is_custom:
+            opts.strict_decoding([])  # what the body or patch itself repeats, if no unknown field came
         check_bytes_fields(rt, body)
         meta = body.get("metadata")
         if meta is None:

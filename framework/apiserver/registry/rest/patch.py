@@ -59,10 +59,15 @@ class Patch(Apply):
         if opts.field_validation != "Ignore" and isinstance(doc, dict | list):
             # Repeated keys of the patch itself (k8s.io/apiserver handlers/patch.go decodes it strictly
             # under Warn and Strict); a JSON patch's are named as its operations' ("json patch ...").
-            prefix = "json patch " if content_type == "application/json-patch+json" else ""
-            opts.strict_decoding(
-                [f'{prefix}duplicate field "{p}"' for p in gojson.duplicate_fields(raw, doc)]
-            )
+            duplicates = gojson.duplicate_fields(raw, doc)
+            if content_type == "application/json-patch+json":
+                found = _json_patch_strict_errors(doc, duplicates)
+            else:
+                found = [f'duplicate field "{p}"' for p in duplicates]
+            if opts.field_validation == "Strict":  # refused with the result's unknown fields (422)
+                opts.pending_strict = found
+            else:
+                opts.strict_decoding(found)
         if subresource == "scale":  # the patch applies to the Scale view
             current = scale.to_scale(rt, current)
         if content_type == "application/json-patch+json":
@@ -82,10 +87,12 @@ class Patch(Apply):
             patched = patch.strategic_merge_patch(current, doc, {} if subresource == "scale" else rt.smp)
         if not isinstance(patched, dict):
             raise errors.bad_request("patched object is not a JSON object")
+        if opts.field_validation == "Strict":  # quoted if it has unknown fields or the patch repeats keys
+            opts.patched = deep_copy(patched)
         if subresource == "scale":
             self._decode_scale(rt, patched, opts, patched=True)
             return self._write_scale(rt, ns, name, patched, opts)
-        obj = self._type_meta(rt, patched, opts, patched=True)
+        obj = self._type_meta(rt, patched, opts, patched=True)  # a CR's unknown fields: in _update
         meta = obj["metadata"]
         if meta.get("name") != name:
             raise errors.bad_request(
@@ -94,3 +101,30 @@ class Patch(Apply):
         if rt.namespaced:
             meta["namespace"] = ns
         return self._update(rt, ns, name, obj, old, opts, subresource)
+
+
+_JSON_PATCH_OP_FIELDS = ("op", "path", "from", "value")
+
+
+def _json_patch_strict_errors(doc: object, duplicates: list[str]) -> list[str]:
+    """What sigs.k8s.io/json's strict decoder finds in a JSON patch read as a list of operations
+    (``handlers/patch.go``'s ``jsonPatchOp``): keys an operation does not have (``json patch unknown
+    field "[0].foo"``) and keys it repeats (``json patch duplicate field "[1].path"``), operation by
+    operation (within one, the unknown keys first)."""
+    if not isinstance(doc, list):
+        return []
+    by_op: dict[str, list[str]] = {}
+    for path in duplicates:
+        by_op.setdefault(path.partition("]")[0] + "]", []).append(path)
+    found = []
+    for i, op in enumerate(doc):
+        if not isinstance(op, dict):
+            continue
+        unknown = [k for k in op if k not in _JSON_PATCH_OP_FIELDS]
+        found += [f'json patch unknown field "[{i}].{k}"' for k in unknown]
+        found += [
+            f'json patch duplicate field "{p}"'
+            for p in by_op.get(f"[{i}]", [])
+            if p.partition(".")[2] not in unknown  # an unknown key is reported as unknown only
+        ]
+    return found

@@ -83,8 +83,8 @@ class WriteChecks(BodyDecoding):
         if schema:
             apply_defaults(obj, schema)
             unknown = unknown + prune(obj, schema)
-        if unknown:
-            opts.strict_decoding([f'unknown field "{u}"' for u in unknown], warnings)
+        # Called without unknown fields too: a patch's own repeated keys are refused here under Strict.
+        opts.strict_decoding([f'unknown field "{u}"' for u in unknown], warnings)
         if not schema:
             return []
         errs = validate_object(obj, schema)
