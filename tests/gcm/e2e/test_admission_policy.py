@@ -322,6 +322,16 @@ def test_quotas_and_projects_outside_what_gcm_does_are_refused(garden):
         "gcm's ServiceAccount may create only the ResourceQuota gardener of a project namespace (labelled "
         "gardener.cloud/role=project): ResourceQuota gardener in namespace plain is not one",
     )
+    client.CoreV1Api(garden.admin).create_namespaced_resource_quota(
+        "plain", {"metadata": {"name": "q"}, "spec": {"hard": {"pods": "1"}}}
+    )
+    refused(
+        lambda: core.patch_namespaced_resource_quota("q", "plain", {"spec": {"hard": {"pods": "9"}}}),
+        "resourcequotas",
+        "q",
+        "gcm's ServiceAccount may change ResourceQuotas only in project namespaces (labelled "
+        "gardener.cloud/role=project): namespace plain is not one",
+    )
     projects = client.CustomObjectsApi(garden.gcm)
     refused(
         lambda: projects.delete_cluster_custom_object(CORE, "v1beta1", "projects", "beta"),

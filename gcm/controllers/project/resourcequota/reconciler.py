@@ -7,7 +7,9 @@ per-shoot descriptor (annotation → quota key → expected count) the quota key
 of the expected count adds only the difference.
 
 Only quotas in a namespace some Project's ``spec.namespace`` names pass the predicate (a cache index
-lookup); the reconcile finishes with one merge patch, sent only when something changed.
+lookup). Unlike Gardener, the reconcile then changes a quota only when its namespace carries the labels
+of the Project naming it: a namespace gcm refused to adopt is not gcm's to touch. It finishes with one
+merge patch, sent only when something changed.
 """
 
 from __future__ import annotations
@@ -18,13 +20,17 @@ from typing import Any
 
 from framework.client import NotFound, ReaderWriter
 from framework.markers.rbac import rbac
-from framework.meta.object import get_metadata
+from framework.meta.object import get_labels, get_metadata
 from framework.meta.quantity import Quantity, quantity_from_json
 from framework.meta.strconv import atoi
 from framework.reconcile import Request, Result
 from gcm.apis.constants import (
     ANNOTATION_CONFIGMAPS_PER_SHOOT,
     ANNOTATION_SECRETS_PER_SHOOT,
+    LABEL_PROJECT_NAME,
+    LABEL_ROLE,
+    LABEL_ROLE_PROJECT,
+    PROJECT,
     SHOOT,
 )
 from gcm.apis.constants import RESOURCE_QUOTA_SHOOTS as SHOOTS_QUOTA_KEY
@@ -69,10 +75,31 @@ class ResourceQuotaReconciler:
             quota = self.client.get("v1", "ResourceQuota", request.name, request.namespace)
         except NotFound:
             return None
+        if not self.owns_namespace(request.namespace):
+            return None
         patch = self.compute_patch(quota)
         if patch:
             self.client.patch("v1", "ResourceQuota", request.name, patch, request.namespace)
         return None
+
+    def owns_namespace(self, namespace: str) -> bool:
+        """Whether ``namespace`` is a project namespace gcm manages: labelled for the Project that names it.
+
+        A Project may name a namespace gcm refused to adopt (it lacks the project labels; the Project is
+        Failed): its quotas are not gcm's to change, although Gardener's controller would raise them.
+        """
+        try:
+            labels = get_labels(self.client.get("v1", "Namespace", namespace))
+        except NotFound:
+            return False
+        name = labels.get(LABEL_PROJECT_NAME)
+        if labels.get(LABEL_ROLE) != LABEL_ROLE_PROJECT or not name:
+            return False
+        try:
+            project = self.client.get(*PROJECT, name)
+        except NotFound:
+            return False
+        return (project.get("spec") or {}).get("namespace") == namespace
 
     def compute_patch(self, quota: dict) -> dict:
         """The merge patch for ``quota`` (empty when nothing changes); ``ValueError`` on a bad annotation."""

@@ -61,6 +61,29 @@ def test_g69_quota_outside_project_namespace_untouched(env):
     assert not (after["metadata"].get("annotations") or {})
 
 
+def test_quota_in_a_namespace_a_project_names_but_gcm_refused_to_adopt_is_untouched(env):
+    # The namespace lacks the project labels, so the Project fails; Gardener's controller would still
+    # raise the quota (its predicate only asks whether a Project names the namespace). gcm does not:
+    # the namespace is not gcm's.
+    env.create_namespace("garden-foreign")
+    env.create_project("p2", namespace="garden-foreign")
+    env.wait_phase("p2", "Failed")
+    q = create_quota(env, "q", {SHOOTS: "1", CM: "1", SEC: "1"}, namespace="garden-foreign")
+    after = settled(env, q, "garden-foreign")
+    assert after["spec"]["hard"] == {SHOOTS: "1", CM: "1", SEC: "1"}
+    assert not (after["metadata"].get("annotations") or {})
+    # ... while the same quota in an adopted project namespace is raised.
+    env.create_namespace(
+        "garden-adopted", labels={"gardener.cloud/role": "project", "project.gardener.cloud/name": "p3"}
+    )
+    env.create_project("p3", namespace="garden-adopted")
+    env.wait_phase("p3", "Ready")
+    create_quota(env, "q", {SHOOTS: "1", CM: "1", SEC: "1"}, namespace="garden-adopted")
+    wait_quota(
+        env, "q", {A_CM: "2", A_SEC: "4"}, {SHOOTS: "1", CM: "2", SEC: "4"}, namespace="garden-adopted"
+    )
+
+
 def test_g70_annotations_added_values_kept(project_env):
     create_quota(project_env, "q", {SHOOTS: "1", CM: "2", SEC: "4"})
     wait_quota(project_env, "q", {A_CM: "2", A_SEC: "4"}, {SHOOTS: "1", CM: "2", SEC: "4"})
