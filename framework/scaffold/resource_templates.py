@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from framework.scaffold.templates import project_test
+
 TYPES = '''\
 """${kind}: the ${group}/${version} API (``generate`` writes its CRD from this)."""
 
@@ -118,36 +120,7 @@ def setup(mgr: Manager) -> None:
     Builder(mgr).for_(API_VERSION, KIND).complete(${kind}Reconciler(mgr.client))
 '''
 
-CONTROLLER_TEST = '''\
-"""The ${kind} controller against the test API server."""
-
-from __future__ import annotations
-
-from pathlib import Path
-
-import yaml
-from framework.meta.conditions import is_status_condition_true
-from framework.testing import eventually
-
-from ${api_module} import API_VERSION, KIND
-
-SAMPLES = Path(__file__).resolve().parents[1] / "config" / "samples"
-SAMPLE = SAMPLES / "${sample}"
-
-
-def test_reconciles_the_sample(manager):
-    sample = yaml.safe_load(SAMPLE.read_text())
-    namespace = ${sample_namespace}
-    if namespace is not None:
-        sample["metadata"]["namespace"] = namespace
-    manager.api_reader.create(sample)
-
-    def ready() -> bool:
-        obj = manager.api_reader.get(API_VERSION, KIND, sample["metadata"]["name"], namespace)
-        return is_status_condition_true((obj.get("status") or {}).get("conditions") or [], "Ready")
-
-    eventually(ready, message="the sample ${kind} is Ready")
-'''
+CONTROLLER_TEST = project_test("controller_test.py.tmpl")
 
 SAMPLE = """\
 apiVersion: ${group}/${version}
@@ -202,33 +175,7 @@ def validate_update(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return validate(new)
 '''
 
-WEBHOOK_TEST = '''\
-"""The ${kind} webhooks, called by the test API server through the manager's webhook server."""
-
-from __future__ import annotations
-
-import pytest
-from framework.client import APIError
-from framework.testing import eventually
-
-from ${api_module} import API_VERSION, KIND
-
-
-def new(name: str, **spec) -> dict:
-    return {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "metadata": {"name": name${namespace_field}},
-        "spec": spec,
-    }
-
-
-def wait_for_webhooks(manager) -> None:
-    def written() -> bool:
-        return manager.webhook_configurator.last_error is None
-
-    eventually(written, message="the webhook configuration is written")
-${tests}'''
+WEBHOOK_TEST = project_test("webhook_test.py.tmpl")
 
 DEFAULTER_TEST = """
 
@@ -332,38 +279,7 @@ def setup(mgr: Manager) -> None:
     hooks.complete()
 '''
 
-CONVERSION_TEST = '''\
-"""The ${kind} conversion webhook, called by the test API server through the manager's webhook server
-(the ``manager`` fixture points the CRD's conversion at it): an object reads the same in every version."""
-
-from __future__ import annotations
-
-from framework.testing import eventually
-
-from ${api_module} import API_VERSION, KIND
-
-GROUP = API_VERSION.split("/")[0]
-VERSIONS = [${versions}]
-CRD = "${plural}.${group}"
-
-
-def test_an_object_reads_the_same_in_every_version(manager):
-    crd = manager.api_reader.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", CRD)
-    assert crd["spec"]["conversion"]["strategy"] == "Webhook"
-    namespace = ${sample_namespace}
-    for written in VERSIONS:
-        name = f"${module}-from-{written}"
-        metadata = {"name": name, "namespace": namespace} if namespace else {"name": name}
-        obj = {"apiVersion": f"{GROUP}/{written}", "kind": KIND, "metadata": metadata}
-        manager.api_reader.create({**obj, "spec": {"foo": written}})
-        for read in VERSIONS:
-
-            def converted(read: str = read, name: str = name, written: str = written) -> bool:
-                got = manager.api_reader.get(f"{GROUP}/{read}", KIND, name, namespace)
-                return got["apiVersion"] == f"{GROUP}/{read}" and got["spec"] == {"foo": written}
-
-            eventually(converted, message=f"the {written} ${kind} reads the same in {read}")
-'''
+CONVERSION_TEST = project_test("conversion_test.py.tmpl")
 
 CRD_WEBHOOK_PATCH = """\
 # The conversion webhook of ${kind}: the API server calls /convert of the webhook Service (the manager)

@@ -1,9 +1,21 @@
 """The files ``python -m framework init`` writes, as :class:`string.Template` texts (``${name}``
 placeholders; ``$$`` is a literal dollar). Names: ``domain``, ``project`` (the project name),
 ``package`` (its import package), ``framework_requirement`` (how the project depends on the framework),
-``framework_dist`` (the framework's distribution name)."""
+``framework_dist`` (the framework's distribution name).
+
+The generated project's test files live beside this module in ``project_tests/`` (package data, read
+with :func:`project_test`): they use ``framework.testing``, which no framework module may import.
+"""
 
 from __future__ import annotations
+
+from importlib import resources
+
+
+def project_test(name: str) -> str:
+    """The template of a generated project's test file ``project_tests/<name>``."""
+    return resources.files(__package__).joinpath("project_tests", name).read_text(encoding="utf-8")
+
 
 INIT: dict[str, str] = {}
 
@@ -297,105 +309,9 @@ def setup(mgr: Manager) -> None:
         add(mgr)
 '''
 
-INIT["tests/conftest.py"] = '''\
-"""Shared test helpers. The ``apiserver`` fixture (a fresh test API server per test, the framework's
-envtest) comes with the framework's pytest plugin."""
+INIT["tests/conftest.py"] = project_test("conftest.py.tmpl")
 
-from __future__ import annotations
-
-import base64
-import threading
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-import yaml
-from framework import Manager
-from framework.testing import eventually, free_port
-
-from ${package}.__main__ import build_manager, parse_args
-
-ROOT = Path(__file__).resolve().parents[1]
-CRDS = ROOT / "config" / "crd" / "bases"
-CONVERSIONS = ROOT / "config" / "crd" / "patches"
-
-
-def serve_conversions(mgr: Manager, url: str) -> None:
-    """Point each CRD that config/crd/patches/webhook_in_*.yaml converts with a webhook at the manager's
-    webhook server (``url``), trusting the CA of its self-signed certificate (in a cluster, the patch
-    names the webhook Service and the CA is injected)."""
-    patches = sorted(CONVERSIONS.glob("webhook_in_*.yaml"))
-    if not patches:
-        return
-    configurator = mgr.webhook_configurator
-    eventually(lambda: configurator.ca_bundle() is not None, message="the webhook certificate is issued")
-    ca_bundle = base64.b64encode(configurator.ca_bundle()).decode()
-    for path in patches:
-        patch = yaml.safe_load(path.read_text())
-        webhook = patch["spec"]["conversion"]["webhook"]
-        convert = webhook["clientConfig"]["service"]["path"]
-        crd = mgr.api_reader.get(
-            "apiextensions.k8s.io/v1", "CustomResourceDefinition", patch["metadata"]["name"]
-        )
-        client_config = {"url": url + convert, "caBundle": ca_bundle}
-        crd["spec"]["conversion"] = {
-            "strategy": "Webhook",
-            "webhook": {**webhook, "clientConfig": client_config},
-        }
-        mgr.api_reader.update(crd)
-
-
-@pytest.fixture
-def manager(apiserver, tmp_path) -> Iterator:
-    """The project's manager against the test API server (CRDs installed), running until the test ends;
-    its webhooks (if any) on a free port that the API server calls directly."""
-    if any(CRDS.glob("*.yaml")):
-        apiserver.install_crds(CRDS)
-    port = free_port()
-    mgr = build_manager(
-        parse_args(
-            [
-                "--kubeconfig",
-                apiserver.kubeconfig,
-                "--health-probe-bind-address",
-                "127.0.0.1:0",
-                "--webhook-port",
-                str(port),
-                "--webhook-url",
-                f"https://127.0.0.1:{port}",
-                "--webhook-cert-dir",
-                str(tmp_path / "certs"),
-            ]
-        )
-    )
-    thread = threading.Thread(target=mgr.start, name="manager", daemon=True)
-    thread.start()
-    try:
-        serve_conversions(mgr, f"https://127.0.0.1:{port}")
-        yield mgr
-    finally:
-        mgr.stop()
-        thread.join(30)
-'''
-
-INIT["tests/test_manager.py"] = '''\
-"""The manager starts against the test API server and reports ready."""
-
-from __future__ import annotations
-
-import urllib.request
-
-from framework.testing import eventually
-
-
-def test_the_manager_becomes_ready(manager):
-    def ready() -> bool:
-        port = manager.probe_server.port  # bound once the manager started
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as response:
-            return response.status == 200
-
-    eventually(ready, message="/readyz answers 200", ignore=(OSError,))
-'''
+INIT["tests/test_manager.py"] = project_test("test_manager.py.tmpl")
 
 INIT["tests/test_generated.py"] = '''\
 """The generated manifests match the code (``python -m framework generate --check``)."""
