@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 # Type names as CEL prints them.
 DYN = "dyn"
@@ -114,6 +115,27 @@ _RESERVED = frozenset(
 )
 _ESCAPABLE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_./-]*")
 _ESCAPES = (("__", "__underscores__"), (".", "__dot__"), ("-", "__dash__"), ("/", "__slash__"))
+
+
+def value_type_name(v: Any) -> str:
+    """The CEL type name of a JSON-like value, as cel-go's messages print it (``int``, ``map``, ...)."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int"
+    if isinstance(v, float):
+        return "double"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, bytes | bytearray):
+        return "bytes"
+    if isinstance(v, list):
+        return "list"
+    if isinstance(v, dict):
+        return "map"
+    if v is None:
+        return "null_type"
+    return type(v).__name__
 
 
 def escape(name: str) -> str | None:

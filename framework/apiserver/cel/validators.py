@@ -13,6 +13,7 @@ from cel_expr_python import cel
 
 from framework.apiserver.cel.ast import Expr, SourceInfo
 from framework.apiserver.cel.fields_check import report
+from framework.apiserver.cel.types import value_type_name
 
 _FORMAT_CHECKS = {"duration": "duration", "timestamp": "timestamp"}
 
@@ -34,22 +35,6 @@ def _valid_literal(fn: str, value: Any) -> bool:
         return True
     result = _converter(fn).eval(data={"v": value})
     return result.type() != cel.Type.ERROR
-
-
-def _type_name(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "double"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, bytes | bytearray):
-        return "bytes"
-    if v is None:
-        return "null_type"
-    return "dyn"
 
 
 def literal_problems(tree: Expr, info: SourceInfo, source: str) -> list[str]:
@@ -87,7 +72,7 @@ def _homogeneous(e: Expr, at: Any) -> None:
         for item in items:
             if item.kind != "const":
                 return  # only constants have a type known here
-            t = _type_name(item.value)
+            t = value_type_name(item.value)
             if first is None:
                 first = t
             elif t != first:

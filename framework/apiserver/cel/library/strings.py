@@ -14,6 +14,7 @@ from typing import Any
 from cel_expr_python import cel
 
 from framework.apiserver.cel.library.common import function, overload
+from framework.apiserver.cel.types import value_type_name
 
 _S = cel.Type.STRING
 _I = cel.Type.INT
@@ -214,14 +215,15 @@ def _format_one(verb: str, arg: Any, precision: int | None) -> str:
         return _to_string(arg)
     if verb == "d":
         if isinstance(arg, bool) or not isinstance(arg, int):
-            raise _format_error("decimal clause can only be used on integers, was given " + _type_name(arg))
+            given = value_type_name(arg)
+            raise _format_error("decimal clause can only be used on integers, was given " + given)
         return str(arg)
     if verb in "fe":
         if isinstance(arg, bool) or not isinstance(arg, (int, float)):
             raise _format_error(
                 ("fixed-point" if verb == "f" else "scientific")
                 + " clause can only be used on doubles, was given "
-                + _type_name(arg)
+                + value_type_name(arg)
             )
         return _format_double(float(arg), 6 if precision is None else precision, verb)
     if verb in "xX":
@@ -238,42 +240,23 @@ def _format_one(verb: str, arg: Any, precision: int | None) -> str:
         else:
             raise _format_error(
                 "only integers, byte buffers, and strings can be formatted as hex, was given "
-                + _type_name(arg)
+                + value_type_name(arg)
             )
         return text.upper() if verb == "X" else text
     if verb == "o":
         if isinstance(arg, bool) or not isinstance(arg, int):
-            raise _format_error("octal clause can only be used on integers, was given " + _type_name(arg))
+            given = value_type_name(arg)
+            raise _format_error("octal clause can only be used on integers, was given " + given)
         return format(arg, "o") if arg >= 0 else "-" + format(-arg, "o")
     if verb == "b":
         if isinstance(arg, bool):
             return "1" if arg else "0"
         if not isinstance(arg, int):
             raise _format_error(
-                "only integers and bools can be formatted as binary, was given " + _type_name(arg)
+                "only integers and bools can be formatted as binary, was given " + value_type_name(arg)
             )
         return format(arg, "b") if arg >= 0 else "-" + format(-arg, "b")
     raise _format_error(f'could not parse formatting clause: unrecognized formatting clause "{verb}"')
-
-
-def _type_name(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int):
-        return "int"
-    if isinstance(v, float):
-        return "double"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, (bytes, bytearray)):
-        return "bytes"
-    if isinstance(v, list):
-        return "list"
-    if isinstance(v, dict):
-        return "map"
-    if v is None:
-        return "null_type"
-    return type(v).__name__
 
 
 def declarations() -> list[tuple[str, list[Any]]]:
